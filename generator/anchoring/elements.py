@@ -1,0 +1,152 @@
+"""A note's block elements, from markdown-it tokens.
+
+An element is what a reader sees as one block: a heading, a paragraph, a list
+item, a table row, a paragraph of a blockquote, a code block. Extractions are
+anchored to portions *inside* elements; the text between elements (the
+separator of the projection) belongs to none.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from markdown_it.token import Token
+
+from generator.markup import leaf_text
+
+SEPARATOR = "\n\n"
+"""Joins element texts in the note's text projection; belongs to no element."""
+
+CELL_SEPARATOR = " "
+"""Joins the cells of a table row inside the row's text."""
+
+
+@dataclass(frozen=True)
+class Element:
+    """One block of a note.
+
+    Attributes:
+        id: HTML id, ``e-`` + a hash of kind and text: stable while the text is unchanged
+            (a repeated identical block gets ``-2``, ``-3``… in reading order).
+        kind: ``heading``, ``paragraph``, ``list_item``, ``table_row``, ``blockquote`` or ``code``.
+        text: plain text, as the projection and quotes see it.
+        line: 1-based line in the note's file.
+    """
+
+    id: str
+    kind: str
+    text: str
+    line: int
+
+
+@dataclass
+class Document:
+    """A parsed note body and its elements.
+
+    Attributes:
+        tokens: markdown-it block tokens (the renderer reads them).
+        elements: the note's elements in reading order.
+        inline_at: token index of an ``inline`` token → (element index, offset of its
+            first character in the element's text).
+        block_at: token index of a ``fence``/``code_block`` token → element index.
+        id_at: token index of the opening tag that carries an element's ``id``.
+        projection: element texts joined by :data:`SEPARATOR`.
+        starts: offset of each element's text in ``projection``.
+    """
+
+    tokens: list[Token]
+    elements: list[Element] = field(default_factory=list)
+    inline_at: dict[int, tuple[int, int]] = field(default_factory=dict)
+    block_at: dict[int, int] = field(default_factory=dict)
+    id_at: dict[int, str] = field(default_factory=dict)
+    projection: str = ""
+    starts: list[int] = field(default_factory=list)
+
+
+def _inline_text(token: Token) -> str:
+    return "".join(leaf_text(child) for child in token.children or [])
+
+
+def segment(tokens: list[Token], body_line: int) -> Document:
+    """Split block tokens into elements. Pure: reads tokens, returns a new Document."""
+    doc = Document(tokens)
+    stack: list[tuple[str, int]] = []  # open block tokens: (type, index)
+    row: tuple[int, list[tuple[int, str]]] | None = None  # (tr index, [(inline index, text)])
+    pending: list[tuple[str, str, int, int | None, list[tuple[int, int]], int | None]] = []
+
+    def add(kind: str, text: str, line_index: int | None, id_token: int | None,
+            inlines: list[tuple[int, int]], block: int | None) -> None:
+        pending.append((kind, text, line_index if line_index is not None else 0, id_token, inlines, block))
+
+    for index, token in enumerate(tokens):
+        if token.nesting == 1:
+            stack.append((token.type, index))
+            if token.type == "tr_open":
+                row = (index, [])
+            continue
+        if token.nesting == -1:
+            if stack:
+                stack.pop()
+            if token.type == "tr_close" and row is not None:
+                tr_index, cells = row
+                inlines, parts, offset = [], [], 0
+                for inline_index, text in cells:
+                    if parts:
+                        offset += len(CELL_SEPARATOR)
+                    inlines.append((inline_index, offset))
+                    parts.append(text)
+                    offset += len(text)
+                line = tokens[tr_index].map[0] if tokens[tr_index].map else None
+                add("table_row", CELL_SEPARATOR.join(parts), line, tr_index, inlines, None)
+                row = None
+            continue
+        if token.type == "inline":
+            text = _inline_text(token)
+            if row is not None:
+                row[1].append((index, text))
+                continue
+            parent_type, parent_index = stack[-1] if stack else ("", index)
+            kinds = [kind for kind, _ in stack]
+            if parent_type == "heading_open":
+                kind = "heading"
+            elif "list_item_open" in kinds:
+                kind = "list_item"
+            elif "blockquote_open" in kinds:
+                kind = "blockquote"
+            else:
+                kind = "paragraph"
+            id_token = parent_index
+            if tokens[parent_index].hidden:  # tight list: the <p> is not rendered
+                li = next((i for k, i in reversed(stack) if k == "list_item_open"), None)
+                id_token = li if li is not None and li not in [p[3] for p in pending] else None
+            if not text.strip():
+                continue
+            line = token.map[0] if token.map else None
+            add(kind, text, line, id_token, [(index, 0)], None)
+        elif token.type in ("fence", "code_block"):
+            line = token.map[0] if token.map else None
+            add("code", token.content.rstrip("\n"), line, index, [], index)
+
+    seen: dict[str, int] = {}
+    texts = []
+    offset = 0
+    for kind, text, line_index, id_token, inlines, block in pending:
+        digest = hashlib.sha1(f"{kind}\x00{text}".encode("utf-8")).hexdigest()[:10]
+        seen[digest] = seen.get(digest, 0) + 1
+        element_id = f"e-{digest}" + (f"-{seen[digest]}" if seen[digest] > 1 else "")
+        element_index = len(doc.elements)
+        doc.elements.append(Element(element_id, kind, text, body_line + line_index))
+        for inline_index, base in inlines:
+            doc.inline_at[inline_index] = (element_index, base)
+        if block is not None:
+            doc.block_at[block] = element_index
+        if id_token is not None:
+            doc.id_at[id_token] = element_id
+        if texts:
+            offset += len(SEPARATOR)
+        doc.starts.append(offset)
+        texts.append(text)
+        offset += len(text)
+    doc.projection = SEPARATOR.join(texts)
+    return doc

@@ -1,0 +1,110 @@
+"""The ``carnet`` command line: parses arguments, calls one function per command,
+prints problems. No logic of its own."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from generator import __version__
+from generator.problems import CarnetError, ContentError, Problem
+
+EXIT_OK, EXIT_CONTENT, EXIT_USAGE = 0, 1, 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="carnet",
+        description="Compile notebooks of notes, extractions and debates into an auditable static wiki.",
+        epilog="Run 'carnet COMMAND --help' for the options of a command. Content format: docs/content-format.md.",
+    )
+    parser.add_argument("--version", action="version", version=f"carnet {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    build = commands.add_parser(
+        "build", help="build the site (offline, deterministic)",
+        description="Check the content, then write the whole site into a new directory swapped in at the end. "
+                    "Stops on any content error (and on warnings with --strict); the previous site stays "
+                    "intact. Refuses an output directory it did not create.")
+    build.add_argument("content", nargs="?", default="content", type=Path,
+                       help="content directory (default: content)")
+    build.add_argument("--out", default=Path("build"), type=Path, help="output directory (default: build)")
+    build.add_argument("--strict", action="store_true", help="treat warnings as errors (for CI)")
+    build.add_argument("--base-url", help="absolute URL the site is published at (overrides carnet.yaml)")
+    build.add_argument("--theme", type=Path, help="theme directory (default: the bundled theme)")
+    build.add_argument("--quiet", action="store_true", help="print only problems")
+
+    check = commands.add_parser(
+        "check", help="check the content without building",
+        description="Load and validate every content file and report all problems with file:line. "
+                    "Exits 1 when there are errors (or warnings with --strict).")
+    check.add_argument("content", nargs="?", default="content", type=Path,
+                       help="content directory (default: content)")
+    check.add_argument("--format", choices=("text", "github"), default="text",
+                       help="text (default) or github (workflow annotations ::error file=…,line=…::)")
+    check.add_argument("--strict", action="store_true", help="exit non-zero on warnings too")
+    return parser
+
+
+def _print_problems(problems: Sequence[Problem], root: Path, fmt: str = "text") -> None:
+    for problem in problems:
+        line = problem.format_github(str(root)) if fmt == "github" else problem.format_text(str(root))
+        print(line, file=sys.stderr if fmt == "text" else sys.stdout)
+
+
+def _summary(problems: Sequence[Problem]) -> str:
+    errors = sum(p.is_error for p in problems)
+    return f"{errors} error(s), {len(problems) - errors} warning(s)"
+
+
+def run_build(args: argparse.Namespace) -> int:
+    from generator.pipeline import build
+
+    try:
+        result = build(args.content, args.out, strict=args.strict, base_url=args.base_url, theme_dir=args.theme)
+    except ContentError as exc:
+        _print_problems(exc.problems, args.content)
+        print(f"carnet: build stopped: {exc}", file=sys.stderr)
+        return EXIT_CONTENT
+    _print_problems(result.problems, args.content)
+    if not args.quiet:
+        for report in result.reports:
+            authors = ", ".join(report.authors) or "nobody"
+            withdrawn = f" (+{report.withdrawn} withdrawn, shown as tombstones)" if report.withdrawn else ""
+            print(f"published notebook {report.notebook}: {report.notes} note(s), {report.comments} "
+                  f"comment(s){withdrawn}; names shown: {authors}")
+        print(f"built {result.files} files into {result.out_dir} ({_summary(result.problems)})")
+    return EXIT_OK
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from generator.pipeline import analyse, blocking
+
+    analysis = analyse(args.content)
+    _print_problems(analysis.problems, args.content, args.format)
+    if args.format == "text":
+        print(f"checked {len(analysis.corpus.notes)} notes: {_summary(analysis.problems)}", file=sys.stderr)
+    return EXIT_CONTENT if blocking(analysis.problems, args.strict) else EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USAGE
+    handler = {"build": run_build, "check": run_check}[args.command]
+    try:
+        return handler(args)
+    except CarnetError as exc:
+        print(f"carnet: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("carnet: interrupted; the previous site is left as it was", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""How people's names are published: full name, initials or a stable pseudonym (INV-12).
+
+Pure. A notebook's rule applies to every person named on its notes: note authors,
+extraction authors, comment authors. Text written *inside* a comment is not rewritten.
+"""
+
+from __future__ import annotations
+
+import re
+
+from generator.corpus.model import AuthorRule, Note, Notebook
+
+_NAME_PART = re.compile(r"[\w']+", re.UNICODE)
+
+
+def initials(name: str) -> str:
+    """``Jonas Martin`` → ``J. M.``; ``Marie-Claire Dubois`` → ``M.-C. D.``"""
+    words = []
+    for word in name.split():
+        pieces = [p for p in word.split("-") if p]
+        parts = [f"{p[0].upper()}." for p in pieces if _NAME_PART.match(p)]
+        if parts:
+            words.append("-".join(parts))
+    return " ".join(words) or "?"
+
+
+def people_in_order(notes: list[Note]) -> list[str]:
+    """Everyone named on these notes, in order of first appearance: notes by date then
+    slug; in a note, its authors, then each extraction's author and its comments by date.
+    Adding a later contribution never renumbers earlier people."""
+    order: dict[str, None] = {}
+    for note in sorted(notes, key=lambda n: (n.date.isoformat() if n.date else "", n.slug)):
+        for name in note.authors:
+            order.setdefault(name, None)
+        for extraction in note.extractions:
+            order.setdefault(extraction.author, None)
+            for comment in sorted(extraction.comments, key=lambda c: c.date):
+                order.setdefault(comment.author, None)
+    return [name for name in order if name]
+
+
+def display_names(notebook: Notebook, notes: list[Note]) -> dict[str, str]:
+    """Real name → name as this notebook publishes it, for everyone on these notes."""
+    people = people_in_order(notes)
+    shown: dict[str, str] = {}
+    if notebook.author_rule is AuthorRule.PSEUDONYM:
+        taken = set(notebook.pseudonyms.values())
+        number = 0
+        for name in people:
+            if name in notebook.pseudonyms:
+                continue
+            while True:
+                number += 1
+                label = f"{notebook.pseudonym_prefix} {number}"
+                if label not in taken:
+                    break
+            shown[name] = label
+    for name in people:
+        if name in notebook.pseudonyms:
+            shown[name] = notebook.pseudonyms[name]
+        elif notebook.author_rule is AuthorRule.INITIALS:
+            shown[name] = initials(name)
+        elif notebook.author_rule is AuthorRule.FULL_NAME:
+            shown[name] = name
+    return shown
+
+
+def governing_notebook(notebooks: list[Notebook]) -> Notebook:
+    """Of the public notebooks holding a note, the one whose rule protects most
+    (ties: first slug). Its rule shows names on the note's page."""
+    return sorted(notebooks, key=lambda nb: (-nb.author_rule.protection, nb.slug))[0]

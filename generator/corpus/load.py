@@ -1,0 +1,515 @@
+"""Content directory → :class:`Corpus`, with every problem collected.
+
+The I/O edge of ``corpus/``: it lists and reads files, then hands text to pure
+parsing functions (one per content kind). Cross-file checks live in
+:mod:`generator.corpus.validate`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from generator.corpus.fields import ID_PATTERN, SLUG_PATTERN, Fields
+from generator.corpus.model import (
+    AuthorRule, Axis, Base, Comment, Corpus, Extraction, Licence, Membership, Note, NoteType,
+    Notebook, SiteSettings, SourceRef, Visibility, Withdrawal,
+)
+from generator.corpus.source import YamlList, YamlMap, decode_text, parse_yaml, split_front_matter
+from generator.problems import Problem, Severity
+
+SETTINGS_FILE = "carnet.yaml"
+EXTRACTIONS_SUFFIX = ".extractions.yaml"
+STANCES = ("agree", "disagree", "nuance", "question", "neutral")
+MAX_AXES = 3
+MAX_FILE_BYTES = 8 * 1024 * 1024
+
+# Top-level folders later stages own; the loader leaves them alone.
+RESERVED_DIRS = ("proposals", "verdicts", "oppositions", "contestations", "cache")
+
+
+@dataclass
+class ContentFiles:
+    """What the content directory holds, by kind (content-relative POSIX paths → bytes)."""
+
+    settings: bytes | None = None
+    bases: dict[str, bytes] = field(default_factory=dict)
+    notebooks: dict[str, bytes] = field(default_factory=dict)
+    notes: dict[str, bytes] = field(default_factory=dict)
+    extractions: dict[str, bytes] = field(default_factory=dict)
+    assets: set[str] = field(default_factory=set)
+    problems: list[Problem] = field(default_factory=list)
+
+
+def read_content_dir(root: Path) -> ContentFiles:
+    """List and read the content directory. Symlinks are never followed."""
+    files = ContentFiles()
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        rel_dir = Path(dirpath).relative_to(root).as_posix()
+        top = rel_dir.split("/")[0] if rel_dir != "." else ""
+        if top in RESERVED_DIRS:
+            dirnames[:] = []
+            continue
+        for name in sorted(filenames):
+            if name.startswith("."):
+                continue
+            rel = unicodedata.normalize("NFC", name if rel_dir == "." else f"{rel_dir}/{name}")
+            path = Path(dirpath) / name
+            if path.is_symlink():
+                files.problems.append(Problem(
+                    rel, None, "symlink", "symbolic link not followed",
+                    "Copy the file into the content directory instead of linking to it.",
+                    Severity.WARNING))
+                continue
+            if top == "assets":
+                files.assets.add(rel)
+                continue
+            kind = _kind_of(rel)
+            if kind is None:
+                files.problems.append(Problem(
+                    rel, None, "unexpected-file", "this file is not part of any content kind and is ignored",
+                    "Notes go in notes/ (.md), notebooks in notebooks/, bases in bases/, "
+                    "other files (images, audio, PDFs) in assets/.", Severity.WARNING))
+                continue
+            size = path.stat().st_size
+            if size > MAX_FILE_BYTES:
+                files.problems.append(Problem(
+                    rel, None, "file-too-large", f"{size} bytes is more than a content file may hold "
+                    f"({MAX_FILE_BYTES} bytes)", "Split the note, or move binary data to assets/."))
+                continue
+            data = path.read_bytes()
+            if kind == "settings":
+                files.settings = data
+            else:
+                getattr(files, kind)[rel] = data
+    return files
+
+
+def _kind_of(rel: str) -> str | None:
+    if rel == SETTINGS_FILE:
+        return "settings"
+    parts = rel.split("/")
+    if len(parts) == 2 and parts[0] == "bases" and rel.endswith(".yaml"):
+        return "bases"
+    if len(parts) == 2 and parts[0] == "notebooks" and rel.endswith(".yaml"):
+        return "notebooks"
+    if parts[0] == "notes" and rel.endswith(EXTRACTIONS_SUFFIX):
+        return "extractions"
+    if parts[0] == "notes" and rel.endswith(".md"):
+        return "notes"
+    return None
+
+
+def load_corpus(root: Path) -> tuple[Corpus, list[Problem]]:
+    """Read and parse every content file under ``root``. Never raises on bad content."""
+    files = read_content_dir(root)
+    return parse_content(files)
+
+
+def parse_content(files: ContentFiles) -> tuple[Corpus, list[Problem]]:
+    """The pure half of loading: bytes by kind → model + problems."""
+    problems = list(files.problems)
+    settings = _parse_settings(files.settings, problems)
+    bases = _parse_keyed(files.bases, "base", _parse_base, problems)
+    notebooks = _parse_keyed(files.notebooks, "notebook", _parse_notebook, problems)
+
+    extraction_sets: dict[str, tuple[str, Any]] = {}
+    for rel, data in files.extractions.items():
+        text, decode_problems = decode_text(data, rel)
+        problems += decode_problems
+        if text is not None:
+            value, yaml_problems = parse_yaml(text, rel)
+            problems += yaml_problems
+            extraction_sets[rel[: -len(EXTRACTIONS_SUFFIX)]] = (rel, value)
+
+    notes: dict[str, Note] = {}
+    note_files: dict[str, str] = {}
+    for rel, data in files.notes.items():
+        stem = rel[: -len(".md")]
+        slug = posixpath.basename(stem)
+        if not _valid_slug(slug, rel, "note", problems):
+            continue
+        if slug in notes:
+            problems.append(Problem(
+                rel, None, "duplicate-slug",
+                f"another note already has the slug {slug!r} ({note_files[slug]})",
+                "Rename one of the files: a note's slug is its file name and must be unique."))
+            continue
+        sidecar = extraction_sets.pop(stem, None)
+        note = _parse_note(rel, slug, data, sidecar, problems)
+        if note is not None:
+            notes[slug] = note
+            note_files[slug] = rel
+    for stem, (rel, _value) in sorted(extraction_sets.items()):
+        problems.append(Problem(
+            rel, None, "orphan-extractions", f"no note {stem}.md goes with this extractions file",
+            "Rename it after its note (<note>.extractions.yaml, beside the note) or delete it."))
+
+    corpus = Corpus(
+        settings=settings,
+        bases=dict(sorted(bases.items())),
+        notebooks=dict(sorted(notebooks.items())),
+        notes=dict(sorted(notes.items())),
+        assets=frozenset(files.assets),
+    )
+    return corpus, problems
+
+
+def _valid_slug(slug: str, rel: str, what: str, problems: list[Problem]) -> bool:
+    if SLUG_PATTERN.match(slug):
+        return True
+    problems.append(Problem(
+        rel, None, "invalid-slug", f"{slug!r} cannot be the slug of a {what}",
+        "Rename the file with lowercase letters, digits and hyphens only (e.g. cr-2024-09-12.md)."))
+    return False
+
+
+def _parse_keyed(sources: dict[str, bytes], what: str, parse, problems: list[Problem]) -> dict:
+    parsed = {}
+    for rel, data in sorted(sources.items()):
+        slug = posixpath.basename(rel)[: -len(".yaml")]
+        if not _valid_slug(slug, rel, what, problems):
+            continue
+        text, decode_problems = decode_text(data, rel)
+        problems += decode_problems
+        if text is None:
+            continue
+        value, yaml_problems = parse_yaml(text, rel)
+        problems += yaml_problems
+        if value is None and yaml_problems:
+            continue
+        parsed[slug] = parse(rel, slug, value, problems)
+    return parsed
+
+
+def _parse_settings(data: bytes | None, problems: list[Problem]) -> SiteSettings:
+    fallback = SiteSettings(title="Carnet", base_url="/", language="fr", licence=Licence("all rights reserved"))
+    if data is None:
+        problems.append(Problem(
+            SETTINGS_FILE, None, "missing-settings", "the content directory has no carnet.yaml",
+            "Create carnet.yaml with at least 'title:', 'base_url:', 'language:' and 'licence:'."))
+        return fallback
+    text, decode_problems = decode_text(data, SETTINGS_FILE)
+    problems += decode_problems
+    if text is None:
+        return fallback
+    value, yaml_problems = parse_yaml(text, SETTINGS_FILE)
+    problems += yaml_problems
+    f = Fields(value, SETTINGS_FILE, "carnet.yaml", problems)
+    base_url = f.text("base_url", hint="Add 'base_url: https://…/', the address the site is published at.")
+    if base_url and not base_url.endswith("/"):
+        base_url += "/"
+    if base_url and not base_url.startswith(("http://", "https://", "/")):
+        f.error("base_url", "invalid-value", f"base_url {base_url!r} is neither an absolute URL nor a path",
+                "Write the full address, e.g. https://example.org/wiki/.")
+    licence = _parse_licence(f)
+    extra_keys = ("llm", "embeddings")
+    f.check_known(("title", "base_url", "language", "licence", "description", *extra_keys))
+    return SiteSettings(
+        title=f.text("title", hint="Add 'title: …', the site's name."),
+        base_url=base_url or "/",
+        language=f.text("language", "fr"),
+        licence=licence,
+        description=f.text("description", ""),
+        extra={key: f.data[key] for key in extra_keys if key in f.data},
+    )
+
+
+def _parse_licence(f: Fields) -> Licence:
+    value = f.data.get("licence")
+    if isinstance(value, YamlMap):
+        sub = Fields(value, f.file, "licence", f.problems)
+        sub.check_known(("name", "url"))
+        return Licence(sub.text("name"), sub.text("url", "") or None)
+    if not f.has("licence"):
+        f.error(None, "missing-field", "carnet.yaml has no 'licence'",
+                "Say under which licence the content is published, e.g. 'licence: CC BY-SA 4.0'.")
+        return Licence("all rights reserved")
+    return Licence(f.text("licence"))
+
+
+def _parse_base(rel: str, slug: str, value: Any, problems: list[Problem]) -> Base:
+    f = Fields(value, rel, f"base {slug!r}", problems)
+    f.check_known(("title", "description", "notebooks"))
+    notebooks = f.text_list("notebooks")
+    return Base(slug, f.text("title"), f.text("description", ""), tuple(notebooks), SourceRef(rel, f.line))
+
+
+def _parse_notebook(rel: str, slug: str, value: Any, problems: list[Problem]) -> Notebook:
+    f = Fields(value, rel, f"notebook {slug!r}", problems)
+    f.check_known(("title", "description", "writing_guide", "axes", "pinned", "order", "visibility",
+                   "authors", "pseudonym_prefix", "pseudonyms"))
+    axes = _parse_axes(f)
+    pseudonyms: dict[str, str] = {}
+    raw_pseudonyms = f.data.get("pseudonyms")
+    if isinstance(raw_pseudonyms, YamlMap):
+        for name, shown in raw_pseudonyms.items():
+            if isinstance(name, str) and isinstance(shown, str) and shown.strip():
+                pseudonyms[name.strip()] = shown.strip()
+            else:
+                f.error(None, "wrong-type", f"pseudonym of {name!r} must be a non-empty string",
+                        "Write 'Full Name: Pseudonym' lines.", line=raw_pseudonyms.line_of(name))
+    elif raw_pseudonyms is not None:
+        f.error("pseudonyms", "wrong-type", "'pseudonyms' must be a mapping of names to pseudonyms",
+                "Write 'Full Name: Pseudonym' lines under 'pseudonyms:'.")
+    return Notebook(
+        slug=slug,
+        title=f.text("title"),
+        description=f.text("description", ""),
+        writing_guide=f.text("writing_guide", ""),
+        axes=axes,
+        pinned=tuple(f.text_list("pinned")),
+        order=tuple(f.text_list("order")),
+        visibility=f.choice("visibility", Visibility, Visibility.PUBLIC),
+        author_rule=f.choice("authors", AuthorRule, AuthorRule.FULL_NAME),
+        pseudonym_prefix=f.text("pseudonym_prefix", "Participant·e"),
+        pseudonyms=pseudonyms,
+        source=SourceRef(rel, f.line),
+    )
+
+
+def _parse_axes(f: Fields) -> tuple[Axis, ...]:
+    raw = f.data.get("axes")
+    if raw is None:
+        return ()
+    if not isinstance(raw, YamlMap):
+        f.error("axes", "wrong-type", "'axes' must map each axis key to its title and categories",
+                "See docs/content-format.md, section Notebooks.")
+        return ()
+    if len(raw) > MAX_AXES:
+        f.error("axes", "too-many-axes", f"{len(raw)} axes; a notebook has at most {MAX_AXES}",
+                "Merge axes, or move a list of categories to another notebook.")
+    axes = []
+    for key, spec in raw.items():
+        line = raw.line_of(key)
+        if not isinstance(key, str) or not SLUG_PATTERN.match(key):
+            f.error(None, "invalid-slug", f"axis key {key!r} is not a slug",
+                    "Use lowercase letters, digits and hyphens (e.g. theme, school-year).", line=line)
+            continue
+        sub = Fields(spec, f.file, f"axis {key!r}", f.problems, line=line)
+        sub.check_known(("title", "categories"))
+        categories = sub.text_list("categories")
+        if not categories:
+            sub.error(None, "missing-field", f"axis {key!r} has no categories",
+                      "List its categories under 'categories:'.")
+        seen: dict[str, str] = {}
+        for index, category in enumerate(categories):
+            folded = slugify(category)
+            if folded in seen:
+                sub.error(None, "duplicate-category",
+                          f"categories {seen[folded]!r} and {category!r} of axis {key!r} have the same address",
+                          "Remove one, or make their names differ by more than case or accents.",
+                          line=categories.line_of(index))
+            seen[folded] = category
+        axes.append(Axis(key, sub.text("title", key), tuple(categories)))
+    return tuple(axes)
+
+
+def _parse_note(rel: str, slug: str, data: bytes, sidecar: tuple[str, Any] | None,
+                problems: list[Problem]) -> Note | None:
+    text, decode_problems = decode_text(data, rel)
+    problems += decode_problems
+    if text is None:
+        return None
+    doc = split_front_matter(text, rel)
+    problems += doc.problems
+    if doc.meta is None and doc.problems:
+        return None
+    f = Fields(doc.meta, rel, f"note {slug!r}", problems, line=2)
+    note_type = f.choice("type", NoteType, NoteType.NOTE)
+    later_keys = ("perimeter", "adoption", "status", "supersedes", "generated")
+    f.check_known(("title", "date", "type", "authors", "summary", "notebooks", "media", *later_keys))
+    media = f.text("media", "") or None
+    if media is not None:
+        media = _resolve_relative(rel, media)
+        if media is None:
+            f.error("media", "invalid-path", "'media' must be a relative path inside the content directory",
+                    "Write a path relative to the note, e.g. ../../assets/seance.ogg.")
+    extractions: tuple[Extraction, ...] = ()
+    if sidecar is not None:
+        extractions = _parse_extractions(sidecar[0], slug, sidecar[1], problems)
+    return Note(
+        slug=slug,
+        title=f.text("title", hint="Add 'title: …' to the front matter."),
+        type=note_type,
+        date=f.date("date", required=note_type is NoteType.NOTE),
+        authors=tuple(f.text_list("authors")),
+        summary=f.text("summary", ""),
+        memberships=_parse_memberships(f),
+        media=media,
+        body=doc.body,
+        body_line=doc.body_line,
+        extractions=extractions,
+        source=SourceRef(rel, 1),
+        extra={key: f.data[key] for key in later_keys if key in f.data},
+        field_lines={str(key): line for key, line in f.data.key_lines.items()},
+    )
+
+
+def _resolve_relative(from_file: str, target: str) -> str | None:
+    """A path written relative to ``from_file`` → content-relative path, or ``None``
+    when it is absolute or climbs out of the content directory."""
+    if not target or target.startswith("/") or "\\" in target or ":" in target.split("/")[0]:
+        return None
+    joined = posixpath.normpath(posixpath.join(posixpath.dirname(from_file), target))
+    if joined.startswith("../") or joined == "..":
+        return None
+    return unicodedata.normalize("NFC", joined)
+
+
+def _parse_memberships(f: Fields) -> tuple[Membership, ...]:
+    raw = f.data.get("notebooks")
+    if raw is None:
+        return ()
+    if isinstance(raw, YamlList):  # a plain list of notebooks, no categories
+        raw_map = YamlMap()
+        raw_map.line, raw_map.key_lines = raw.line, {}
+        for index, item in enumerate(raw):
+            if isinstance(item, str):
+                raw_map[item] = None
+                raw_map.key_lines[item] = raw.line_of(index)
+            else:
+                f.error(None, "wrong-type", "each notebook of the list must be a notebook slug",
+                        "Write 'notebooks:' as a mapping: notebook slug → its categories.",
+                        line=raw.line_of(index))
+        raw = raw_map
+    if not isinstance(raw, YamlMap):
+        f.error("notebooks", "wrong-type", "'notebooks' must map each notebook to the note's categories in it",
+                "Write e.g. 'notebooks:\\n  cvl:\\n    theme: [Budget]'.")
+        return ()
+    memberships = []
+    for notebook, spec in raw.items():
+        line = raw.line_of(notebook)
+        categories: dict[str, tuple[str, ...]] = {}
+        if spec is not None:
+            sub = Fields(spec, f.file, f"the membership in {notebook!r}", f.problems, line=line)
+            for axis in sub.data:
+                categories[str(axis)] = tuple(sub.text_list(axis))
+            categories_lines = {str(axis): sub.line_of(axis) for axis in sub.data}
+        else:
+            categories_lines = {}
+        memberships.append(Membership(str(notebook), categories, line, categories_lines))
+    return tuple(memberships)
+
+
+def _parse_extractions(rel: str, note: str, value: Any, problems: list[Problem]) -> tuple[Extraction, ...]:
+    f = Fields(value, rel, "the extractions file", problems)
+    f.check_known(("extractions",))
+    raw = f.data.get("extractions")
+    if raw is None:
+        return ()
+    if not isinstance(raw, YamlList):
+        f.error("extractions", "wrong-type", "'extractions' must be a list", "Write one '- id: …' per extraction.")
+        return ()
+    extractions = []
+    for index, item in enumerate(raw):
+        e = Fields(item, rel, f"extraction {index + 1}", problems, line=raw.line_of(index))
+        e.check_known(("id", "quote", "prefix", "suffix", "occurrence", "kind", "author", "date",
+                       "masked", "comments"))
+        ext_id = e.text("id", hint="Give the extraction a stable id, unique in the whole content.")
+        if ext_id and not ID_PATTERN.match(ext_id):
+            e.error("id", "invalid-id", f"extraction id {ext_id!r} has characters ids cannot use",
+                    "Use letters, digits, '-', '_' and '.' (e.g. cvl-2024-09-budget-1).")
+            ext_id = ""
+        e.what = f"extraction {ext_id!r}" if ext_id else e.what
+        quote = e.text("quote", hint="Copy the exact passage of the note under 'quote:'.")
+        comments = _parse_comments(e, ext_id)
+        if not ext_id or not quote:
+            continue
+        extractions.append(Extraction(
+            id=ext_id, note=note, quote=quote,
+            prefix=e.text("prefix", ""), suffix=e.text("suffix", ""),
+            occurrence=e.integer("occurrence"),
+            kind=e.text("kind", "passage"),
+            author=e.text("author", hint="Say who marked the passage ('author: …')."),
+            date=e.date("date"),
+            masked=e.flag("masked", False),
+            comments=comments,
+            source=SourceRef(rel, e.line),
+        ))
+    return tuple(extractions)
+
+
+def _parse_comments(e: Fields, extraction: str) -> tuple[Comment, ...]:
+    raw = e.data.get("comments")
+    if raw is None:
+        return ()
+    if not isinstance(raw, YamlList):
+        e.error("comments", "wrong-type", "'comments' must be a list", "Write one '- id: …' per comment.")
+        return ()
+    comments = []
+    for index, item in enumerate(raw):
+        c = Fields(item, e.file, f"comment {index + 1} of {e.what}", e.problems, line=raw.line_of(index))
+        c.check_known(("id", "author", "date", "stance", "text", "text_sha256", "withdrawn"))
+        comment_id = c.text("id", hint="Give the comment a stable id, unique in the whole content.")
+        if comment_id and not ID_PATTERN.match(comment_id):
+            c.error("id", "invalid-id", f"comment id {comment_id!r} has characters ids cannot use",
+                    "Use letters, digits, '-', '_' and '.'.")
+            comment_id = ""
+        c.what = f"comment {comment_id!r}" if comment_id else c.what
+        stance = c.text("stance", "neutral")
+        if stance not in STANCES:
+            c.error("stance", "invalid-value", f"stance {stance!r} of {c.what} is unknown",
+                    f"Use one of: {', '.join(STANCES)}.")
+        withdrawn = _parse_withdrawal(c)
+        text = c.text("text", "") or None
+        text_hash = c.text("text_sha256", "")
+        if text is not None:
+            computed = hashlib.sha256(text.encode("utf-8")).hexdigest()
+            if text_hash and text_hash != computed:
+                c.error("text_sha256", "hash-mismatch", f"the text of {c.what} no longer matches its text_sha256",
+                        "A comment's text is not edited once recorded: restore it, or remove text_sha256 "
+                        "if the comment was never part of an adopted act.")
+            text_hash = computed
+        elif withdrawn is None:
+            c.error(None, "missing-field", f"{c.what} has no 'text'", "Add the comment's text under 'text:'.")
+        elif not text_hash:
+            c.error(None, "missing-field", f"withdrawn {c.what} keeps neither its text nor its text_sha256",
+                    "Keep 'text_sha256:' (the hash of the withdrawn text) for the integrity of adopted acts.")
+        date = c.date("date", required=True)
+        if not comment_id or date is None:
+            continue
+        comments.append(Comment(
+            id=comment_id, extraction=extraction,
+            author=c.text("author", hint="Say who wrote the comment ('author: …')."),
+            date=date, stance=stance, text=text, text_sha256=text_hash, withdrawn=withdrawn,
+            source=SourceRef(e.file, c.line),
+        ))
+    return tuple(comments)
+
+
+def _parse_withdrawal(c: Fields) -> Withdrawal | None:
+    raw = c.data.get("withdrawn")
+    if raw is None or raw is False:
+        return None
+    w = Fields(raw, c.file, f"the withdrawal of {c.what}", c.problems, line=c.line_of("withdrawn"))
+    w.check_known(("date", "reason"))
+    date = w.date("date", required=True)
+    reason = w.text("reason", hint="Say why the comment was withdrawn ('reason: …'); the tombstone shows it.")
+    if date is None:
+        return None
+    return Withdrawal(date, reason)
+
+
+def slugify(text: str) -> str:
+    """A readable, ASCII, lowercase address fragment (``Écoles & collèges`` → ``ecoles-colleges``)."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    ascii_text = "".join(ch for ch in decomposed if not unicodedata.combining(ch)).lower()
+    out, dash = [], False
+    for ch in ascii_text:
+        if ch.isascii() and ch.isalnum():
+            out.append(ch)
+            dash = False
+        elif not dash and out:
+            out.append("-")
+            dash = True
+    slug = "".join(out).strip("-")
+    if not slug:  # a category made only of non-Latin script: fall back to a stable hash
+        slug = "c-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+    return slug

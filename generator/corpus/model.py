@@ -1,0 +1,255 @@
+"""The corpus model: what the content says, typed, validated, and nothing more.
+
+No rendering and no I/O here. Instances are built by :mod:`generator.corpus.load`
+and never mutated afterwards by the pipeline.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+
+@dataclass(frozen=True)
+class SourceRef:
+    """Where something was written: content-relative POSIX path and 1-based line."""
+
+    file: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Licence:
+    """The licence the published site is under (shown in the footer, later in JSON-LD)."""
+
+    name: str
+    url: str | None = None
+
+
+@dataclass(frozen=True)
+class SiteSettings:
+    """``carnet.yaml``.
+
+    Attributes:
+        title: the site's title.
+        base_url: absolute URL the site is published at, ending with ``/`` (canonical links).
+        language: BCP 47 tag of the content (``fr``), set on every page.
+        licence: the licence of the published content.
+        description: one paragraph shown on the home page.
+        extra: keys for later stages (``llm``, ``embeddings``), kept as written.
+    """
+
+    title: str
+    base_url: str
+    language: str
+    licence: Licence
+    description: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Visibility(str, Enum):
+    PUBLIC = "public"
+    PRIVATE = "private"
+
+
+class AuthorRule(str, Enum):
+    """How a notebook shows the names of people (note authors, extraction and comment authors)."""
+
+    FULL_NAME = "full"
+    INITIALS = "initials"
+    PSEUDONYM = "pseudonym"
+
+    @property
+    def protection(self) -> int:
+        """Higher protects more; a note in several notebooks uses the most protective rule."""
+        return {"full": 0, "initials": 1, "pseudonym": 2}[self.value]
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One independent list of categories of a notebook (theme, year, territory…).
+
+    Attributes:
+        key: identifier used in note memberships (``theme``).
+        title: label shown to readers (``Thème``).
+        categories: the allowed categories, in the order the notebook lists them.
+    """
+
+    key: str
+    title: str
+    categories: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Notebook:
+    """A notebook (*carnet*): a curated collection of notes with its own categories.
+
+    Attributes:
+        slug: file stem of ``notebooks/<slug>.yaml``.
+        axes: up to three category axes; categories live on note↔notebook memberships.
+        pinned: notes shown first, in this order.
+        order: manual (narrative) order of the following notes; the rest by date.
+        visibility: private notebooks appear in no output at all.
+        author_rule: how people's names are published from this notebook.
+        pseudonym_prefix: with the pseudonym rule, names become ``"<prefix> <n>"``.
+        pseudonyms: fixed pseudonyms by person (a name mapped to itself stays public).
+    """
+
+    slug: str
+    title: str
+    description: str
+    writing_guide: str
+    axes: tuple[Axis, ...]
+    pinned: tuple[str, ...]
+    order: tuple[str, ...]
+    visibility: Visibility
+    author_rule: AuthorRule
+    pseudonym_prefix: str
+    pseudonyms: dict[str, str]
+    source: SourceRef
+
+    @property
+    def is_public(self) -> bool:
+        return self.visibility is Visibility.PUBLIC
+
+    def axis(self, key: str) -> Axis | None:
+        return next((axis for axis in self.axes if axis.key == key), None)
+
+
+@dataclass(frozen=True)
+class Base:
+    """A knowledge base: groups notebooks (N-N: a notebook may sit in several bases)."""
+
+    slug: str
+    title: str
+    description: str
+    notebooks: tuple[str, ...]
+    source: SourceRef
+
+
+class NoteType(str, Enum):
+    NOTE = "note"
+    WIKI = "wiki"
+    SYNTHESIS = "synthesis"
+
+
+@dataclass(frozen=True)
+class Membership:
+    """A note's place in a notebook, with the categories it has *there* (INV-11).
+
+    Attributes:
+        notebook: the notebook's slug.
+        categories: axis key → categories of that axis, in the order written.
+        line: line of the membership in the note's front matter.
+        axis_lines: line of each axis in the front matter (for messages).
+    """
+
+    notebook: str
+    categories: dict[str, tuple[str, ...]]
+    line: int
+    axis_lines: dict[str, int] = field(default_factory=dict, compare=False)
+
+
+@dataclass(frozen=True)
+class Withdrawal:
+    """A withdrawn comment: its text is no longer published; a tombstone is."""
+
+    date: dt.date
+    reason: str
+
+
+@dataclass(frozen=True)
+class Comment:
+    """A comment on an extraction (one debate per note, visible from every notebook).
+
+    Attributes:
+        text: the comment, or ``None`` when withdrawn and removed from the file.
+        text_sha256: hash of the original text, kept for the integrity of adopted acts.
+        stance: ``agree``, ``disagree``, ``nuance``, ``question`` or ``neutral``.
+    """
+
+    id: str
+    extraction: str
+    author: str
+    date: dt.date
+    stance: str
+    text: str | None
+    text_sha256: str
+    withdrawn: Withdrawal | None
+    source: SourceRef
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """An exact passage of a note (anchored later, never by offsets typed by hand).
+
+    Attributes:
+        quote: the exact text; may span several paragraphs.
+        prefix, suffix: optional context to tell apart several occurrences.
+        occurrence: 1-based hint used only when prefix/suffix do not decide.
+        masked: a masked extraction appears in no output and counts nowhere.
+    """
+
+    id: str
+    note: str
+    quote: str
+    prefix: str
+    suffix: str
+    occurrence: int | None
+    kind: str
+    author: str
+    date: dt.date | None
+    masked: bool
+    comments: tuple[Comment, ...]
+    source: SourceRef
+
+
+@dataclass(frozen=True)
+class Note:
+    """A markdown note (``notes/**/<slug>.md``) with its extractions.
+
+    Attributes:
+        body: the markdown after the front matter (NFC, LF line ends).
+        body_line: file line where ``body`` starts, to report body problems.
+        media: content-relative path of the audio/video of a transcript.
+        extra: front-matter keys owned by later stages (wiki perimeter, adoption…).
+        field_lines: line of each front-matter field (for messages).
+    """
+
+    slug: str
+    title: str
+    type: NoteType
+    date: dt.date | None
+    authors: tuple[str, ...]
+    summary: str
+    memberships: tuple[Membership, ...]
+    media: str | None
+    body: str
+    body_line: int
+    extractions: tuple[Extraction, ...]
+    source: SourceRef
+    extra: dict[str, Any] = field(default_factory=dict)
+    field_lines: dict[str, int] = field(default_factory=dict, compare=False)
+
+    def membership(self, notebook: str) -> Membership | None:
+        return next((m for m in self.memberships if m.notebook == notebook), None)
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """Everything under the content directory, loaded and type-checked.
+
+    Attributes:
+        assets: content-relative paths of every file under ``assets/``.
+    """
+
+    settings: SiteSettings
+    bases: dict[str, Base]
+    notebooks: dict[str, Notebook]
+    notes: dict[str, Note]
+    assets: frozenset[str]
+
+    def notes_of(self, notebook: str) -> list[Note]:
+        return [note for note in self.notes.values() if note.membership(notebook)]

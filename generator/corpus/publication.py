@@ -1,0 +1,137 @@
+"""What goes out (INV-12): the public part of the corpus, with names as each
+notebook's rule shows them. Pure: corpus in, publication out.
+
+Emitters only ever see a :class:`Publication`, never the corpus, so a private
+notebook, a note only in private notebooks, a masked extraction or a withdrawn
+comment's text cannot reach an output file by accident.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from generator.corpus.authors import display_names, governing_notebook
+from generator.corpus.model import Base, Corpus, Note, Notebook
+from generator.problems import Problem
+
+
+@dataclass(frozen=True)
+class NotebookReport:
+    """What publishing one notebook sends out: shown in every build's output."""
+
+    notebook: str
+    notes: int
+    comments: int
+    withdrawn: int
+    authors: tuple[str, ...]
+
+
+@dataclass
+class Publication:
+    """The public corpus.
+
+    Attributes:
+        notebooks: public notebooks.
+        bases: bases holding at least one public notebook, listing only public ones.
+        notes: notes in at least one public notebook; their memberships in private
+            notebooks and their masked extractions are removed.
+        names: note slug → (real name → published name) for that note's page.
+        governing: note slug → slug of the notebook whose author rule applies.
+        unpublished: slugs of the notes that are not published (for link checks).
+        reports: one per public notebook.
+    """
+
+    settings: object
+    notebooks: dict[str, Notebook]
+    bases: dict[str, Base]
+    notes: dict[str, Note]
+    names: dict[str, dict[str, str]]
+    governing: dict[str, str]
+    unpublished: frozenset[str]
+    reports: list[NotebookReport] = field(default_factory=list)
+
+    def notes_of(self, notebook: str) -> list[Note]:
+        return [note for note in self.notes.values() if note.membership(notebook)]
+
+    def name(self, note: str, person: str) -> str:
+        return self.names.get(note, {}).get(person, "?")
+
+
+def publish(corpus: Corpus) -> Publication:
+    notebooks = {slug: nb for slug, nb in corpus.notebooks.items() if nb.is_public}
+    bases = {}
+    for slug, base in corpus.bases.items():
+        public = tuple(nb for nb in base.notebooks if nb in notebooks)
+        if public:
+            bases[slug] = replace(base, notebooks=public)
+
+    notes: dict[str, Note] = {}
+    for slug, note in corpus.notes.items():
+        memberships = tuple(m for m in note.memberships if m.notebook in notebooks)
+        if not memberships:
+            continue
+        extractions = tuple(e for e in note.extractions if not e.masked)
+        notes[slug] = replace(note, memberships=memberships, extractions=extractions)
+
+    shown_by_notebook = {
+        slug: display_names(nb, [n for n in notes.values() if n.membership(slug)])
+        for slug, nb in notebooks.items()
+    }
+    names: dict[str, dict[str, str]] = {}
+    governing: dict[str, str] = {}
+    for slug, note in notes.items():
+        rule_of = governing_notebook([notebooks[m.notebook] for m in note.memberships])
+        governing[slug] = rule_of.slug
+        names[slug] = shown_by_notebook[rule_of.slug]
+
+    publication = Publication(
+        settings=corpus.settings, notebooks=notebooks, bases=bases, notes=notes, names=names,
+        governing=governing, unpublished=frozenset(set(corpus.notes) - set(notes)),
+    )
+    publication.reports = [_report(publication, slug) for slug in notebooks]
+    return publication
+
+
+def _report(publication: Publication, notebook: str) -> NotebookReport:
+    comments = withdrawn = 0
+    authors: set[str] = set()
+    members = publication.notes_of(notebook)
+    for note in members:
+        for extraction in note.extractions:
+            authors.add(publication.name(note.slug, extraction.author))
+            for comment in extraction.comments:
+                authors.add(publication.name(note.slug, comment.author))
+                if comment.withdrawn:
+                    withdrawn += 1
+                else:
+                    comments += 1
+        authors.update(publication.name(note.slug, a) for a in note.authors)
+    return NotebookReport(notebook, len(members), comments, withdrawn, tuple(sorted(authors)))
+
+
+def private_link_problems(publication: Publication, corpus: Corpus, links: dict) -> list[Problem]:
+    """A public page pointing at an unpublished note or a masked extraction is an error:
+    either the link goes, or the target is published on purpose (INV-12)."""
+    problems: list[Problem] = []
+    for slug, note in publication.notes.items():
+        for use, target in links.get(slug, []):
+            if target.kind == "note" and target.key in publication.unpublished:
+                what = f"note {target.key!r}, which is in no public notebook"
+            elif target.kind in ("extraction", "comment") and target.note in publication.unpublished:
+                what = f"{target.kind} {target.key!r} of note {target.note!r}, which is in no public notebook"
+            elif target.kind in ("extraction", "comment") and target.note in publication.notes and \
+                    target.key not in published_ids(publication.notes[target.note]):
+                what = f"{target.kind} {target.key!r}, which is masked"
+            else:
+                continue
+            problems.append(Problem(
+                note.source.file, use.line, "private-link", f"this public page links to {what}",
+                "Remove the link, or publish the target (add it to a public notebook, unmask it)."))
+    return problems
+
+
+def published_ids(note: Note) -> set[str]:
+    """Ids of the extractions and comments a published note shows."""
+    ids = {e.id for e in note.extractions}
+    ids.update(c.id for e in note.extractions for c in e.comments)
+    return ids

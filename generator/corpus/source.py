@@ -1,0 +1,195 @@
+"""Reading content files: text decoding, YAML with line numbers, front matter.
+
+The only module of ``corpus/`` that knows about bytes and YAML syntax. Values come
+back as :class:`YamlMap` / :class:`YamlList`, plain ``dict`` / ``list`` subclasses
+that remember the line of each key and item, so validation can point at the line.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from generator.problems import Problem
+
+
+class YamlMap(dict):
+    """A YAML mapping that remembers where it and each of its keys start (1-based lines)."""
+
+    line: int = 0
+    key_lines: dict[Any, int]
+
+    def line_of(self, key: Any) -> int:
+        return self.key_lines.get(key, self.line)
+
+
+class YamlList(list):
+    """A YAML sequence that remembers where it and each of its items start."""
+
+    line: int = 0
+    item_lines: list[int]
+
+    def line_of(self, index: int) -> int:
+        return self.item_lines[index] if index < len(self.item_lines) else self.line
+
+
+@dataclass
+class _DuplicateKey:
+    key: str
+    line: int
+
+
+class _LineLoader(yaml.SafeLoader):
+    """SafeLoader building YamlMap/YamlList and noting duplicate keys instead of
+    silently keeping the last one (PyYAML's default)."""
+
+    def __init__(self, stream: str, line_offset: int) -> None:
+        super().__init__(stream)
+        self.line_offset = line_offset
+        self.duplicates: list[_DuplicateKey] = []
+
+    def _line(self, node: yaml.Node) -> int:
+        return node.start_mark.line + 1 + self.line_offset
+
+    def construct_located_map(self, node: yaml.MappingNode):  # type: ignore[override]
+        data = YamlMap()
+        data.line = self._line(node)
+        data.key_lines = {}
+        yield data
+        self.flatten_mapping(node)
+        for key_node, value_node in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, (list, dict)):
+                raise yaml.constructor.ConstructorError(
+                    None, None, "a mapping key must be a plain value", key_node.start_mark
+                )
+            if key in data:
+                self.duplicates.append(_DuplicateKey(str(key), self._line(key_node)))
+            data[key] = self.construct_object(value_node, deep=True)
+            data.key_lines[key] = self._line(key_node)
+
+    def construct_located_list(self, node: yaml.SequenceNode):  # type: ignore[override]
+        data = YamlList()
+        data.line = self._line(node)
+        data.item_lines = [self._line(item) for item in node.value]
+        yield data
+        data.extend(self.construct_object(item, deep=True) for item in node.value)
+
+
+_LineLoader.add_constructor("tag:yaml.org,2002:map", _LineLoader.construct_located_map)
+_LineLoader.add_constructor("tag:yaml.org,2002:seq", _LineLoader.construct_located_list)
+
+
+def parse_yaml(text: str, file: str, line_offset: int = 0) -> tuple[Any, list[Problem]]:
+    """Parse one YAML document safely. Returns ``(value, problems)``; value is ``None``
+    when the document could not be read at all.
+
+    ``line_offset`` shifts reported lines (front matter starts on line 2 of a note).
+    """
+    loader = _LineLoader(text, line_offset)
+    try:
+        value = loader.get_single_data()
+    except yaml.constructor.ConstructorError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 + line_offset if mark else None
+        return None, [
+            Problem(
+                file, line, "yaml-unsupported",
+                f"YAML construct refused: {exc.problem}",
+                "Use plain mappings, lists, strings, numbers, booleans and dates; "
+                "YAML tags such as !!python/object are never executed.",
+            )
+        ]
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 + line_offset if mark else None
+        what = getattr(exc, "problem", None) or str(exc)
+        context = getattr(exc, "context", None)
+        detail = f"{context}, {what}" if context else what
+        return None, [
+            Problem(
+                file, line, "yaml-syntax", f"malformed YAML: {detail}",
+                "Fix the YAML syntax at this line (indentation, a missing colon, an unclosed quote).",
+            )
+        ]
+    finally:
+        loader.dispose()
+    problems = [
+        Problem(
+            file, dup.line, "duplicate-key", f"key {dup.key!r} appears twice in the same mapping",
+            "Keep one of them: YAML would silently keep only the last value.",
+        )
+        for dup in loader.duplicates
+    ]
+    return value, problems
+
+
+def decode_text(data: bytes, file: str) -> tuple[str | None, list[Problem]]:
+    """Bytes of a content file → text: strict UTF-8, no NUL, LF line ends, NFC.
+
+    NFC matters for anchoring: a quote typed with a composed «é» must match a note
+    saved with a decomposed one.
+    """
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return None, [
+            Problem(
+                file, line, "encoding",
+                f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})",
+                "Save the file as UTF-8.",
+            )
+        ]
+    if "\x00" in text:
+        line = text[: text.index("\x00")].count("\n") + 1
+        return None, [
+            Problem(file, line, "encoding", "the file contains a NUL byte (binary data?)",
+                    "Remove the binary content; only text files belong here.")
+        ]
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return unicodedata.normalize("NFC", text), []
+
+
+@dataclass
+class FrontMatterDocument:
+    """A markdown file split into its YAML front matter and its body.
+
+    Attributes:
+        meta: the parsed front matter (``None`` when absent or unreadable).
+        body: the markdown after the closing ``---``.
+        body_line: the file line on which the body starts (1-based).
+        problems: what went wrong while splitting or parsing.
+    """
+
+    meta: Any
+    body: str
+    body_line: int
+    problems: list[Problem] = field(default_factory=list)
+
+
+def split_front_matter(text: str, file: str) -> FrontMatterDocument:
+    lines = text.split("\n")
+    if not lines or lines[0].strip() != "---":
+        return FrontMatterDocument(
+            None, text, 1,
+            [Problem(file, 1, "front-matter-missing", "the note has no YAML front matter",
+                     "Start the file with a line '---', the note's fields (title, notebooks…), "
+                     "and another line '---'.")],
+        )
+    for index in range(1, len(lines)):
+        if lines[index].strip() in ("---", "..."):
+            meta_text = "\n".join(lines[1:index])
+            meta, problems = parse_yaml(meta_text, file, line_offset=1)
+            body = "\n".join(lines[index + 1:])
+            return FrontMatterDocument(meta, body, index + 2, problems)
+    return FrontMatterDocument(
+        None, "", 1,
+        [Problem(file, 1, "front-matter-unclosed", "the front matter is never closed",
+                 "Add a line '---' after the note's fields.")],
+    )

@@ -1,0 +1,133 @@
+"""Cross-file checks on a loaded corpus: references between files, categories (INV-11),
+unique ids, assets. Pure: corpus in, problems out."""
+
+from __future__ import annotations
+
+from generator.corpus.model import Corpus, NoteType
+from generator.problems import Problem
+
+
+def validate_corpus(corpus: Corpus) -> list[Problem]:
+    problems: list[Problem] = []
+    _check_bases(corpus, problems)
+    _check_memberships(corpus, problems)
+    _check_notebook_orders(corpus, problems)
+    _check_unique_ids(corpus, problems)
+    _check_media(corpus, problems)
+    return problems
+
+
+def _known(names, limit: int = 12) -> str:
+    names = list(names)
+    shown = ", ".join(names[:limit]) + (" …" if len(names) > limit else "")
+    return shown or "(none yet)"
+
+
+def _check_bases(corpus: Corpus, problems: list[Problem]) -> None:
+    for base in corpus.bases.values():
+        for notebook in base.notebooks:
+            if notebook not in corpus.notebooks:
+                problems.append(Problem(
+                    base.source.file, None, "unknown-notebook",
+                    f"base {base.slug!r} lists notebook {notebook!r}, which does not exist",
+                    f"Create notebooks/{notebook}.yaml or fix the name; notebooks: {_known(corpus.notebooks)}."))
+
+
+def _check_memberships(corpus: Corpus, problems: list[Problem]) -> None:
+    for note in corpus.notes.values():
+        file = note.source.file
+        if not note.memberships:
+            problems.append(Problem(
+                file, note.field_lines.get("notebooks", 1), "no-notebook", f"note {note.slug!r} belongs to no notebook",
+                "Add 'notebooks:' to its front matter with at least one notebook; "
+                "a note in no notebook would never be reachable."))
+        for membership in note.memberships:
+            notebook = corpus.notebooks.get(membership.notebook)
+            if notebook is None:
+                problems.append(Problem(
+                    file, membership.line, "unknown-notebook",
+                    f"note {note.slug!r} is placed in notebook {membership.notebook!r}, which does not exist",
+                    f"Fix the name or create notebooks/{membership.notebook}.yaml; "
+                    f"notebooks: {_known(corpus.notebooks)}."))
+                continue
+            for axis_key, categories in membership.categories.items():
+                line = membership.axis_lines.get(axis_key, membership.line)
+                axis = notebook.axis(axis_key)
+                if axis is None:
+                    problems.append(Problem(
+                        file, line, "unknown-axis",
+                        f"notebook {notebook.slug!r} has no axis {axis_key!r}",
+                        f"Use one of its axes ({_known(a.key for a in notebook.axes)}) "
+                        f"or add the axis to {notebook.source.file}."))
+                    continue
+                for category in categories:
+                    if category not in axis.categories:
+                        problems.append(Problem(
+                            file, line, "unknown-category",
+                            f"category {category!r} is not in axis {axis_key!r} of notebook {notebook.slug!r}",
+                            f"Use one of: {_known(axis.categories)} — or add it to {notebook.source.file}. "
+                            "Categories belong to each notebook (a note may be 'Budget' in one and "
+                            "'Subvention' in another)."))
+
+
+def _check_notebook_orders(corpus: Corpus, problems: list[Problem]) -> None:
+    for notebook in corpus.notebooks.values():
+        members = {note.slug for note in corpus.notes_of(notebook.slug)}
+        for key, slugs in (("pinned", notebook.pinned), ("order", notebook.order)):
+            seen: set[str] = set()
+            for slug in slugs:
+                if slug in seen:
+                    problems.append(Problem(
+                        notebook.source.file, None, "duplicate-entry",
+                        f"{slug!r} appears twice in '{key}' of notebook {notebook.slug!r}", "Keep one."))
+                seen.add(slug)
+                if slug not in members:
+                    where = "does not exist" if slug not in corpus.notes else "is not in this notebook"
+                    problems.append(Problem(
+                        notebook.source.file, None, "unknown-note",
+                        f"'{key}' of notebook {notebook.slug!r} names note {slug!r}, which {where}",
+                        "Fix the slug, or add the notebook to the note's 'notebooks:'."))
+
+
+def _check_unique_ids(corpus: Corpus, problems: list[Problem]) -> None:
+    extraction_at: dict[str, str] = {}
+    comment_at: dict[str, str] = {}
+    for note in corpus.notes.values():
+        for extraction in note.extractions:
+            where = f"{extraction.source.file}:{extraction.source.line}"
+            if extraction.id in extraction_at:
+                problems.append(Problem(
+                    extraction.source.file, extraction.source.line, "duplicate-id",
+                    f"extraction id {extraction.id!r} is already used at {extraction_at[extraction.id]}",
+                    "Give this extraction another id: ids are unique across the whole content, "
+                    "since citations name them."))
+            else:
+                extraction_at[extraction.id] = where
+            for comment in extraction.comments:
+                where = f"{comment.source.file}:{comment.source.line}"
+                if comment.id in comment_at:
+                    problems.append(Problem(
+                        comment.source.file, comment.source.line, "duplicate-id",
+                        f"comment id {comment.id!r} is already used at {comment_at[comment.id]}",
+                        "Give this comment another id: ids are unique across the whole content."))
+                else:
+                    comment_at[comment.id] = where
+
+
+def _check_media(corpus: Corpus, problems: list[Problem]) -> None:
+    for note in corpus.notes.values():
+        if note.media is None:
+            continue
+        line = note.field_lines.get("media", 1)
+        if not note.media.startswith("assets/"):
+            problems.append(Problem(
+                note.source.file, line, "invalid-path", f"media {note.media!r} is not under assets/",
+                "Put audio, video and other files under content/assets/ and point to them from there."))
+        elif note.media not in corpus.assets:
+            problems.append(Problem(
+                note.source.file, line, "missing-asset", f"media file {note.media!r} does not exist",
+                "Add the file under content/assets/ or fix the path (relative to the note)."))
+        if note.type is not NoteType.NOTE:
+            problems.append(Problem(
+                note.source.file, line, "invalid-value", f"a {note.type.value} cannot carry media",
+                "Only ordinary notes (transcripts) have media."))

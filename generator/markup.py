@@ -1,0 +1,100 @@
+"""The markdown dialect of notes: CommonMark + tables + strikethrough + ``[[wikilinks]]``,
+raw HTML off, URL schemes on an allowlist.
+
+Pure: one parser per call to :func:`make_parser`; no rendering here (see
+``generator/site/markdown_html.py``) so that anchoring and link checks read the
+same tokens the renderer writes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from markdown_it import MarkdownIt
+from markdown_it.rules_inline import StateInline
+from markdown_it.token import Token
+
+ALLOWED_SCHEMES = ("http", "https", "mailto")
+_SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.\-]*):")
+_CONTROL = re.compile(r"[\x00-\x20\x7f]")
+_WIKILINK = re.compile(r"\[\[([^\[\]|\n]+?)(?:\|([^\[\]\n]+?))?\]\]")
+
+
+def link_is_safe(url: str) -> bool:
+    """Only http, https, mailto and scheme-less (relative) URLs pass.
+
+    Browsers ignore tabs, newlines and leading spaces inside a scheme
+    (``java\\tscript:``), so those are removed before looking at it.
+    """
+    cleaned = _CONTROL.sub("", url)
+    match = _SCHEME.match(cleaned)
+    if match is None:
+        return True
+    return match.group(1).lower() in ALLOWED_SCHEMES
+
+
+@dataclass(frozen=True)
+class WikiTarget:
+    """What a ``[[…]]`` names.
+
+    Attributes:
+        kind: ``note`` (a slug), ``ext`` (an extraction id) or ``com`` (a comment id).
+        key: the slug or id.
+        fragment: ``#…`` part of a note link, without the ``#``.
+    """
+
+    kind: str
+    key: str
+    fragment: str = ""
+
+
+def parse_wiki_target(raw: str) -> WikiTarget:
+    raw = raw.strip()
+    for kind in ("ext", "com"):
+        if raw.startswith(kind + ":"):
+            return WikiTarget(kind, raw[len(kind) + 1:].strip())
+    slug, _, fragment = raw.partition("#")
+    return WikiTarget("note", slug.strip(), fragment.strip())
+
+
+def _wikilink_rule(state: StateInline, silent: bool) -> bool:
+    if not state.src.startswith("[[", state.pos):
+        return False
+    match = _WIKILINK.match(state.src, state.pos)
+    if match is None:
+        return False
+    if not silent:
+        token = state.push("wikilink", "", 0)
+        target = match.group(1).strip()
+        token.meta = {"target": target, "label": (match.group(2) or "").strip()}
+        token.content = token.meta["label"] or target
+    state.pos = match.end()
+    return True
+
+
+def make_parser() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    md.enable(["table", "strikethrough"])
+    md.validateLink = link_is_safe  # type: ignore[method-assign]
+    md.inline.ruler.before("link", "wikilink", _wikilink_rule)
+    return md
+
+
+def parse(body: str) -> list[Token]:
+    return make_parser().parse(body)
+
+
+def leaf_text(token: Token) -> str:
+    """The plain text one inline token contributes to its element.
+
+    The renderer advances its offsets with the very same function, so highlighted
+    ranges computed on plain text land on the same characters in the HTML.
+    """
+    if token.type in ("text", "code_inline", "wikilink"):
+        return token.content
+    if token.type == "softbreak":
+        return " "
+    if token.type == "hardbreak":
+        return "\n"
+    return ""

@@ -1,0 +1,149 @@
+"""The build, top to bottom: load → validate → anchor → link → publish → emit → write.
+
+``analyse`` is everything up to the publication (what ``carnet check`` runs);
+``build`` adds the emitters and the atomic write. Nothing here calls a model or
+reads the clock: the same content gives the same bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.anchoring import AnchoredNote, anchor_note
+from generator.corpus.links import CorpusIndex, LinkTarget, LinkUse, collect_links, resolve_link
+from generator.corpus.load import load_corpus
+from generator.corpus.model import Corpus
+from generator.corpus.publication import NotebookReport, Publication, private_link_problems, publish
+from generator.corpus.validate import validate_corpus
+from generator.problems import ContentError, Problem, SettingsError, sorted_problems
+from generator.site.emitters import EMITTERS, Emitter
+from generator.site.model import SiteModel
+from generator.site.output import check_output_dir, write_site
+from generator.site.theme import Theme
+
+
+@dataclass
+class Analysis:
+    """Everything known about the content before anything is rendered.
+
+    Attributes:
+        corpus: the whole content (private parts included).
+        anchored: note slug → parsed body and anchors.
+        links: note slug → each link with its target.
+        publication: the public part: the only thing emitters see.
+        problems: every problem found, sorted.
+    """
+
+    corpus: Corpus
+    anchored: dict[str, AnchoredNote]
+    links: dict[str, list[tuple[LinkUse, LinkTarget]]]
+    publication: Publication
+    problems: list[Problem]
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.is_error]
+
+
+@dataclass
+class BuildResult:
+    """What a build wrote and published."""
+
+    out_dir: Path
+    files: int
+    reports: list[NotebookReport]
+    problems: list[Problem]
+
+
+def analyse(content_dir: Path) -> Analysis:
+    if not content_dir.is_dir():
+        raise SettingsError(f"content directory not found: {content_dir}")
+    # 1. load and validate every file, collecting all problems
+    corpus, problems = load_corpus(content_dir)
+    problems += validate_corpus(corpus)
+    # 2. anchor: elements of each note, each extraction's quote → portions
+    anchored: dict[str, AnchoredNote] = {}
+    for slug, note in corpus.notes.items():
+        anchored[slug], anchor_problems = anchor_note(note)
+        problems += anchor_problems
+    # 3. links between notes, to extractions and to assets
+    index = CorpusIndex.of(corpus)
+    links: dict[str, list[tuple[LinkUse, LinkTarget]]] = {}
+    for slug, note in corpus.notes.items():
+        resolved = []
+        for use in collect_links(anchored[slug].document.tokens, note.body_line):
+            target, problem = resolve_link(use, note, corpus, index)
+            resolved.append((use, target))
+            if problem:
+                problems.append(problem)
+        links[slug] = resolved
+    # 4. the public part (INV-12); a public page may not point into private content
+    publication = publish(corpus)
+    problems += private_link_problems(publication, corpus, links)
+    return Analysis(corpus, anchored, links, publication, sorted_problems(problems))
+
+
+def blocking(problems: list[Problem], strict: bool) -> list[Problem]:
+    return [p for p in problems if p.is_error or strict]
+
+
+def site_model(analysis: Analysis, content_dir: Path, base_url: str | None = None) -> SiteModel:
+    publication = analysis.publication
+    published = set(publication.notes)
+    backlinks: dict[str, set[str]] = {}
+    assets: set[str] = set()
+    links = {slug: analysis.links[slug] for slug in sorted(published)}
+    for slug, uses in links.items():
+        note = publication.notes[slug]
+        if note.media:
+            assets.add(note.media)
+        for _use, target in uses:
+            if target.kind == "note" and target.key in published and target.key != slug:
+                backlinks.setdefault(target.key, set()).add(slug)
+            elif target.kind in ("extraction", "comment") and target.note in published and target.note != slug:
+                backlinks.setdefault(target.note, set()).add(slug)
+            elif target.kind == "asset":
+                assets.add(target.key)
+    url = base_url or publication.settings.base_url
+    if not url.endswith("/"):
+        url += "/"
+    return SiteModel(
+        publication=publication,
+        anchored={slug: analysis.anchored[slug] for slug in sorted(published)},
+        links=links,
+        backlinks={slug: sorted(sources) for slug, sources in sorted(backlinks.items())},
+        base_url=url,
+        content_dir=content_dir,
+        published_assets=sorted(a for a in assets if a in analysis.corpus.assets),
+    )
+
+
+def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = EMITTERS) -> dict[str, bytes]:
+    files: dict[str, bytes] = {}
+    owner: dict[str, str] = {}
+    for emitter in emitters:
+        for path, data in emitter.emit(site, theme):
+            if path in files:
+                raise SettingsError(f"{emitter.name} and {owner[path]} both write {path}")
+            files[path] = data
+            owner[path] = emitter.name
+    return dict(sorted(files.items()))
+
+
+def build(content_dir: Path, out_dir: Path, *, strict: bool = False, base_url: str | None = None,
+          theme_dir: Path | None = None, emitters: tuple[Emitter, ...] = EMITTERS) -> BuildResult:
+    check_output_dir(out_dir, content_dir)  # refuse early, before any work
+    theme = Theme.load(theme_dir)
+    analysis = analyse(content_dir)
+    stopping = blocking(analysis.problems, strict)
+    if stopping:
+        raise ContentError(analysis.problems, strict=strict)
+    site = site_model(analysis, content_dir, base_url)
+    files = render_site(site, theme, emitters)
+    write_site(files, out_dir, content_dir)
+    return BuildResult(out_dir, len(files) + 1, publication_reports(analysis), analysis.problems)
+
+
+def publication_reports(analysis: Analysis) -> list[NotebookReport]:
+    return analysis.publication.reports

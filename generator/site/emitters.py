@@ -1,0 +1,104 @@
+"""One emitter per output. Each declares which parts of the model it reads, so an
+incremental build can tell what to redo, and yields ``(site path, bytes)`` pairs.
+
+Parts of the model: ``settings``, ``bases``, ``notebooks``, ``notes`` (bodies,
+memberships, extractions, comments), ``anchors``, ``links``, ``assets``, ``theme``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Protocol
+
+from generator.site import pages
+from generator.site.model import SiteModel, base_path, category_path, note_path, notebook_path
+from generator.site.theme import Theme
+
+Output = Iterator[tuple[str, bytes]]
+
+
+class Emitter(Protocol):
+    name: str
+    reads: frozenset[str]
+
+    def emit(self, site: SiteModel, theme: Theme) -> Output: ...
+
+
+@dataclass(frozen=True)
+class ThemeStatic:
+    name: str = "theme-static"
+    reads: frozenset[str] = frozenset({"theme"})
+
+    def emit(self, site: SiteModel, theme: Theme) -> Output:
+        for published, data in theme.static.values():
+            yield published, data
+
+
+@dataclass(frozen=True)
+class ContentAssets:
+    """Copies the assets published notes use (links, images, media) — and only those:
+    a file only a private note uses is never published."""
+
+    name: str = "content-assets"
+    reads: frozenset[str] = frozenset({"assets", "links", "notes"})
+
+    def emit(self, site: SiteModel, theme: Theme) -> Output:
+        for path in site.published_assets:
+            yield path, (site.content_dir / path).read_bytes()
+
+
+@dataclass(frozen=True)
+class HomePage:
+    name: str = "home"
+    reads: frozenset[str] = frozenset({"settings", "bases", "notebooks", "notes", "theme"})
+
+    def emit(self, site: SiteModel, theme: Theme) -> Output:
+        yield "index.html", theme.render("home.html", **pages.home_context(site, theme))
+
+
+@dataclass(frozen=True)
+class BasePages:
+    name: str = "base-pages"
+    reads: frozenset[str] = frozenset({"settings", "bases", "notebooks", "notes", "theme"})
+
+    def emit(self, site: SiteModel, theme: Theme) -> Output:
+        for slug in site.publication.bases:
+            yield base_path(slug), theme.render("base.html", **pages.base_context(site, theme, slug))
+
+
+@dataclass(frozen=True)
+class NotebookPages:
+    name: str = "notebook-pages"
+    reads: frozenset[str] = frozenset({"settings", "bases", "notebooks", "notes", "theme"})
+
+    def emit(self, site: SiteModel, theme: Theme) -> Output:
+        for slug in site.publication.notebooks:
+            yield notebook_path(slug), theme.render("notebook.html", **pages.notebook_context(site, theme, slug))
+
+
+@dataclass(frozen=True)
+class CategoryPages:
+    name: str = "category-pages"
+    reads: frozenset[str] = frozenset({"settings", "bases", "notebooks", "notes", "theme"})
+
+    def emit(self, site: SiteModel, theme: Theme) -> Output:
+        for slug, notebook in site.publication.notebooks.items():
+            for axis in notebook.axes:
+                for category in axis.categories:
+                    context = pages.category_context(site, theme, slug, axis.key, category)
+                    yield category_path(slug, axis.key, category), theme.render("category.html", **context)
+
+
+@dataclass(frozen=True)
+class NotePages:
+    name: str = "note-pages"
+    reads: frozenset[str] = frozenset({"settings", "bases", "notebooks", "notes", "anchors", "links", "theme"})
+
+    def emit(self, site: SiteModel, theme: Theme) -> Output:
+        for slug in site.publication.notes:
+            yield note_path(slug), theme.render("note.html", **pages.note_context(site, theme, slug))
+
+
+EMITTERS: tuple[Emitter, ...] = (
+    ThemeStatic(), ContentAssets(), HomePage(), BasePages(), NotebookPages(), CategoryPages(), NotePages(),
+)

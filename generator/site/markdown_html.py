@@ -1,0 +1,225 @@
+"""Note body → HTML, with element ids, extraction highlights and resolved links.
+
+Highlights are cut at every inline boundary (emphasis, link, code), so a passage
+that crosses ``*emphasis*`` or a link still yields well-nested HTML; overlapping
+extractions share one ``<mark>`` per segment listing all their ids.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from html import escape
+from typing import Callable, Sequence
+
+from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererHTML
+from markdown_it.token import Token
+
+from generator.anchoring import AnchoredNote
+from generator.markup import leaf_text, make_parser
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A highlighted range of one element's text, for one extraction."""
+
+    start: int
+    end: int
+    extraction: str
+
+
+@dataclass(frozen=True)
+class Href:
+    """A link as the page shows it: ``url`` is ``None`` for a broken or refused link."""
+
+    url: str | None
+    css_class: str = ""
+    title: str = ""
+
+
+@dataclass
+class RenderState:
+    """What rendering one body needs; passed through markdown-it's ``env``.
+
+    Attributes:
+        anchored: the note's parsed body and anchors.
+        marks: element index → marks in that element.
+        resolve: (raw target, is wikilink) → how to show the link.
+    """
+
+    anchored: AnchoredNote
+    marks: dict[int, list[Mark]]
+    resolve: Callable[[str, bool], Href]
+    started: set[str] = field(default_factory=set)
+    cursor: "_Cursor | None" = None
+    closers: list[str] = field(default_factory=list)
+
+
+class _Cursor:
+    """Walks one element's text while inline tokens are rendered, wrapping marked ranges."""
+
+    def __init__(self, marks: Sequence[Mark], offset: int, started: set[str]) -> None:
+        self.marks = marks
+        self.offset = offset
+        self.started = started
+
+    def wrap(self, text: str, shown: str | None = None) -> str:
+        start, end = self.offset, self.offset + len(text)
+        self.offset = end
+        shown = text if shown is None else shown
+        if not self.marks or start == end:
+            return escape(shown, quote=False)
+        cuts = {start, end}
+        for mark in self.marks:
+            for cut in (mark.start, mark.end):
+                if start < cut < end:
+                    cuts.add(cut)
+        points = sorted(cuts)
+        out = []
+        for a, b in zip(points, points[1:]):
+            ids = sorted({m.extraction for m in self.marks if m.start <= a and b <= m.end})
+            for mark in self.marks:
+                if mark.start == a and mark.extraction not in self.started:
+                    self.started.add(mark.extraction)
+                    out.append(f'<span class="ext-anchor" id="ext-{escape(mark.extraction)}"></span>')
+            piece = escape(shown[a - start:b - start], quote=False)
+            if ids:
+                overlap = " overlap" if len(ids) > 1 else ""
+                out.append(f'<mark class="extraction{overlap}" data-ext="{escape(" ".join(ids))}">'
+                           f"{piece}</mark>")
+            else:
+                out.append(piece)
+        return "".join(out)
+
+
+_ADJACENT_MARKS = re.compile(
+    r'(<mark class="([^"]*)" data-ext="([^"]*)">)([^<]*)</mark><mark class="\2" data-ext="\3">')
+
+
+def _merge_adjacent_marks(html: str) -> str:
+    """One ``<mark>`` where a passage runs over a line break, instead of three."""
+    while True:
+        merged = _ADJACENT_MARKS.sub(r"\1\4", html)
+        if merged == html:
+            return html
+        html = merged
+
+
+def _cursor(env: dict) -> _Cursor | None:
+    state: RenderState = env["carnet"]
+    return state.cursor
+
+
+class _NoteRenderer(RendererHTML):
+    def render(self, tokens: Sequence[Token], options, env: dict) -> str:
+        state: RenderState = env["carnet"]
+        doc = state.anchored.document
+        out = []
+        for index, token in enumerate(tokens):
+            element_id = doc.id_at.get(index)
+            if element_id is not None:
+                token.attrSet("id", element_id)
+                token.attrSet("class", "element")
+            if token.type == "inline":
+                located = doc.inline_at.get(index)
+                if located is None:
+                    state.cursor = _Cursor((), 0, state.started)
+                else:
+                    element, base = located
+                    state.cursor = _Cursor(state.marks.get(element, ()), base, state.started)
+                out.append(_merge_adjacent_marks(self.renderInline(token.children or [], options, env)))
+                state.cursor = None
+            elif token.type in ("fence", "code_block"):
+                out.append(self._code(token, doc.block_at.get(index), doc, state))
+            elif token.type in self.rules:
+                out.append(self.rules[token.type](tokens, index, options, env))
+            else:
+                out.append(self.renderToken(tokens, index, options, env))
+        return "".join(out)
+
+    def _code(self, token: Token, element: int | None, doc, state: RenderState) -> str:
+        text = token.content.rstrip("\n")
+        cursor = _Cursor(state.marks.get(element, ()) if element is not None else (), 0, state.started)
+        element_id = doc.elements[element].id if element is not None else ""
+        language = token.info.strip().split()[0] if token.info.strip() else ""
+        lang_attr = f' class="language-{escape(language)}"' if language else ""
+        id_attr = f' id="{element_id}" class="element"' if element_id else ""
+        return f"<pre{id_attr}><code{lang_attr}>{cursor.wrap(text)}\n</code></pre>\n"
+
+    def text(self, tokens, idx, options, env) -> str:
+        cursor = _cursor(env)
+        content = tokens[idx].content
+        return cursor.wrap(content) if cursor else escape(content, quote=False)
+
+    def code_inline(self, tokens, idx, options, env) -> str:
+        cursor = _cursor(env)
+        content = tokens[idx].content
+        inner = cursor.wrap(content) if cursor else escape(content, quote=False)
+        return f"<code>{inner}</code>"
+
+    def softbreak(self, tokens, idx, options, env) -> str:
+        cursor = _cursor(env)
+        return cursor.wrap(leaf_text(tokens[idx]), "\n") if cursor else "\n"
+
+    def hardbreak(self, tokens, idx, options, env) -> str:
+        cursor = _cursor(env)
+        if cursor:
+            cursor.wrap(leaf_text(tokens[idx]), "")
+        return "<br>\n"
+
+    def wikilink(self, tokens, idx, options, env) -> str:
+        state: RenderState = env["carnet"]
+        token = tokens[idx]
+        href = state.resolve(token.meta["target"], True)
+        inner = state.cursor.wrap(token.content) if state.cursor else escape(token.content, quote=False)
+        return _anchor(href, inner)
+
+    def link_open(self, tokens, idx, options, env) -> str:
+        state: RenderState = env["carnet"]
+        href = state.resolve(str(tokens[idx].attrGet("href") or ""), False)
+        if href.url is None:
+            state.closers.append("</span>")
+            return f'<span class="broken-link" title="{escape(href.title)}">'
+        state.closers.append("</a>")
+        return _anchor(href, None)
+
+    def link_close(self, tokens, idx, options, env) -> str:
+        state: RenderState = env["carnet"]
+        return state.closers.pop() if state.closers else "</a>"
+
+    def image(self, tokens, idx, options, env) -> str:
+        state: RenderState = env["carnet"]
+        token = tokens[idx]
+        alt = "".join(leaf_text(child) for child in token.children or [])
+        href = state.resolve(str(token.attrGet("src") or ""), False)
+        if href.url is None:
+            return f'<span class="broken-link" title="{escape(href.title)}">[{escape(alt, quote=False)}]</span>'
+        title = token.attrGet("title")
+        title_attr = f' title="{escape(str(title))}"' if title else ""
+        return f'<img src="{escape(href.url)}" alt="{escape(alt)}"{title_attr} loading="lazy">'
+
+
+def _anchor(href: Href, inner: str | None) -> str:
+    if href.url is None:
+        opening = f'<span class="broken-link" title="{escape(href.title)}">'
+        return opening if inner is None else f"{opening}{inner}</span>"
+    attrs = f' href="{escape(href.url)}"'
+    if href.css_class:
+        attrs += f' class="{escape(href.css_class)}"'
+    if href.title:
+        attrs += f' title="{escape(href.title)}"'
+    opening = f"<a{attrs}>"
+    return opening if inner is None else f"{opening}{inner}</a>"
+
+
+@cache
+def _parser() -> MarkdownIt:
+    return make_parser()
+
+
+def render_body(state: RenderState) -> str:
+    """Render a note body whose tokens were produced by :func:`generator.markup.parse`."""
+    parser = _parser()
+    return _NoteRenderer(parser).render(state.anchored.document.tokens, parser.options, {"carnet": state})

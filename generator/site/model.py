@@ -1,0 +1,60 @@
+"""The finished model the emitters render: the publication, anchored notes, resolved
+links, backlinks and page addresses. Emitters decide nothing about evidence or privacy."""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from generator.anchoring import AnchoredNote
+from generator.corpus.links import LinkTarget, LinkUse
+from generator.corpus.load import slugify
+from generator.corpus.publication import Publication
+
+
+def note_path(slug: str) -> str:
+    return f"notes/{slug}.html"
+
+
+def notebook_path(slug: str) -> str:
+    return f"notebooks/{slug}.html"
+
+
+def category_path(notebook: str, axis: str, category: str) -> str:
+    return f"notebooks/{notebook}/{axis}/{slugify(category)}.html"
+
+
+def base_path(slug: str) -> str:
+    return f"bases/{slug}.html"
+
+
+def relative(target: str, page: str) -> str:
+    """A link from ``page`` to ``target`` (both site-relative paths) that works from any
+    base URL and from ``file://``."""
+    path, hash_mark, fragment = target.partition("#")
+    rel = posixpath.relpath(path, posixpath.dirname(page) or ".") if path else ""
+    return rel + (hash_mark + fragment if hash_mark else "")
+
+
+@dataclass
+class SiteModel:
+    """Attributes:
+        publication: the public corpus.
+        anchored: published note slug → its parsed body and anchors.
+        links: published note slug → its links with their targets, in reading order.
+        backlinks: note slug → published notes linking to it (sorted).
+        base_url: absolute URL of the site (canonical links).
+        content_dir: where asset files are read from.
+    """
+
+    publication: Publication
+    anchored: dict[str, AnchoredNote]
+    links: dict[str, list[tuple[LinkUse, LinkTarget]]]
+    backlinks: dict[str, list[str]]
+    base_url: str
+    content_dir: Path
+    published_assets: list[str] = field(default_factory=list)
+
+    def bases_of(self, notebook: str) -> list[str]:
+        return [slug for slug, base in self.publication.bases.items() if notebook in base.notebooks]

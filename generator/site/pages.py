@@ -1,0 +1,281 @@
+"""Page contexts: what each template receives. Pure functions of the site model."""
+
+from __future__ import annotations
+
+import datetime as dt
+import posixpath
+from typing import Any, Callable
+
+from generator.anchoring import AnchorStatus
+from generator.corpus.model import Note, NoteType
+from generator.corpus.publication import published_ids
+from generator.site.markdown_html import Href, Mark, RenderState, render_body
+from generator.site.model import (
+    SiteModel, base_path, category_path, note_path, notebook_path, relative,
+)
+from generator.site.theme import Theme
+
+MONTHS = {
+    "fr": ["janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre",
+           "octobre", "novembre", "décembre"],
+    "en": ["January", "February", "March", "April", "May", "June", "July", "August", "September",
+           "October", "November", "December"],
+}
+NOTE_TYPE_LABELS = {NoteType.NOTE: "Note", NoteType.WIKI: "Article wiki", NoteType.SYNTHESIS: "Synthèse dirigée"}
+STANCE_LABELS = {"agree": "d'accord", "disagree": "en désaccord", "nuance": "nuance",
+                 "question": "question", "neutral": "remarque"}
+MEDIA_TYPES = {".ogg": "audio", ".oga": "audio", ".opus": "audio", ".mp3": "audio", ".wav": "audio",
+               ".m4a": "audio", ".webm": "video", ".mp4": "video", ".ogv": "video"}
+
+
+def format_date(value: dt.date | None, language: str) -> str:
+    if value is None:
+        return ""
+    months = MONTHS.get(language.split("-")[0], MONTHS["en"])
+    if language.startswith("fr"):
+        day = "1er" if value.day == 1 else str(value.day)
+        return f"{day} {months[value.month - 1]} {value.year}"
+    return f"{value.day} {months[value.month - 1]} {value.year}"
+
+
+def common(site: SiteModel, theme: Theme, path: str, title: str, kind: str) -> dict[str, Any]:
+    """What every page needs: site, navigation, addresses relative to this page."""
+    publication = site.publication
+    settings = publication.settings
+
+    def url(target: str) -> str:
+        return relative(target, path)
+
+    return {
+        "site": settings,
+        "page": {"path": path, "title": title, "kind": kind,
+                 "canonical": site.base_url + ("" if path == "index.html" else path)},
+        "url": url,
+        "static": lambda name: url(theme.static_path(name)),
+        "nav_bases": [{"title": b.title, "url": url(base_path(s))} for s, b in publication.bases.items()],
+        "nav_notebooks": [{"title": nb.title, "url": url(notebook_path(s))}
+                          for s, nb in publication.notebooks.items()],
+        "format_date": lambda d: format_date(d, settings.language),
+        "home_url": url("index.html"),
+    }
+
+
+def ordered_notes(site: SiteModel, notebook: str) -> list[Note]:
+    """Pinned first (in their order), then the manual order, then the rest newest first."""
+    nb = site.publication.notebooks[notebook]
+    notes = {n.slug: n for n in site.publication.notes_of(notebook)}
+    head = [s for s in (*nb.pinned, *nb.order) if s in notes]
+    seen: set[str] = set()
+    ordered = []
+    for slug in head:
+        if slug not in seen:
+            seen.add(slug)
+            ordered.append(notes[slug])
+    rest = sorted((n for s, n in notes.items() if s not in seen),
+                  key=lambda n: (n.date.isoformat() if n.date else "", n.slug), reverse=True)
+    return ordered + rest
+
+
+def note_summary(site: SiteModel, note: Note, notebook: str, url: Callable[[str], str]) -> dict[str, Any]:
+    membership = note.membership(notebook)
+    nb = site.publication.notebooks[notebook]
+    categories = []
+    if membership:
+        for axis in nb.axes:
+            for category in membership.categories.get(axis.key, ()):
+                categories.append({"axis": axis.title, "axis_key": axis.key, "name": category,
+                                   "url": url(category_path(notebook, axis.key, category))})
+    return {
+        "slug": note.slug,
+        "title": note.title,
+        "url": url(note_path(note.slug)) + f"?nb={notebook}",
+        "date": note.date,
+        "type": note.type.value,
+        "type_label": NOTE_TYPE_LABELS[note.type],
+        "summary": note.summary,
+        "pinned": note.slug in nb.pinned,
+        "categories": categories,
+        "extractions": len(note.extractions),
+        "comments": sum(len(e.comments) for e in note.extractions),
+    }
+
+
+def home_context(site: SiteModel, theme: Theme) -> dict[str, Any]:
+    ctx = common(site, theme, "index.html", site.publication.settings.title, "home")
+    url = ctx["url"]
+    publication = site.publication
+    in_bases = {nb for base in publication.bases.values() for nb in base.notebooks}
+    ctx["bases"] = [
+        {"title": b.title, "description": b.description, "url": url(base_path(s)),
+         "notebooks": [_notebook_card(site, nb, url) for nb in b.notebooks]}
+        for s, b in publication.bases.items()
+    ]
+    ctx["loose_notebooks"] = [_notebook_card(site, s, url) for s in publication.notebooks if s not in in_bases]
+    return ctx
+
+
+def _notebook_card(site: SiteModel, slug: str, url: Callable[[str], str]) -> dict[str, Any]:
+    nb = site.publication.notebooks[slug]
+    notes = site.publication.notes_of(slug)
+    return {"title": nb.title, "description": nb.description, "url": url(notebook_path(slug)),
+            "notes": sum(n.type is NoteType.NOTE for n in notes),
+            "articles": sum(n.type is not NoteType.NOTE for n in notes)}
+
+
+def base_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any]:
+    base = site.publication.bases[slug]
+    path = base_path(slug)
+    ctx = common(site, theme, path, base.title, "base")
+    url = ctx["url"]
+    ctx["base"] = {"title": base.title, "description": base.description,
+                   "notebooks": [_notebook_card(site, nb, url) for nb in base.notebooks]}
+    return ctx
+
+
+def _facets(site: SiteModel, notebook: str, url: Callable[[str], str], notes: list[Note]) -> list[dict]:
+    nb = site.publication.notebooks[notebook]
+    facets = []
+    for axis in nb.axes:
+        entries = []
+        for category in axis.categories:
+            count = sum(category in (n.membership(notebook).categories.get(axis.key, ()))  # type: ignore[union-attr]
+                        for n in notes)
+            entries.append({"name": category, "count": count,
+                            "url": url(category_path(notebook, axis.key, category))})
+        facets.append({"key": axis.key, "title": axis.title, "categories": entries})
+    return facets
+
+
+def notebook_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any]:
+    nb = site.publication.notebooks[slug]
+    path = notebook_path(slug)
+    ctx = common(site, theme, path, nb.title, "notebook")
+    url = ctx["url"]
+    notes = ordered_notes(site, slug)
+    ctx["notebook"] = {
+        "slug": slug, "title": nb.title, "description": nb.description, "writing_guide": nb.writing_guide,
+        "author_rule": nb.author_rule.value,
+        "bases": [{"title": site.publication.bases[b].title, "url": url(base_path(b))}
+                  for b in site.bases_of(slug)],
+    }
+    ctx["facets"] = _facets(site, slug, url, notes)
+    ctx["notes"] = [note_summary(site, n, slug, url) for n in notes if n.type is NoteType.NOTE]
+    ctx["articles"] = [note_summary(site, n, slug, url) for n in notes if n.type is not NoteType.NOTE]
+    return ctx
+
+
+def category_context(site: SiteModel, theme: Theme, notebook: str, axis_key: str, category: str) -> dict[str, Any]:
+    nb = site.publication.notebooks[notebook]
+    axis = nb.axis(axis_key)
+    assert axis is not None
+    path = category_path(notebook, axis_key, category)
+    ctx = common(site, theme, path, f"{category} — {nb.title}", "category")
+    url = ctx["url"]
+    notes = [n for n in ordered_notes(site, notebook)
+             if category in n.membership(notebook).categories.get(axis_key, ())]  # type: ignore[union-attr]
+    ctx["notebook"] = {"title": nb.title, "url": url(notebook_path(notebook))}
+    ctx["axis"] = {"title": axis.title}
+    ctx["category"] = category
+    ctx["notes"] = [note_summary(site, n, notebook, url) for n in notes]
+    return ctx
+
+
+def note_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any]:
+    publication = site.publication
+    note = publication.notes[slug]
+    path = note_path(slug)
+    ctx = common(site, theme, path, note.title, "note")
+    url = ctx["url"]
+    anchored = site.anchored[slug]
+    name = lambda person: publication.name(slug, person)  # noqa: E731
+
+    contexts = []
+    for membership in note.memberships:
+        nb = publication.notebooks[membership.notebook]
+        bases = site.bases_of(nb.slug)
+        categories = []
+        for axis in nb.axes:
+            values = membership.categories.get(axis.key, ())
+            if values:
+                categories.append({"axis": axis.title, "entries": [
+                    {"name": v, "url": url(category_path(nb.slug, axis.key, v))} for v in values]})
+        contexts.append({
+            "slug": nb.slug, "title": nb.title, "url": url(notebook_path(nb.slug)),
+            "note_url": url(path) + f"?nb={nb.slug}",
+            "base": ({"title": publication.bases[bases[0]].title, "url": url(base_path(bases[0]))}
+                     if bases else None),
+            "categories": categories,
+        })
+
+    extractions = []
+    marks: dict[int, list[Mark]] = {}
+    for extraction in note.extractions:
+        anchor = anchored.anchors[extraction.id]
+        if anchor.status is AnchorStatus.ANCHORED:
+            for portion in anchor.portions:
+                marks.setdefault(portion.element, []).append(
+                    Mark(portion.start, portion.end, extraction.id))
+        extractions.append({
+            "id": extraction.id, "quote": extraction.quote, "kind": extraction.kind,
+            "author": name(extraction.author), "date": extraction.date,
+            "anchored": anchor.status is AnchorStatus.ANCHORED, "reason": anchor.reason,
+            "target": (f"#ext-{extraction.id}" if anchor.status is AnchorStatus.ANCHORED else None),
+            "disagreements": sum(c.stance == "disagree" and c.withdrawn is None for c in extraction.comments),
+            "comments": [{
+                "id": c.id, "author": name(c.author), "date": c.date, "stance": c.stance,
+                "stance_label": STANCE_LABELS.get(c.stance, c.stance),
+                "text": None if c.withdrawn else c.text,
+                "withdrawn": ({"date": c.withdrawn.date, "reason": c.withdrawn.reason, "sha256": c.text_sha256}
+                              if c.withdrawn else None),
+            } for c in sorted(extraction.comments, key=lambda c: (c.date, c.id))],
+        })
+
+    targets = {(use.raw, use.wiki): target for use, target in site.links.get(slug, [])}
+
+    def resolve(raw: str, wiki: bool) -> Href:
+        target = targets.get((raw, wiki))
+        if target is None:
+            return Href(None, title="lien non vérifié")
+        return _href(site, target, path)
+
+    body = render_body(RenderState(anchored, marks, resolve))
+    media = None
+    if note.media:
+        extension = posixpath.splitext(note.media)[1].lower()
+        media = {"url": url(note.media), "kind": MEDIA_TYPES.get(extension, "file"),
+                 "name": posixpath.basename(note.media)}
+    elements = anchored.document.elements
+    ctx["note"] = {
+        "slug": slug, "title": note.title, "type": note.type.value, "type_label": NOTE_TYPE_LABELS[note.type],
+        "date": note.date, "authors": [name(a) for a in note.authors], "summary": note.summary,
+        "body": body, "media": media, "contexts": contexts, "extractions": extractions,
+        "element_count": len(elements),
+        "backlinks": [{"title": publication.notes[b].title, "url": url(note_path(b))}
+                      for b in site.backlinks.get(slug, [])],
+        "author_rule": publication.notebooks[publication.governing[slug]].author_rule.value,
+    }
+    return ctx
+
+
+def _href(site: SiteModel, target, page: str) -> Href:
+    published = site.publication.notes
+    if target.kind == "note":
+        if target.key not in published:
+            return Href(None, title="note non publiée")
+        fragment = f"#{target.fragment}" if target.fragment else ""
+        return Href(relative(note_path(target.key) + fragment, page))
+    if target.kind in ("extraction", "comment"):
+        note = published.get(target.note)
+        if note is None:
+            return Href(None, title="source non publiée")
+        if target.key not in published_ids(note):
+            return Href(None, title="source non publiée")
+        prefix = "ext" if target.kind == "extraction" else "com"
+        return Href(relative(f"{note_path(target.note)}#{prefix}-{target.key}", page), css_class="citation")
+    if target.kind == "asset":
+        return Href(relative(target.key, page))
+    if target.kind == "external":
+        return Href(target.key, css_class="external")
+    if target.kind == "fragment":
+        return Href(f"#{target.key}")
+    return Href(None, title="lien cassé")
