@@ -130,7 +130,7 @@ def parse_content(files: ContentFiles) -> tuple[Corpus, list[Problem]]:
 
     notes: dict[str, Note] = {}
     note_files: dict[str, str] = {}
-    for rel, data in files.notes.items():
+    for rel, data in sorted(files.notes.items()):
         stem = rel[: -len(".md")]
         slug = posixpath.basename(stem)
         if not _valid_slug(slug, rel, "note", problems):

@@ -1,0 +1,25 @@
+# Two entry points (see README): `make site` builds the example site, `make test` runs every test.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: site test check clean
+
+# The virtual environment is (re)made when pyproject.toml changes.
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $@
+
+site: $(VENV)/.installed
+	$(BIN)/carnet build content --out build
+
+check: $(VENV)/.installed
+	$(BIN)/carnet check content
+
+test: $(VENV)/.installed
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf build .pytest_cache

@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from support.corpus import copy_fixture  # noqa: E402
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> Path:
+    """A fresh copy of tests/fixtures/small that a test may change."""
+    return copy_fixture("small", tmp_path)
+
+
+@pytest.fixture(scope="session")
+def small_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The small fixture built once (read-only for tests)."""
+    from generator.pipeline import build
+
+    root = tmp_path_factory.mktemp("small-site")
+    content = copy_fixture("small", root)
+    out = root / "site"
+    build(content, out)
+    return out

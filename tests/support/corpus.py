@@ -1,0 +1,47 @@
+"""Helpers to copy a fixture corpus and change files in it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def copy_fixture(name: str, dest: Path) -> Path:
+    target = dest / name
+    shutil.copytree(FIXTURES / name, target)
+    return target
+
+
+def write(root: Path, rel: str, text: str | bytes) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def replace(root: Path, rel: str, old: str, new: str) -> None:
+    path = root / rel
+    text = path.read_text(encoding="utf-8")
+    assert old in text, f"{old!r} not in {rel}"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def line_of(root: Path, rel: str, needle: str, occurrence: int = 1) -> int:
+    """1-based line of the ``occurrence``-th line containing ``needle``: tests compute
+    expected lines instead of typing them."""
+    text = (root / rel).read_bytes().decode("utf-8", errors="replace")
+    for number, line in enumerate(text.split("\n"), start=1):
+        if needle in line:
+            occurrence -= 1
+            if occurrence == 0:
+                return number
+    raise AssertionError(f"{needle!r} not in {rel}")
+
+
+def site_files(out: Path) -> dict[str, bytes]:
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
