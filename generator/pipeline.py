@@ -69,11 +69,15 @@ def analyse(content_dir: Path) -> Analysis:
         problems += anchor_problems
     # 3. links between notes, to extractions and to assets
     index = CorpusIndex.of(corpus)
+
+    def fragments(slug: str) -> set[str]:
+        return anchored[slug].document.fragments()
+
     links: dict[str, list[tuple[LinkUse, LinkTarget]]] = {}
     for slug, note in corpus.notes.items():
         resolved = []
         for use in collect_links(anchored[slug].document.tokens, note.body_line):
-            target, problem = resolve_link(use, note, corpus, index)
+            target, problem = resolve_link(use, note, corpus, index, fragments)
             resolved.append((use, target))
             if problem:
                 problems.append(problem)

@@ -85,6 +85,8 @@ CASES = [
          NOTE, "broken-link", "absent.pdf", Severity.WARNING),
     Case("broken wikilink", _r(NOTE, "reconduit.", "reconduit. [[conseil-z]]"),
          NOTE, "broken-link", "conseil-z", Severity.WARNING),
+    Case("link to a missing section", _r(NOTE, "reconduit.", "reconduit. [A](conseil-a.md#nulle-part)"),
+         NOTE, "broken-link", "nulle-part", Severity.WARNING),
     Case("invalid utf-8", _w(NOTE, "---\ntitle: x\n---\nun \xe9t\xe9\n".encode("latin-1")),
          NOTE, "encoding", "un "),
     Case("nul byte", _w(NOTE, "---\ntitle: x\n---\nligne\nbinaire\x00\n"), NOTE, "encoding", "binaire"),

@@ -14,9 +14,13 @@ from dataclasses import dataclass, field
 from markdown_it.token import Token
 
 from generator.markup import leaf_text
+from generator.text import slugify
 
 SEPARATOR = "\n\n"
 """Joins element texts in the note's text projection; belongs to no element."""
+
+RESERVED_ID_PREFIXES = ("e-", "ext-", "com-", "entry-", "h-")
+"""Ids the site uses for its own anchors; a heading's readable id never starts so."""
 
 CELL_SEPARATOR = " "
 """Joins the cells of a table row inside the row's text."""
@@ -53,6 +57,8 @@ class Document:
         id_at: token index of the opening tag that carries an element's ``id``.
         projection: element texts joined by :data:`SEPARATOR`.
         starts: offset of each element's text in ``projection``.
+        heading_ids: element index of a heading → readable id (``budget``), so that
+            ``note.md#budget`` links work as in any markdown editor.
     """
 
     tokens: list[Token]
@@ -62,6 +68,11 @@ class Document:
     id_at: dict[int, str] = field(default_factory=dict)
     projection: str = ""
     starts: list[int] = field(default_factory=list)
+    heading_ids: dict[int, str] = field(default_factory=dict)
+
+    def fragments(self) -> set[str]:
+        """Every ``#fragment`` a link into this note may name."""
+        return {e.id for e in self.elements} | set(self.heading_ids.values())
 
 
 def _inline_text(token: Token) -> str:
@@ -149,4 +160,16 @@ def segment(tokens: list[Token], body_line: int) -> Document:
         texts.append(text)
         offset += len(text)
     doc.projection = SEPARATOR.join(texts)
+    taken: set[str] = set()
+    for index, element in enumerate(doc.elements):
+        if element.kind == "heading":
+            base = slugify(element.text)
+            if base.startswith(RESERVED_ID_PREFIXES):
+                base = "h-" + base
+            candidate, number = base, 1
+            while candidate in taken:
+                number += 1
+                candidate = f"{base}-{number}"
+            taken.add(candidate)
+            doc.heading_ids[index] = candidate
     return doc

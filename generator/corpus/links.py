@@ -7,6 +7,7 @@ from __future__ import annotations
 import posixpath
 import unicodedata
 from dataclasses import dataclass
+from typing import Callable
 from urllib.parse import unquote, urlsplit
 
 from markdown_it.token import Token
@@ -80,7 +81,21 @@ class CorpusIndex:
         return cls({n.source.file: n.slug for n in corpus.notes.values()}, extraction_note, comment_note)
 
 
-def resolve_link(use: LinkUse, note: Note, corpus: Corpus, index: CorpusIndex) -> tuple[LinkTarget, Problem | None]:
+def resolve_link(use: LinkUse, note: Note, corpus: Corpus, index: CorpusIndex,
+                 fragments: Callable[[str], set[str]]) -> tuple[LinkTarget, Problem | None]:
+    """Resolve one link; ``fragments(slug)`` gives the ``#ids`` a note's page holds."""
+    target, problem = _resolve(use, note, corpus, index)
+    if problem is None and target.kind == "note" and target.fragment and \
+            target.fragment not in fragments(target.key):
+        return target, Problem(
+            note.source.file, use.line, "broken-link",
+            f"note {target.key!r} has no section #{target.fragment}",
+            "Link to a heading of that note by its readable id (lowercase, hyphens: '## Le budget' → "
+            "#le-budget), or drop the fragment.", Severity.WARNING)
+    return target, problem
+
+
+def _resolve(use: LinkUse, note: Note, corpus: Corpus, index: CorpusIndex) -> tuple[LinkTarget, Problem | None]:
     file = note.source.file
     if use.wiki:
         target = parse_wiki_target(use.raw)

@@ -20,6 +20,7 @@ from generator.corpus.model import (
     AuthorRule, Axis, Base, Comment, Corpus, Extraction, Licence, Membership, Note, NoteType,
     Notebook, SiteSettings, SourceRef, Visibility, Withdrawal,
 )
+from generator.text import slugify
 from generator.corpus.source import YamlList, YamlMap, decode_text, parse_yaml, split_front_matter
 from generator.problems import Problem, Severity
 
@@ -495,21 +496,3 @@ def _parse_withdrawal(c: Fields) -> Withdrawal | None:
     if date is None:
         return None
     return Withdrawal(date, reason)
-
-
-def slugify(text: str) -> str:
-    """A readable, ASCII, lowercase address fragment (``Écoles & collèges`` → ``ecoles-colleges``)."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    ascii_text = "".join(ch for ch in decomposed if not unicodedata.combining(ch)).lower()
-    out, dash = [], False
-    for ch in ascii_text:
-        if ch.isascii() and ch.isalnum():
-            out.append(ch)
-            dash = False
-        elif not dash and out:
-            out.append("-")
-            dash = True
-    slug = "".join(out).strip("-")
-    if not slug:  # a category made only of non-Latin script: fall back to a stable hash
-        slug = "c-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
-    return slug

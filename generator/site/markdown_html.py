@@ -129,6 +129,9 @@ class _NoteRenderer(RendererHTML):
                 else:
                     element, base = located
                     state.cursor = _Cursor(state.marks.get(element, ()), base, state.started)
+                    heading_id = doc.heading_ids.get(element)
+                    if heading_id and base == 0:
+                        out.append(f'<span class="heading-anchor" id="{heading_id}"></span>')
                 out.append(_merge_adjacent_marks(self.renderInline(token.children or [], options, env)))
                 state.cursor = None
             elif token.type in ("fence", "code_block"):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from generator.anchoring import AnchoredNote
 from generator.corpus.links import LinkTarget, LinkUse
-from generator.corpus.load import slugify
+from generator.text import slugify
 from generator.corpus.publication import Publication
 
 

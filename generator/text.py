@@ -1,0 +1,24 @@
+"""Small text helpers shared by several stages."""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+
+
+def slugify(text: str) -> str:
+    """A readable, ASCII, lowercase address fragment (``Écoles & collèges`` → ``ecoles-colleges``)."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    ascii_text = "".join(ch for ch in decomposed if not unicodedata.combining(ch)).lower()
+    out, dash = [], False
+    for ch in ascii_text:
+        if ch.isascii() and ch.isalnum():
+            out.append(ch)
+            dash = False
+        elif not dash and out:
+            out.append("-")
+            dash = True
+    slug = "".join(out).strip("-")
+    if not slug:  # a category made only of non-Latin script: fall back to a stable hash
+        slug = "c-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+    return slug

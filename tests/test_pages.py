@@ -1,0 +1,197 @@
+"""Page contents, read as a reader would: parse the HTML and check what it shows."""
+
+from __future__ import annotations
+
+import posixpath
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from bs4 import BeautifulSoup
+
+from generator.anchoring.normalise import normalise_quote
+from generator.corpus.load import load_corpus
+from generator.pipeline import build
+from support.corpus import replace, site_files
+
+
+def soup(site: Path, path: str) -> BeautifulSoup:
+    return BeautifulSoup((site / path).read_bytes(), "html.parser")
+
+
+def test_home_lists_bases_and_their_notebooks(small_site: Path) -> None:
+    page = soup(small_site, "index.html")
+    assert page.html["lang"] == "fr"
+    bases = [h.get_text(strip=True) for h in page.select("section.base h2")]
+    assert bases == ["École", "Réseau", "Autres carnets"]
+    assert "Club lecture" in page.select("section.base")[-1].get_text()
+
+
+def test_notebook_page_orders_pinned_then_manual_then_newest(small_site: Path) -> None:
+    page = soup(small_site, "notebooks/conseil.html")
+    notes = [a.get_text() for a in page.select(".notebook-notes section:last-child .note-link")]
+    # pinned: conseil-b; order: conseil-a; then by date, newest first: C (2025-03), D (2024-12)
+    assert notes == ["Séance B", "Séance A", "Séance C", "Séance D"]
+    articles = [a.get_text() for a in page.select(".notebook-notes section:first-child .note-link")]
+    assert articles == ["Le budget (wiki)"]
+
+
+def test_notebook_facets_count_notes_per_category(small: Path, small_site: Path) -> None:
+    page = soup(small_site, "notebooks/conseil.html")
+    corpus, _ = load_corpus(small)
+    members = corpus.notes_of("conseil")
+    for facet in page.select(".facet"):
+        axis = facet["data-axis"]
+        for item in facet.select("li"):
+            name = item.a.get_text()
+            expected = sum(name in n.membership("conseil").categories.get(axis, ()) for n in members)
+            assert int(item.select_one(".count").get_text()) == expected, (axis, name)
+
+
+def test_category_page_lists_the_notes_having_it_in_that_notebook(small_site: Path) -> None:
+    budget = soup(small_site, "notebooks/conseil/theme/budget.html")
+    # the notebook's order: manual order (A), then newest first (C), undated last (the wiki)
+    assert [a.get_text() for a in budget.select(".note-link")] == ["Séance A", "Séance C", "Le budget (wiki)"]
+    subvention = soup(small_site, "notebooks/veille/theme/subvention.html")
+    assert [a.get_text() for a in subvention.select(".note-link")] == ["Séance A"]
+    mecenat = soup(small_site, "notebooks/veille/theme/mecenat.html")
+    assert [a.get_text() for a in mecenat.select(".note-link")] == ["Appel régional"]
+
+
+def test_same_note_carries_different_categories_in_two_notebooks(small_site: Path) -> None:
+    page = soup(small_site, "notes/conseil-a.html")
+    block = page.select_one(".memberships")
+    assert block.h2.get_text() == "Dans 2 carnets"
+    by_notebook = {li["data-context"]: [a.get_text() for a in li.select("dd a")] for li in block.select("li")}
+    assert by_notebook == {"conseil": ["Budget", "2024"], "veille": ["Subvention"]}
+
+
+def test_breadcrumb_per_notebook_with_chevron_to_the_others(small_site: Path) -> None:
+    page = soup(small_site, "notes/conseil-a.html")
+    crumbs = page.select("nav.breadcrumb[data-context]")
+    assert [c["data-context"] for c in crumbs] == ["conseil", "veille"]
+    assert not crumbs[0].has_attr("hidden") and crumbs[1].has_attr("hidden")
+    conseil = crumbs[0]
+    assert [a.get_text() for a in conseil.find_all("a", recursive=False)] == ["Accueil", "École", "Conseil des élèves"]
+    switch = conseil.select(".context-switch li a")
+    assert [a["href"] for a in switch] == ["conseil-a.html?nb=veille"]
+    single = soup(small_site, "notes/conseil-c.html").select("nav.breadcrumb")
+    assert len(single) == 1 and single[0].select(".context-switch") == []
+
+
+def test_each_anchored_extraction_is_highlighted_exactly(small: Path, small_site: Path) -> None:
+    """Recompute the invariant: the marked text of each extraction, read back from the
+    page, is its quote (normalised), and its anchor exists once."""
+    corpus, _ = load_corpus(small)
+    for note in corpus.notes.values():
+        path = small_site / "notes" / f"{note.slug}.html"
+        if not path.exists():
+            continue
+        page = soup(small_site, f"notes/{note.slug}.html")
+        for extraction in note.extractions:
+            marks = [m for m in page.select("mark.extraction") if extraction.id in m["data-ext"].split()]
+            if extraction.masked:
+                assert marks == [] and page.select(f"#ext-{extraction.id}") == []
+                continue
+            assert len(page.select(f"#ext-{extraction.id}")) == 1
+            shown = " ".join(m.get_text() for m in marks)
+            assert normalise_quote(shown) == normalise_quote(extraction.quote), extraction.id
+
+
+def test_extraction_spanning_two_paragraphs_has_one_portion_in_each(small_site: Path) -> None:
+    page = soup(small_site, "notes/conseil-a.html")
+    holders = {m.find_parent(class_="element")["id"] for m in page.select('mark[data-ext~="a-two-paragraphs"]')}
+    assert len(holders) == 2
+
+
+def test_extraction_crossing_emphasis_stays_well_nested(small_site: Path) -> None:
+    page = soup(small_site, "notes/conseil-a.html")
+    marks = page.select('mark[data-ext~="a-budget"]')
+    assert any(m.find_parent("em") for m in marks), "the part inside *emphasis* is marked inside <em>"
+
+
+def test_detached_extraction_is_listed_not_placed(small: Path, tmp_path: Path) -> None:
+    replace(small, "notes/conseil-a.extractions.yaml", "quote: Le budget s'élève à quatre mille euros",
+            "quote: Le budget s'élève à cinq mille euros")
+    build(small, tmp_path / "site")
+    page = soup(tmp_path / "site", "notes/conseil-a.html")
+    assert page.select('mark[data-ext~="a-budget"]') == []
+    entry = page.select_one("#entry-a-budget")
+    assert "detached" in entry["class"] and "ancre détachée" in entry.get_text()
+
+
+def test_comments_show_stance_and_disagreement_count(small_site: Path) -> None:
+    page = soup(small_site, "notes/conseil-a.html")
+    entry = page.select_one("#entry-a-budget")
+    assert entry.select_one(".badge.disagreement").get_text() == "1 désaccord"
+    assert entry.select_one("#com-ca-2.stance-disagree") is not None
+
+
+def test_links_between_notes_and_backlinks(small_site: Path) -> None:
+    page = soup(small_site, "notes/conseil-a.html")
+    body_links = {a.get_text(): a["href"] for a in page.select(".note-body a")}
+    assert body_links["la séance B"] == "conseil-b.html"
+    assert body_links["tableau"] == "../assets/public.csv"
+    backlinks = [a.get_text() for a in page.select(".backlinks a")]
+    # public backlinks only (secret-a links here too), by slug: conseil-b, veille-a, wiki-budget
+    assert backlinks == ["Séance B", "Appel régional", "Le budget (wiki)"]
+    wiki = soup(small_site, "notes/wiki-budget.html")
+    assert wiki.select_one(".note-body a.citation")["href"] == "conseil-a.html#ext-a-budget"
+
+
+def test_every_internal_link_resolves(small_site: Path) -> None:
+    files = site_files(small_site)
+    broken = []
+    for path, data in files.items():
+        if not path.endswith(".html"):
+            continue
+        page = BeautifulSoup(data, "html.parser")
+        ids = {tag["id"] for tag in page.select("[id]")}
+        for tag in page.select("a[href], link[href], script[src], img[src], audio[src]"):
+            url = tag.get("href") or tag.get("src")
+            parts = urlsplit(url)
+            if parts.scheme or url.startswith("//"):
+                continue
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(path), parts.path)) if parts.path else path
+            if target not in files:
+                broken.append((path, url))
+            elif parts.fragment and target == path and parts.fragment not in ids:
+                broken.append((path, url))
+            elif parts.fragment and target != path:
+                other = BeautifulSoup(files[target], "html.parser")
+                if other.select_one(f'[id="{parts.fragment}"]') is None:
+                    broken.append((path, url))
+    assert broken == []
+
+
+@pytest.mark.parametrize("body,forbidden", [
+    ("<script>alert(1)</script>", "<script>alert"),
+    ('<img src=x onerror="alert(1)">', "<img src=x"),
+    ("[clic](javascript:alert(1))", 'href="javascript'),
+    ("[clic](JaVaScRiPt:alert(1))", 'href="JaVaScRiPt'),
+    ("[clic](data:text/html;base64,PHNjcmlwdD4=)", 'href="data:'),
+])
+def test_raw_html_and_unsafe_links_never_reach_the_page(small: Path, tmp_path: Path, body: str, forbidden: str) -> None:
+    replace(small, "notes/conseil-c.md", "Le budget est reconduit.", f"Le budget est reconduit. {body}")
+    build(small, tmp_path / "site")
+    page = (tmp_path / "site" / "notes" / "conseil-c.html").read_text(encoding="utf-8")
+    assert forbidden not in page
+
+
+def test_canonical_url_and_base_url_override(small: Path, tmp_path: Path) -> None:
+    build(small, tmp_path / "a")
+    assert soup(tmp_path / "a", "notes/conseil-c.html").select_one("link[rel=canonical]")["href"] == \
+        "https://test.example.org/site/notes/conseil-c.html"
+    build(small, tmp_path / "b", base_url="https://autre.example.net/wiki")
+    assert soup(tmp_path / "b", "index.html").select_one("link[rel=canonical]")["href"] == \
+        "https://autre.example.net/wiki/"
+
+
+def test_static_assets_are_fingerprinted_and_scripts_external(small_site: Path) -> None:
+    files = site_files(small_site)
+    statics = [p for p in files if p.startswith("static/")]
+    assert len(statics) == 2 and all(len(p.split(".")) == 3 for p in statics)
+    for path, data in files.items():
+        if path.endswith(".html"):
+            page = BeautifulSoup(data, "html.parser")
+            assert all(s.get("src") for s in page.select("script")), f"inline script in {path}"

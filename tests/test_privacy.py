@@ -1,0 +1,122 @@
+"""Private notebooks, notes only in private notebooks, masked extractions and the text of
+withdrawn comments appear in no emitted file (INV-12); names follow each notebook's rule."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from bs4 import BeautifulSoup
+
+from generator.corpus.authors import display_names, initials, people_in_order
+from generator.corpus.load import load_corpus
+from generator.corpus.publication import publish
+from generator.pipeline import analyse, build
+from support.corpus import replace, site_files
+
+PRIVATE_STRINGS = [
+    "PRIVATETOKEN", "PRIVATETITLE", "PRIVATECOMMENT", "PRIVATEASSET", "SECRETNOTEBOOK", "Gaston Confidentiel",
+    "secret-a", "secret-ext", "secret-com", "Base entièrement privée", "cachee",
+    "MASKEDCOMMENT", "a-masked", "ca-masked", "WITHDRAWNTEXT",
+    # real names of people a pseudonym or initials rule protects
+    "Zoé Realname", "Yann Realname", "Anne Enseignante", "Jean-Paul Lecteur",
+]
+
+
+def test_private_content_is_absent_from_every_emitted_file(small_site: Path) -> None:
+    files = site_files(small_site)
+    assert files, "the site was built"
+    leaks = [(path, secret) for path, data in files.items() for secret in PRIVATE_STRINGS
+             if secret.encode("utf-8") in data or secret in path]
+    assert leaks == []
+
+
+def test_private_asset_is_not_copied_public_one_is(small_site: Path) -> None:
+    files = site_files(small_site)
+    assert "assets/public.csv" in files
+    assert "assets/private.csv" not in files
+
+
+def test_bases_show_only_public_notebooks(small_site: Path) -> None:
+    files = site_files(small_site)
+    assert "bases/cachee.html" not in files, "a base of private notebooks only is not published"
+    soup = BeautifulSoup(files["bases/ecole.html"], "html.parser")
+    titles = [a.get_text() for a in soup.select(".cards a")]
+    assert titles == ["Conseil des élèves"]
+
+
+def test_membership_in_a_private_notebook_is_not_published(small: Path, tmp_path: Path) -> None:
+    replace(small, "notes/conseil-c.md", "notebooks:\n", "notebooks:\n  secret:\n    theme: [Interne]\n")
+    build(small, tmp_path / "site")
+    page = (tmp_path / "site" / "notes" / "conseil-c.html").read_text(encoding="utf-8")
+    assert "SECRETNOTEBOOK" not in page and "Interne" not in page
+    assert "Dans 1 carnet" in page
+
+
+def test_public_note_linking_to_private_note_stops_the_build(small: Path, tmp_path: Path) -> None:
+    replace(small, "notes/conseil-c.md", "reconduit.", "reconduit, voir [[secret-a]].")
+    errors = [p for p in analyse(small).errors if p.code == "private-link"]
+    assert len(errors) == 1 and errors[0].file == "notes/conseil-c.md"
+
+
+def test_private_note_may_link_to_public_note(small: Path) -> None:
+    # secret-a links to [[conseil-a]]: that is fine, and creates no public backlink
+    assert analyse(small).errors == []
+
+
+def test_withdrawn_comment_shows_a_tombstone_not_its_text(small_site: Path) -> None:
+    soup = BeautifulSoup((small_site / "notes" / "conseil-a.html").read_bytes(), "html.parser")
+    tombstone = soup.select_one("#com-ca-3")
+    assert tombstone is not None and "withdrawn" in tombstone["class"]
+    text = tombstone.get_text(" ", strip=True)
+    assert "retiré le" in text and "6 octobre 2024" in text and "propos personnels" in text
+    expected = hashlib.sha256("WITHDRAWNTEXT à ne jamais publier.".encode("utf-8")).hexdigest()
+    assert f"sha256:{expected}" in text
+
+
+def test_author_rules_on_pages(small_site: Path) -> None:
+    note_a = BeautifulSoup((small_site / "notes" / "conseil-a.html").read_bytes(), "html.parser")
+    commenters = [c.select_one(".meta strong").get_text() for c in note_a.select(".comment:not(.withdrawn)")]
+    assert commenters == ["Élève 2", "Mme E."], "pseudonyms by first appearance, pins kept"
+    club = (small_site / "notes" / "club-a.html").read_text(encoding="utf-8")
+    assert "J.-P. L." in club
+    veille = (small_site / "notes" / "veille-a.html").read_text(encoding="utf-8")
+    assert "Claire Publique" in veille
+
+
+def test_shared_note_uses_the_most_protective_rule(small: Path) -> None:
+    corpus, _ = load_corpus(small)
+    publication = publish(corpus)
+    # conseil-a is in 'conseil' (pseudonyms) and 'veille' (full names): pseudonyms win
+    assert publication.governing["conseil-a"] == "conseil"
+    assert publication.name("conseil-a", "Zoé Realname") == "Élève 1"
+
+
+def test_pseudonyms_are_stable_when_later_contributions_arrive(small: Path) -> None:
+    corpus, _ = load_corpus(small)
+    notebook = corpus.notebooks["conseil"]
+    before = display_names(notebook, corpus.notes_of("conseil"))
+    replace(small, "notes/conseil-c.md", "authors: [Yann Realname]", "authors: [Nouvelle Élève, Yann Realname]")
+    corpus, _ = load_corpus(small)
+    after = display_names(notebook, corpus.notes_of("conseil"))
+    assert all(after[name] == shown for name, shown in before.items())
+    assert after["Nouvelle Élève"] not in before.values()
+
+
+def test_people_order_and_initials() -> None:
+    assert initials("Marie-Claire Dubois") == "M.-C. D."
+    assert initials("Jonas") == "J."
+    assert people_in_order([]) == []
+
+
+def test_build_reports_what_each_public_notebook_publishes(small: Path, tmp_path: Path) -> None:
+    result = build(small, tmp_path / "site")
+    reports = {r.notebook: r for r in result.reports}
+    assert set(reports) == {"club", "conseil", "veille"}, "private notebooks are not reported as published"
+    conseil = reports["conseil"]
+    # recompute independently from the files: comments on unmasked extractions of its notes
+    corpus, _ = load_corpus(small)
+    live = [c for n in corpus.notes_of("conseil") for e in n.extractions if not e.masked for c in e.comments]
+    assert conseil.comments == sum(c.withdrawn is None for c in live)
+    assert conseil.withdrawn == sum(c.withdrawn is not None for c in live)
+    assert "Zoé Realname" not in conseil.authors and "Élève 1" in conseil.authors
