@@ -85,7 +85,7 @@ def test_build_stops_on_content_errors_without_traceback(small: Path, tmp_path: 
 def test_build_prints_what_each_public_notebook_publishes(small: Path, tmp_path: Path) -> None:
     result = carnet("build", str(small), "--out", str(tmp_path / "site"))
     assert result.returncode == 0, result.stderr
-    assert re.search(r"published notebook conseil: 5 note\(s\), 2 comment\(s\) \(\+1 withdrawn.*\); "
+    assert re.search(r"published notebook conseil: 6 note\(s\), 2 comment\(s\) \(\+1 withdrawn.*\); "
                      r"names shown: Mme E\., Élève 1, Élève 2", result.stdout)
     assert "secret" not in result.stdout
 

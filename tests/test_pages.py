@@ -33,7 +33,7 @@ def test_notebook_page_orders_pinned_then_manual_then_newest(small_site: Path) -
     # pinned: conseil-b; order: conseil-a; then by date, newest first: C (2025-03), D (2024-12)
     assert notes == ["Séance B", "Séance A", "Séance C", "Séance D"]
     articles = [a.get_text() for a in page.select(".notebook-notes section:first-child .note-link")]
-    assert articles == ["Le budget (wiki)"]
+    assert articles == ["Synthèse du budget 2025", "Le budget (wiki)"]
 
 
 def test_notebook_facets_count_notes_per_category(small: Path, small_site: Path) -> None:
@@ -51,7 +51,8 @@ def test_notebook_facets_count_notes_per_category(small: Path, small_site: Path)
 def test_category_page_lists_the_notes_having_it_in_that_notebook(small_site: Path) -> None:
     budget = soup(small_site, "notebooks/conseil/theme/budget.html")
     # the notebook's order: manual order (A), then newest first (C), undated last (the wiki)
-    assert [a.get_text() for a in budget.select(".note-link")] == ["Séance A", "Séance C", "Le budget (wiki)"]
+    assert [a.get_text() for a in budget.select(".note-link")] == \
+        ["Séance A", "Synthèse du budget 2025", "Séance C", "Le budget (wiki)"]
     subvention = soup(small_site, "notebooks/veille/theme/subvention.html")
     assert [a.get_text() for a in subvention.select(".note-link")] == ["Séance A"]
     mecenat = soup(small_site, "notebooks/veille/theme/mecenat.html")
@@ -133,8 +134,8 @@ def test_links_between_notes_and_backlinks(small_site: Path) -> None:
     assert body_links["la séance B"] == "conseil-b.html"
     assert body_links["tableau"] == "../assets/public.csv"
     backlinks = [a.get_text() for a in page.select(".backlinks a")]
-    # public backlinks only (secret-a links here too), by slug: conseil-b, veille-a, wiki-budget
-    assert backlinks == ["Séance B", "Appel régional", "Le budget (wiki)"]
+    # public backlinks only (secret-a links here too), by slug: conseil-b, synthese-2025, veille-a, wiki-budget
+    assert backlinks == ["Séance B", "Synthèse du budget 2025", "Appel régional", "Le budget (wiki)"]
     wiki = soup(small_site, "notes/wiki-budget.html")
     assert wiki.select_one(".note-body a.citation")["href"] == "conseil-a.html#ext-a-budget"
 
@@ -195,3 +196,13 @@ def test_static_assets_are_fingerprinted_and_scripts_external(small_site: Path) 
         if path.endswith(".html"):
             page = BeautifulSoup(data, "html.parser")
             assert all(s.get("src") for s in page.select("script")), f"inline script in {path}"
+
+
+def test_citation_of_a_detached_extraction_lands_on_its_entry(small: Path, tmp_path: Path) -> None:
+    replace(small, "notes/conseil-a.extractions.yaml", "quote: Le budget s'élève à quatre mille euros",
+            "quote: Le budget s'élève à cinq mille euros")
+    build(small, tmp_path / "site")
+    wiki = soup(tmp_path / "site", "notes/wiki-budget.html")
+    href = wiki.select_one(".note-body a.citation")["href"]
+    assert href == "conseil-a.html#entry-a-budget"
+    assert soup(tmp_path / "site", "notes/conseil-a.html").select_one("#entry-a-budget") is not None

@@ -63,7 +63,7 @@ CASES = [
     Case("unknown notebook in note", _r(NOTE, "  conseil:\n", "  conseill:\n"),
          NOTE, "unknown-notebook", "conseill:"),
     Case("unknown notebook in base", _r("bases/reseau.yaml", "  - veille", "  - veile"),
-         "bases/reseau.yaml", "unknown-notebook", None),
+         "bases/reseau.yaml", "unknown-notebook", "- veile"),
     Case("foreign category", _r(NOTE, "theme: [Budget]", "theme: [Subvention]"),
          NOTE, "unknown-category", "theme: [Subvention]"),
     Case("unknown axis", _r(NOTE, "theme: [Budget]", "themes: [Budget]"), NOTE, "unknown-axis", "themes:"),
@@ -98,7 +98,14 @@ CASES = [
     Case("unknown field", _r(NOTE, "authors:", "auteurs: [X]\nauthors:"), NOTE, "unknown-field", "auteurs:",
          Severity.WARNING),
     Case("pinned note outside notebook", _r("notebooks/conseil.yaml", "pinned: [conseil-b]", "pinned: [veille-a]"),
-         "notebooks/conseil.yaml", "unknown-note", None),
+         "notebooks/conseil.yaml", "unknown-note", "pinned:"),
+    Case("extractions in front matter", _r(NOTE, "authors:", "extractions: []\nauthors:"), NOTE,
+         "misplaced-extractions", "extractions:"),
+    Case("withdrawn without date and reason", _r(EXTS, "        withdrawn:\n          date: 2024-10-06\n          reason: propos personnels\n",
+                                                  "        withdrawn: true\n"), EXTS, "wrong-type", "withdrawn: true"),
+    Case("prefix fitting no occurrence", _r(EXTS, "quote: Le budget s'élève à quatre mille euros",
+                                            "quote: euros\n    prefix: dollars"),
+         EXTS, "detached-anchor", "- id: a-budget", Severity.WARNING),
     Case("public page links to private note", _r(NOTE, "reconduit.", "reconduit. [[secret-a]]"),
          NOTE, "private-link", "secret-a"),
     Case("public page cites a private extraction", _r(NOTE, "reconduit.", "reconduit. [[ext:secret-ext]]"),
@@ -158,3 +165,20 @@ def test_symlink_leaving_content_is_not_followed(small: Path, tmp_path: Path) ->
     analysis = analyse(small)
     assert "dehors" not in analysis.corpus.notes
     assert any(p.code == "symlink" and p.file == "notes/dehors.md" for p in analysis.problems)
+
+
+def test_symlinked_directory_is_reported_not_followed(small: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "x.md").write_text("---\ntitle: X\n---\n", encoding="utf-8")
+    (small / "notes" / "linked").symlink_to(outside, target_is_directory=True)
+    analysis = analyse(small)
+    assert "x" not in analysis.corpus.notes
+    assert any(p.code == "symlink" and p.file == "notes/linked" for p in analysis.problems)
+
+
+def test_sidecar_of_a_refused_note_is_not_called_orphan(small: Path) -> None:
+    write(small, "notes/Mauvais Nom.md", "---\ntitle: x\n---\n")
+    write(small, "notes/Mauvais Nom.extractions.yaml", "extractions: []\n")
+    codes = [p.code for p in analyse(small).problems]
+    assert codes == ["invalid-slug"]

@@ -94,11 +94,22 @@ def resolve_quote(projection: NormalisedProjection, elements: list[Element], quo
             if (not before or projection.text[:start].rstrip().endswith(before))
             and (not after or projection.text[start + len(needle):].lstrip().startswith(after))
         ]
-        if fitting:
-            candidates = fitting
+        if not fitting:
+            return Anchor(
+                AnchorStatus.DETACHED,
+                reason=f"the quote occurs {len(candidates)} times and the prefix/suffix fit none of them",
+                candidates=len(candidates),
+            )
+        candidates = fitting
     if len(candidates) > 1:
         if occurrence is not None and occurrence <= len(candidates):
             candidates = [candidates[occurrence - 1]]
+        elif occurrence is not None:
+            return Anchor(
+                AnchorStatus.DETACHED,
+                reason=f"occurrence {occurrence} asked, but the quote occurs only {len(candidates)} times",
+                candidates=len(candidates),
+            )
         else:
             return Anchor(
                 AnchorStatus.DETACHED,

@@ -7,6 +7,7 @@ parsing functions (one per content kind). Cross-file checks live in
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import os
 import posixpath
@@ -51,8 +52,15 @@ def read_content_dir(root: Path) -> ContentFiles:
     """List and read the content directory. Symlinks are never followed."""
     files = ContentFiles()
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         rel_dir = Path(dirpath).relative_to(root).as_posix()
+        for name in sorted(dirnames):
+            if (Path(dirpath) / name).is_symlink() and not name.startswith("."):
+                files.problems.append(Problem(
+                    name if rel_dir == "." else f"{rel_dir}/{name}", None, "symlink",
+                    "symbolic link to a directory not followed",
+                    "Move the directory into the content directory instead of linking to it.",
+                    Severity.WARNING))
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not (Path(dirpath) / d).is_symlink())
         top = rel_dir.split("/")[0] if rel_dir != "." else ""
         if top in RESERVED_DIRS:
             dirnames[:] = []
@@ -134,6 +142,7 @@ def parse_content(files: ContentFiles) -> tuple[Corpus, list[Problem]]:
     for rel, data in sorted(files.notes.items()):
         stem = rel[: -len(".md")]
         slug = posixpath.basename(stem)
+        sidecar = extraction_sets.pop(stem, None)
         if not _valid_slug(slug, rel, "note", problems):
             continue
         if slug in notes:
@@ -142,7 +151,6 @@ def parse_content(files: ContentFiles) -> tuple[Corpus, list[Problem]]:
                 f"another note already has the slug {slug!r} ({note_files[slug]})",
                 "Rename one of the files: a note's slug is its file name and must be unique."))
             continue
-        sidecar = extraction_sets.pop(stem, None)
         note = _parse_note(rel, slug, data, sidecar, problems)
         if note is not None:
             notes[slug] = note
@@ -167,7 +175,8 @@ def _valid_slug(slug: str, rel: str, what: str, problems: list[Problem]) -> bool
         return True
     problems.append(Problem(
         rel, None, "invalid-slug", f"{slug!r} cannot be the slug of a {what}",
-        "Rename the file with lowercase letters, digits and hyphens only (e.g. cr-2024-09-12.md)."))
+        "Rename the file with lowercase letters and digits, separated by single hyphens or underscores "
+        "(e.g. cr-2024-09-12.md)."))
     return False
 
 
@@ -239,7 +248,13 @@ def _parse_base(rel: str, slug: str, value: Any, problems: list[Problem]) -> Bas
     f = Fields(value, rel, f"base {slug!r}", problems)
     f.check_known(("title", "description", "notebooks"))
     notebooks = f.text_list("notebooks")
-    return Base(slug, f.text("title"), f.text("description", ""), tuple(notebooks), SourceRef(rel, f.line))
+    return Base(slug, f.text("title"), f.text("description", ""), tuple(notebooks), SourceRef(rel, f.line),
+                _item_lines({"notebooks": notebooks}))
+
+
+def _item_lines(lists: dict[str, YamlList]) -> dict[tuple[str, str], int]:
+    return {(key, value): values.line_of(index)
+            for key, values in lists.items() for index, value in enumerate(values)}
 
 
 def _parse_notebook(rel: str, slug: str, value: Any, problems: list[Problem]) -> Notebook:
@@ -259,19 +274,21 @@ def _parse_notebook(rel: str, slug: str, value: Any, problems: list[Problem]) ->
     elif raw_pseudonyms is not None:
         f.error("pseudonyms", "wrong-type", "'pseudonyms' must be a mapping of names to pseudonyms",
                 "Write 'Full Name: Pseudonym' lines under 'pseudonyms:'.")
+    pinned, order = f.text_list("pinned"), f.text_list("order")
     return Notebook(
         slug=slug,
         title=f.text("title"),
         description=f.text("description", ""),
         writing_guide=f.text("writing_guide", ""),
         axes=axes,
-        pinned=tuple(f.text_list("pinned")),
-        order=tuple(f.text_list("order")),
+        pinned=tuple(pinned),
+        order=tuple(order),
         visibility=f.choice("visibility", Visibility, Visibility.PUBLIC),
         author_rule=f.choice("authors", AuthorRule, AuthorRule.FULL_NAME),
         pseudonym_prefix=f.text("pseudonym_prefix", "Participant·e"),
         pseudonyms=pseudonyms,
         source=SourceRef(rel, f.line),
+        item_lines=_item_lines({"pinned": pinned, "order": order}),
     )
 
 
@@ -325,7 +342,11 @@ def _parse_note(rel: str, slug: str, data: bytes, sidecar: tuple[str, Any] | Non
     f = Fields(doc.meta, rel, f"note {slug!r}", problems, line=2)
     note_type = f.choice("type", NoteType, NoteType.NOTE)
     later_keys = ("perimeter", "adoption", "status", "supersedes", "generated")
-    f.check_known(("title", "date", "type", "authors", "summary", "notebooks", "media", *later_keys))
+    if "extractions" in f.data:
+        f.error("extractions", "misplaced-extractions", "extractions are not read from the front matter",
+                f"Move them to {slug}.extractions.yaml beside the note (see docs/content-format.md).")
+    f.check_known(("title", "date", "type", "authors", "summary", "notebooks", "media", "extractions",
+                   *later_keys))
     media = f.text("media", "") or None
     if media is not None:
         media = _resolve_relative(rel, media)
@@ -339,7 +360,7 @@ def _parse_note(rel: str, slug: str, data: bytes, sidecar: tuple[str, Any] | Non
         slug=slug,
         title=f.text("title", hint="Add 'title: …' to the front matter."),
         type=note_type,
-        date=f.date("date", required=note_type is NoteType.NOTE),
+        date=f.date("date", required=note_type is not NoteType.WIKI),  # a wiki is living: undated
         authors=tuple(f.text_list("authors")),
         summary=f.text("summary", ""),
         memberships=_parse_memberships(f),
@@ -368,6 +389,10 @@ def _parse_memberships(f: Fields) -> tuple[Membership, ...]:
     raw = f.data.get("notebooks")
     if raw is None:
         return ()
+    if isinstance(raw, str):  # one notebook, no categories
+        single = YamlList([raw])
+        single.line, single.item_lines = f.line_of("notebooks"), [f.line_of("notebooks")]
+        raw = single
     if isinstance(raw, YamlList):  # a plain list of notebooks, no categories
         raw_map = YamlMap()
         raw_map.line, raw_map.key_lines = raw.line, {}
@@ -489,6 +514,10 @@ def _parse_withdrawal(c: Fields) -> Withdrawal | None:
     raw = c.data.get("withdrawn")
     if raw is None or raw is False:
         return None
+    if not isinstance(raw, YamlMap):
+        c.error("withdrawn", "wrong-type", f"'withdrawn' of {c.what} must give the date and the reason",
+                "Write 'withdrawn:' then, indented, 'date: YYYY-MM-DD' and 'reason: …'.")
+        return Withdrawal(dt.date.min, "")
     w = Fields(raw, c.file, f"the withdrawal of {c.what}", c.problems, line=c.line_of("withdrawn"))
     w.check_known(("date", "reason"))
     date = w.date("date", required=True)

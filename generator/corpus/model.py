@@ -95,6 +95,7 @@ class Notebook:
         author_rule: how people's names are published from this notebook.
         pseudonym_prefix: with the pseudonym rule, names become ``"<prefix> <n>"``.
         pseudonyms: fixed pseudonyms by person (a name mapped to itself stays public).
+        item_lines: (list field, value) → line, for messages.
     """
 
     slug: str
@@ -109,6 +110,11 @@ class Notebook:
     pseudonym_prefix: str
     pseudonyms: dict[str, str]
     source: SourceRef
+    item_lines: dict[tuple[str, str], int] = field(default_factory=dict, compare=False)
+
+    def line_of(self, key: str, value: str) -> int:
+        """Line of ``value`` in list field ``key`` (``pinned``, ``order``)."""
+        return self.item_lines.get((key, value), self.source.line)
 
     @property
     def is_public(self) -> bool:
@@ -120,13 +126,21 @@ class Notebook:
 
 @dataclass(frozen=True)
 class Base:
-    """A knowledge base: groups notebooks (N-N: a notebook may sit in several bases)."""
+    """A knowledge base: groups notebooks (N-N: a notebook may sit in several bases).
+
+    Attributes:
+        item_lines: (list field, value) → line, for messages.
+    """
 
     slug: str
     title: str
     description: str
     notebooks: tuple[str, ...]
     source: SourceRef
+    item_lines: dict[tuple[str, str], int] = field(default_factory=dict, compare=False)
+
+    def line_of(self, key: str, value: str) -> int:
+        return self.item_lines.get((key, value), self.source.line)
 
 
 class NoteType(str, Enum):

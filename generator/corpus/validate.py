@@ -28,7 +28,7 @@ def _check_bases(corpus: Corpus, problems: list[Problem]) -> None:
         for notebook in base.notebooks:
             if notebook not in corpus.notebooks:
                 problems.append(Problem(
-                    base.source.file, None, "unknown-notebook",
+                    base.source.file, base.line_of("notebooks", notebook), "unknown-notebook",
                     f"base {base.slug!r} lists notebook {notebook!r}, which does not exist",
                     f"Create notebooks/{notebook}.yaml or fix the name; notebooks: {_known(corpus.notebooks)}."))
 
@@ -78,13 +78,13 @@ def _check_notebook_orders(corpus: Corpus, problems: list[Problem]) -> None:
             for slug in slugs:
                 if slug in seen:
                     problems.append(Problem(
-                        notebook.source.file, None, "duplicate-entry",
+                        notebook.source.file, notebook.line_of(key, slug), "duplicate-entry",
                         f"{slug!r} appears twice in '{key}' of notebook {notebook.slug!r}", "Keep one."))
                 seen.add(slug)
                 if slug not in members:
                     where = "does not exist" if slug not in corpus.notes else "is not in this notebook"
                     problems.append(Problem(
-                        notebook.source.file, None, "unknown-note",
+                        notebook.source.file, notebook.line_of(key, slug), "unknown-note",
                         f"'{key}' of notebook {notebook.slug!r} names note {slug!r}, which {where}",
                         "Fix the slug, or add the notebook to the note's 'notebooks:'."))
 

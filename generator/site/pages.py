@@ -270,8 +270,13 @@ def _href(site: SiteModel, target, page: str) -> Href:
             return Href(None, title="source non publiée")
         if target.key not in published_ids(note):
             return Href(None, title="source non publiée")
-        prefix = "ext" if target.kind == "extraction" else "com"
-        return Href(relative(f"{note_path(target.note)}#{prefix}-{target.key}", page), css_class="citation")
+        if target.kind == "comment":
+            fragment = f"com-{target.key}"
+        elif site.anchored[target.note].anchors[target.key].status is AnchorStatus.ANCHORED:
+            fragment = f"ext-{target.key}"
+        else:  # a detached extraction has no passage to land on: land on its entry in the list
+            fragment = f"entry-{target.key}"
+        return Href(relative(f"{note_path(target.note)}#{fragment}", page), css_class="citation")
     if target.kind == "asset":
         return Href(relative(target.key, page))
     if target.kind == "external":
