@@ -9,30 +9,13 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from generator.corpus.load import load_corpus  # noqa: E402
+from generator.pipeline import Analysis, BuildResult, analyse, build  # noqa: E402
 from generator.problems import (  # noqa: E402
-    CarnetError, ContentError, OutputDirectoryError, Problem, Severity, SettingsError,
+    CarnetError, ContentError, OutputDirectoryError, Problem, Severity, SettingsError, ThemeError,
 )
 
-
-def build(*args, **kwargs):  # noqa: D103 - thin re-export, documented in generator.pipeline
-    from generator.pipeline import build as _build
-
-    return _build(*args, **kwargs)
-
-
-def analyse(*args, **kwargs):  # noqa: D103
-    from generator.pipeline import analyse as _analyse
-
-    return _analyse(*args, **kwargs)
-
-
-def load_corpus(*args, **kwargs):  # noqa: D103
-    from generator.corpus.load import load_corpus as _load
-
-    return _load(*args, **kwargs)
-
-
 __all__ = [
-    "CarnetError", "ContentError", "OutputDirectoryError", "Problem", "Severity", "SettingsError",
-    "analyse", "build", "load_corpus", "__version__",
+    "Analysis", "BuildResult", "CarnetError", "ContentError", "OutputDirectoryError", "Problem", "Severity",
+    "SettingsError", "ThemeError", "analyse", "build", "load_corpus", "__version__",
 ]

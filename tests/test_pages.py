@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import posixpath
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
 from bs4 import BeautifulSoup
 
-from generator.anchoring.normalise import normalise_quote
 from generator.corpus.load import load_corpus
 from generator.pipeline import build
 from support.corpus import replace, site_files
+from support.site_checks import broken_internal_links, highlight_mismatches
 
 
 def soup(site: Path, path: str) -> BeautifulSoup:
@@ -80,23 +78,8 @@ def test_breadcrumb_per_notebook_with_chevron_to_the_others(small_site: Path) ->
     assert len(single) == 1 and single[0].select(".context-switch") == []
 
 
-def test_each_anchored_extraction_is_highlighted_exactly(small: Path, small_site: Path) -> None:
-    """Recompute the invariant: the marked text of each extraction, read back from the
-    page, is its quote (normalised), and its anchor exists once."""
-    corpus, _ = load_corpus(small)
-    for note in corpus.notes.values():
-        path = small_site / "notes" / f"{note.slug}.html"
-        if not path.exists():
-            continue
-        page = soup(small_site, f"notes/{note.slug}.html")
-        for extraction in note.extractions:
-            marks = [m for m in page.select("mark.extraction") if extraction.id in m["data-ext"].split()]
-            if extraction.masked:
-                assert marks == [] and page.select(f"#ext-{extraction.id}") == []
-                continue
-            assert len(page.select(f"#ext-{extraction.id}")) == 1
-            shown = " ".join(m.get_text() for m in marks)
-            assert normalise_quote(shown) == normalise_quote(extraction.quote), extraction.id
+def test_each_extraction_is_highlighted_exactly(small: Path, small_site: Path) -> None:
+    assert highlight_mismatches(small, small_site) == []
 
 
 def test_extraction_spanning_two_paragraphs_has_one_portion_in_each(small_site: Path) -> None:
@@ -141,28 +124,7 @@ def test_links_between_notes_and_backlinks(small_site: Path) -> None:
 
 
 def test_every_internal_link_resolves(small_site: Path) -> None:
-    files = site_files(small_site)
-    broken = []
-    for path, data in files.items():
-        if not path.endswith(".html"):
-            continue
-        page = BeautifulSoup(data, "html.parser")
-        ids = {tag["id"] for tag in page.select("[id]")}
-        for tag in page.select("a[href], link[href], script[src], img[src], audio[src]"):
-            url = tag.get("href") or tag.get("src")
-            parts = urlsplit(url)
-            if parts.scheme or url.startswith("//"):
-                continue
-            target = posixpath.normpath(posixpath.join(posixpath.dirname(path), parts.path)) if parts.path else path
-            if target not in files:
-                broken.append((path, url))
-            elif parts.fragment and target == path and parts.fragment not in ids:
-                broken.append((path, url))
-            elif parts.fragment and target != path:
-                other = BeautifulSoup(files[target], "html.parser")
-                if other.select_one(f'[id="{parts.fragment}"]') is None:
-                    broken.append((path, url))
-    assert broken == []
+    assert broken_internal_links(small_site) == []
 
 
 @pytest.mark.parametrize("body,forbidden", [

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from generator.corpus.authors import display_names, governing_notebook
-from generator.corpus.model import Base, Corpus, Note, Notebook
+from generator.corpus.model import Base, Corpus, Note, Notebook, SiteSettings
 from generator.problems import Problem
 
 
@@ -41,7 +41,7 @@ class Publication:
         reports: one per public notebook.
     """
 
-    settings: object
+    settings: SiteSettings
     notebooks: dict[str, Notebook]
     bases: dict[str, Base]
     notes: dict[str, Note]
