@@ -20,7 +20,7 @@ from generator.problems import ContentError, Problem, SettingsError, sorted_prob
 from generator.site.emitters import EMITTERS, Emitter
 from generator.site.model import SiteModel
 from generator.site.output import check_output_dir, write_site
-from generator.site.theme import Theme
+from generator.site.theme import Theme, check_theme
 
 
 @dataclass
@@ -138,12 +138,13 @@ def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = E
 def build(content_dir: Path, out_dir: Path, *, strict: bool = False, base_url: str | None = None,
           theme_dir: Path | None = None, emitters: tuple[Emitter, ...] = EMITTERS) -> BuildResult:
     check_output_dir(out_dir, content_dir)  # refuse early, before any work
-    theme = Theme.load(theme_dir)
+    check_theme(theme_dir)
     analysis = analyse(content_dir)
     stopping = blocking(analysis.problems, strict)
     if stopping:
         raise ContentError(analysis.problems, strict=strict)
     site = site_model(analysis, content_dir, base_url)
+    theme = Theme.load(theme_dir, analysis.publication.settings.language)
     files = render_site(site, theme, emitters)
     write_site(files, out_dir, content_dir)
     return BuildResult(out_dir, len(files) + 1, publication_reports(analysis), analysis.problems)

@@ -153,7 +153,7 @@ def test_canonical_url_and_base_url_override(small: Path, tmp_path: Path) -> Non
 def test_static_assets_are_fingerprinted_and_scripts_external(small_site: Path) -> None:
     files = site_files(small_site)
     statics = [p for p in files if p.startswith("static/")]
-    assert len(statics) == 2 and all(len(p.split(".")) == 3 for p in statics)
+    assert len(statics) == 3 and all(len(p.split(".")) == 3 for p in statics)
     for path, data in files.items():
         if path.endswith(".html"):
             page = BeautifulSoup(data, "html.parser")
@@ -168,3 +168,30 @@ def test_citation_of_a_detached_extraction_lands_on_its_entry(small: Path, tmp_p
     href = wiki.select_one(".note-body a.citation")["href"]
     assert href == "conseil-a.html#entry-a-budget"
     assert soup(tmp_path / "site", "notes/conseil-a.html").select_one("#entry-a-budget") is not None
+
+
+def test_ui_strings_come_from_one_place_for_each_language() -> None:
+    import yaml
+
+    from generator.site.theme import DEFAULT_THEME
+    folder = DEFAULT_THEME / "strings"
+    languages = {p.stem: yaml.safe_load(p.read_text(encoding="utf-8")) for p in folder.glob("*.yaml")}
+    assert "fr" in languages
+    keys = {name: set(strings) for name, strings in languages.items()}
+    assert all(k == keys["fr"] for k in keys.values()), "every language file has the same keys"
+    templates = "".join(p.read_text(encoding="utf-8") for p in (DEFAULT_THEME / "templates").glob("*.html"))
+    import re
+    used = set(re.findall(r"tr\(\s*[\"']([a-z_]+)[\"']\s*[,)]", templates))
+    assert used <= keys["fr"], used - keys["fr"]
+
+
+def test_long_note_gets_a_table_of_contents(small: Path, tmp_path: Path) -> None:
+    replace(small, "notes/conseil-c.md", "Le budget est reconduit.",
+            "## Contexte\n\nLe budget est reconduit.\n\n## Débat\n\nTexte.\n\n### Détail\n\nPlus.\n\n## Vote\n\nFin.")
+    build(small, tmp_path / "site")
+    page = soup(tmp_path / "site", "notes/conseil-c.html")
+    toc = [(li["class"][0], a["href"]) for li in page.select(".toc li") for a in li.select("a")]
+    assert toc == [("toc-2", "#contexte"), ("toc-2", "#debat"), ("toc-3", "#detail"), ("toc-2", "#vote")]
+    for _cls, href in toc:
+        assert page.select_one(f'[id="{href[1:]}"]') is not None
+    assert soup(tmp_path / "site", "notes/conseil-b.html").select(".toc") == []

@@ -31,7 +31,7 @@ class AnchoredNote:
 
 
 def anchor_note(note: Note) -> tuple[AnchoredNote, list[Problem]]:
-    document = segment(parse(note.body), note.body_line)
+    document = segment(parse(note.body), note.body_line, transcript=note.media is not None)
     projection = project(document.elements)
     anchors: dict[str, Anchor] = {}
     problems: list[Problem] = []

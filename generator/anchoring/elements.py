@@ -9,6 +9,7 @@ separator of the projection) belongs to none.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 
 from markdown_it.token import Token
@@ -22,6 +23,9 @@ SEPARATOR = "\n\n"
 RESERVED_ID_PREFIXES = ("e-", "ext-", "com-", "entry-", "h-")
 """Ids the site uses for its own anchors; a heading's readable id never starts so."""
 
+TURN = re.compile(r"^\[(?:(\d{1,2}):)?(\d{1,2}):(\d{2})\]\s+([^:\n]{1,80}?)\s*:\s")
+"""A speaker turn as read: ``[00:14:07] Speaker : words`` (hours optional)."""
+
 CELL_SEPARATOR = " "
 """Joins the cells of a table row inside the row's text."""
 
@@ -33,15 +37,22 @@ class Element:
     Attributes:
         id: HTML id, ``e-`` + a hash of kind and text: stable while the text is unchanged
             (a repeated identical block gets ``-2``, ``-3``… in reading order).
-        kind: ``heading``, ``paragraph``, ``list_item``, ``table_row``, ``blockquote`` or ``code``.
+        kind: ``heading``, ``paragraph``, ``list_item``, ``table_row``, ``blockquote``, ``code``
+            or ``turn`` (a speaker turn of a transcript).
         text: plain text, as the projection and quotes see it.
         line: 1-based line in the note's file.
+        level: heading level (2 for ``##``), 0 for other kinds.
+        time: a turn's start, in seconds from the beginning of the note's media.
+        speaker: a turn's speaker, as written.
     """
 
     id: str
     kind: str
     text: str
     line: int
+    level: int = 0
+    time: int | None = None
+    speaker: str = ""
 
 
 @dataclass
@@ -69,6 +80,12 @@ class Document:
     projection: str = ""
     starts: list[int] = field(default_factory=list)
     heading_ids: dict[int, str] = field(default_factory=dict)
+    _by_id: dict[str, Element] = field(default_factory=dict, repr=False)
+
+    def element_by_id(self, element_id: str) -> Element:
+        if len(self._by_id) != len(self.elements):
+            self._by_id = {e.id: e for e in self.elements}
+        return self._by_id[element_id]
 
     def fragments(self) -> set[str]:
         """Every ``#fragment`` a link into this note may name."""
@@ -79,16 +96,30 @@ def _inline_text(token: Token) -> str:
     return "".join(leaf_text(child) for child in token.children or [])
 
 
-def segment(tokens: list[Token], body_line: int) -> Document:
-    """Split block tokens into elements. Pure: reads tokens, returns a new Document."""
+def parse_turn(text: str) -> tuple[int, str] | None:
+    """``[00:14:07] Jonas : …`` (as read, emphasis gone) → (847, "Jonas"), else None."""
+    match = TURN.match(text)
+    if match is None:
+        return None
+    hours, minutes, seconds = (int(g) if g else 0 for g in match.group(1, 2, 3))
+    if minutes >= 60 or seconds >= 60:
+        return None
+    return hours * 3600 + minutes * 60 + seconds, match.group(4).strip()
+
+
+def segment(tokens: list[Token], body_line: int, transcript: bool = False) -> Document:
+    """Split block tokens into elements. Pure: reads tokens, returns a new Document.
+
+    With ``transcript`` (the note has media), a paragraph written
+    ``[hh:mm:ss] **Speaker** : words`` is a speaker turn."""
     doc = Document(tokens)
     stack: list[tuple[str, int]] = []  # open block tokens: (type, index)
     row: tuple[int, list[tuple[int, str]]] | None = None  # (tr index, [(inline index, text)])
-    pending: list[tuple[str, str, int, int | None, list[tuple[int, int]], int | None]] = []
+    pending: list[tuple[str, str, int, int | None, list[tuple[int, int]], int | None, int]] = []
 
     def add(kind: str, text: str, line_index: int | None, id_token: int | None,
-            inlines: list[tuple[int, int]], block: int | None) -> None:
-        pending.append((kind, text, line_index if line_index is not None else 0, id_token, inlines, block))
+            inlines: list[tuple[int, int]], block: int | None, level: int = 0) -> None:
+        pending.append((kind, text, line_index if line_index is not None else 0, id_token, inlines, block, level))
 
     for index, token in enumerate(tokens):
         if token.nesting == 1:
@@ -119,8 +150,12 @@ def segment(tokens: list[Token], body_line: int) -> Document:
                 continue
             parent_type, parent_index = stack[-1] if stack else ("", index)
             kinds = [kind for kind, _ in stack]
+            level = 0
             if parent_type == "heading_open":
                 kind = "heading"
+                level = int(tokens[parent_index].tag[1:])
+            elif transcript and parent_type == "paragraph_open" and len(stack) == 1 and parse_turn(text):
+                kind = "turn"
             elif "list_item_open" in kinds:
                 kind = "list_item"
             elif "blockquote_open" in kinds:
@@ -134,7 +169,7 @@ def segment(tokens: list[Token], body_line: int) -> Document:
             if not text.strip():
                 continue
             line = token.map[0] if token.map else None
-            add(kind, text, line, id_token, [(index, 0)], None)
+            add(kind, text, line, id_token, [(index, 0)], None, level)
         elif token.type in ("fence", "code_block"):
             line = token.map[0] if token.map else None
             add("code", token.content.rstrip("\n"), line, index, [], index)
@@ -142,12 +177,14 @@ def segment(tokens: list[Token], body_line: int) -> Document:
     seen: dict[str, int] = {}
     texts = []
     offset = 0
-    for kind, text, line_index, id_token, inlines, block in pending:
+    for kind, text, line_index, id_token, inlines, block, level in pending:
         digest = hashlib.sha1(f"{kind}\x00{text}".encode("utf-8")).hexdigest()[:10]
         seen[digest] = seen.get(digest, 0) + 1
         element_id = f"e-{digest}" + (f"-{seen[digest]}" if seen[digest] > 1 else "")
         element_index = len(doc.elements)
-        doc.elements.append(Element(element_id, kind, text, body_line + line_index))
+        turn = parse_turn(text) if kind == "turn" else None
+        doc.elements.append(Element(element_id, kind, text, body_line + line_index, level,
+                                    turn[0] if turn else None, turn[1] if turn else ""))
         for inline_index, base in inlines:
             doc.inline_at[inline_index] = (element_index, base)
         if block is not None:

@@ -121,7 +121,12 @@ class _NoteRenderer(RendererHTML):
             element_id = doc.id_at.get(index)
             if element_id is not None:
                 token.attrSet("id", element_id)
-                token.attrSet("class", "element")
+                element = doc.element_by_id(element_id)
+                if element.kind == "turn":
+                    token.attrSet("class", "element turn")
+                    token.attrSet("data-time", str(element.time))
+                else:
+                    token.attrSet("class", "element")
             if token.type == "inline":
                 located = doc.inline_at.get(index)
                 if located is None:

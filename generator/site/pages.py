@@ -15,27 +15,22 @@ from generator.site.model import (
 )
 from generator.site.theme import Theme
 
-MONTHS = {
-    "fr": ["janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre",
-           "octobre", "novembre", "décembre"],
-    "en": ["January", "February", "March", "April", "May", "June", "July", "August", "September",
-           "October", "November", "December"],
-}
-NOTE_TYPE_LABELS = {NoteType.NOTE: "Note", NoteType.WIKI: "Article wiki", NoteType.SYNTHESIS: "Synthèse dirigée"}
-STANCE_LABELS = {"agree": "d'accord", "disagree": "en désaccord", "nuance": "nuance",
-                 "question": "question", "neutral": "remarque"}
 MEDIA_TYPES = {".ogg": "audio", ".oga": "audio", ".opus": "audio", ".mp3": "audio", ".wav": "audio",
                ".m4a": "audio", ".webm": "video", ".mp4": "video", ".ogv": "video"}
 
 
-def format_date(value: dt.date | None, language: str) -> str:
+def format_date(value: dt.date | None, theme: Theme) -> str:
+    """A date as readers of the site's language write it (``1er octobre 2024``)."""
     if value is None:
         return ""
-    months = MONTHS.get(language.split("-")[0], MONTHS["en"])
-    if language.startswith("fr"):
-        day = "1er" if value.day == 1 else str(value.day)
-        return f"{day} {months[value.month - 1]} {value.year}"
-    return f"{value.day} {months[value.month - 1]} {value.year}"
+    day = theme.tr("first_of_month") if value.day == 1 else str(value.day)
+    month = theme.strings["months"][value.month - 1]
+    return theme.tr("date_format", day=day, month=month, year=value.year)
+
+
+def format_time(seconds: int) -> str:
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours:02d}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60:02d}:{rest % 60:02d}"
 
 
 def common(site: SiteModel, theme: Theme, path: str, title: str, kind: str) -> dict[str, Any]:
@@ -55,7 +50,7 @@ def common(site: SiteModel, theme: Theme, path: str, title: str, kind: str) -> d
         "nav_bases": [{"title": b.title, "url": url(base_path(s))} for s, b in publication.bases.items()],
         "nav_notebooks": [{"title": nb.title, "url": url(notebook_path(s))}
                           for s, nb in publication.notebooks.items()],
-        "format_date": lambda d: format_date(d, settings.language),
+        "format_date": lambda d: format_date(d, theme),
         "home_url": url("index.html"),
     }
 
@@ -76,7 +71,8 @@ def ordered_notes(site: SiteModel, notebook: str) -> list[Note]:
     return ordered + rest
 
 
-def note_summary(site: SiteModel, note: Note, notebook: str, url: Callable[[str], str]) -> dict[str, Any]:
+def note_summary(site: SiteModel, theme: Theme, note: Note, notebook: str,
+                 url: Callable[[str], str]) -> dict[str, Any]:
     membership = note.membership(notebook)
     nb = site.publication.notebooks[notebook]
     categories = []
@@ -91,7 +87,7 @@ def note_summary(site: SiteModel, note: Note, notebook: str, url: Callable[[str]
         "url": url(note_path(note.slug)) + f"?nb={notebook}",
         "date": note.date,
         "type": note.type.value,
-        "type_label": NOTE_TYPE_LABELS[note.type],
+        "type_label": theme.tr(f"note_type_{note.type.value}"),
         "summary": note.summary,
         "pinned": note.slug in nb.pinned,
         "categories": categories,
@@ -159,8 +155,8 @@ def notebook_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any]
                   for b in site.bases_of(slug)],
     }
     ctx["facets"] = _facets(site, slug, url, notes)
-    ctx["notes"] = [note_summary(site, n, slug, url) for n in notes if n.type is NoteType.NOTE]
-    ctx["articles"] = [note_summary(site, n, slug, url) for n in notes if n.type is not NoteType.NOTE]
+    ctx["notes"] = [note_summary(site, theme, n, slug, url) for n in notes if n.type is NoteType.NOTE]
+    ctx["articles"] = [note_summary(site, theme, n, slug, url) for n in notes if n.type is not NoteType.NOTE]
     return ctx
 
 
@@ -176,7 +172,7 @@ def category_context(site: SiteModel, theme: Theme, notebook: str, axis_key: str
     ctx["notebook"] = {"title": nb.title, "url": url(notebook_path(notebook))}
     ctx["axis"] = {"title": axis.title}
     ctx["category"] = category
-    ctx["notes"] = [note_summary(site, n, notebook, url) for n in notes]
+    ctx["notes"] = [note_summary(site, theme, n, notebook, url) for n in notes]
     return ctx
 
 
@@ -220,10 +216,12 @@ def note_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any]:
             "author": name(extraction.author), "date": extraction.date,
             "anchored": anchor.status is AnchorStatus.ANCHORED, "reason": anchor.reason,
             "target": (f"#ext-{extraction.id}" if anchor.status is AnchorStatus.ANCHORED else None),
+            "detached_reason": ("" if anchor.status is AnchorStatus.ANCHORED else
+                                theme.tr("detached_not_found" if anchor.candidates == 0 else "detached_ambiguous")),
             "disagreements": sum(c.stance == "disagree" and c.withdrawn is None for c in extraction.comments),
             "comments": [{
                 "id": c.id, "author": name(c.author), "date": c.date, "stance": c.stance,
-                "stance_label": STANCE_LABELS.get(c.stance, c.stance),
+                "stance_label": theme.tr(f"stance_{c.stance}"),
                 "text": None if c.withdrawn else c.text,
                 "withdrawn": ({"date": c.withdrawn.date, "reason": c.withdrawn.reason, "sha256": c.text_sha256}
                               if c.withdrawn else None),
@@ -235,8 +233,8 @@ def note_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any]:
     def resolve(raw: str, wiki: bool) -> Href:
         target = targets.get((raw, wiki))
         if target is None:
-            return Href(None, title="lien non vérifié")
-        return _href(site, target, path)
+            return Href(None, title=theme.tr("link_unchecked"))
+        return _href(site, theme, target, path)
 
     body = render_body(RenderState(anchored, marks, resolve))
     media = None
@@ -244,9 +242,15 @@ def note_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any]:
         extension = posixpath.splitext(note.media)[1].lower()
         media = {"url": url(note.media), "kind": MEDIA_TYPES.get(extension, "file"),
                  "name": posixpath.basename(note.media)}
-    elements = anchored.document.elements
+    document = anchored.document
+    elements = document.elements
+    headings = [(index, e) for index, e in enumerate(elements) if e.kind == "heading" and e.level in (2, 3)]
+    toc = [{"level": e.level, "text": e.text, "href": f"#{document.heading_ids[index]}"} for index, e in headings]
     ctx["note"] = {
-        "slug": slug, "title": note.title, "type": note.type.value, "type_label": NOTE_TYPE_LABELS[note.type],
+        "slug": slug, "title": note.title, "type": note.type.value,
+        "type_label": theme.tr(f"note_type_{note.type.value}"),
+        "toc": toc if len(toc) >= 3 else [],
+        "turns": sum(e.kind == "turn" for e in elements),
         "date": note.date, "authors": [name(a) for a in note.authors], "summary": note.summary,
         "body": body, "media": media, "contexts": contexts, "extractions": extractions,
         "element_count": len(elements),
@@ -257,19 +261,19 @@ def note_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any]:
     return ctx
 
 
-def _href(site: SiteModel, target, page: str) -> Href:
+def _href(site: SiteModel, theme: Theme, target, page: str) -> Href:
     published = site.publication.notes
     if target.kind == "note":
         if target.key not in published:
-            return Href(None, title="note non publiée")
+            return Href(None, title=theme.tr("link_unpublished"))
         fragment = f"#{target.fragment}" if target.fragment else ""
         return Href(relative(note_path(target.key) + fragment, page))
     if target.kind in ("extraction", "comment"):
         note = published.get(target.note)
         if note is None:
-            return Href(None, title="source non publiée")
+            return Href(None, title=theme.tr("link_source_unpublished"))
         if target.key not in published_ids(note):
-            return Href(None, title="source non publiée")
+            return Href(None, title=theme.tr("link_source_unpublished"))
         if target.kind == "comment":
             fragment = f"com-{target.key}"
         elif site.anchored[target.note].anchors[target.key].status is AnchorStatus.ANCHORED:
@@ -283,4 +287,4 @@ def _href(site: SiteModel, target, page: str) -> Href:
         return Href(target.key, css_class="external")
     if target.kind == "fragment":
         return Href(f"#{target.key}")
-    return Href(None, title="lien cassé")
+    return Href(None, title=theme.tr("link_broken"))

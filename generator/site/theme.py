@@ -10,12 +10,39 @@ import hashlib
 import posixpath
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import jinja2
+import yaml
 
 from generator.problems import SettingsError, ThemeError
 
 DEFAULT_THEME = Path(__file__).resolve().parents[2] / "themes" / "default"
+
+
+def _load_strings(root: Path, language: str) -> dict[str, Any]:
+    """``strings/<language>.yaml``; a regional tag falls back to its language (fr-CA → fr),
+    an unknown language to French, the theme's own language."""
+    folder = root / "strings"
+    for name in (language, language.split("-")[0], "fr"):
+        path = folder / f"{name}.yaml"
+        if path.is_file():
+            try:
+                data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            except yaml.YAMLError as exc:
+                raise ThemeError(f"theme strings {path}: {exc}") from exc
+            if not isinstance(data, dict):
+                raise ThemeError(f"theme strings {path} must be a mapping of keys to strings")
+            return data
+    raise ThemeError(f"theme strings not found in {folder}")
+
+
+def check_theme(root: Path | None) -> Path:
+    """The theme directory, or a clear error when it is not one."""
+    root = root or DEFAULT_THEME
+    if not (root / "templates").is_dir():
+        raise SettingsError(f"theme not found: {root / 'templates'} does not exist")
+    return root
 
 
 @dataclass
@@ -24,18 +51,20 @@ class Theme:
         root: the theme directory.
         env: jinja2 environment over ``templates/`` (autoescape on, undefined is an error).
         static: source name (``style.css``) → (published path, bytes).
+        strings: the UI strings of the site's language (``strings/<language>.yaml``).
+        language: the site's language.
     """
 
     root: Path
     env: jinja2.Environment
     static: dict[str, tuple[str, bytes]]
+    strings: dict[str, Any]
+    language: str
 
     @classmethod
-    def load(cls, root: Path | None = None) -> "Theme":
-        root = root or DEFAULT_THEME
+    def load(cls, root: Path | None = None, language: str = "fr") -> "Theme":
+        root = check_theme(root)
         templates = root / "templates"
-        if not templates.is_dir():
-            raise SettingsError(f"theme not found: {templates} does not exist")
         env = jinja2.Environment(
             loader=jinja2.FileSystemLoader(str(templates)),
             autoescape=True,
@@ -54,7 +83,21 @@ class Theme:
                     stem, ext = posixpath.splitext(name)
                     digest = hashlib.sha256(data).hexdigest()[:10]
                     static[name] = (f"static/{stem}.{digest}{ext}", data)
-        return cls(root, env, static)
+        theme = cls(root, env, static, _load_strings(root, language), language)
+        env.globals["tr"] = theme.tr
+        return theme
+
+    def tr(self, key: str, **values: object) -> str:
+        """The UI string ``key`` with ``{name}`` filled in; with ``n=…``, its singular or
+        plural form."""
+        if key not in self.strings:
+            raise ThemeError(f"theme string {key!r} is missing from strings/{self.language}.yaml")
+        text = self.strings[key]
+        if isinstance(text, dict):
+            count = values.get("n", 0)
+            singular = count in (0, 1) if self.language.startswith("fr") else count == 1
+            text = text["one" if singular else "other"]
+        return str(text).format(**values) if values else str(text)
 
     def static_path(self, name: str) -> str:
         return self.static[name][0]

@@ -1,17 +1,32 @@
-// Carnet default theme: small progressive enhancements. The site works without it.
-// No inline handlers: everything is wired here, so a strict CSP holds.
+// Carnet default theme: small progressive enhancements. Every page works without it.
+// No inline handlers: everything is wired here, so a strict Content-Security-Policy holds.
 (function () {
   "use strict";
+  var root = document.documentElement;
+
+  // Theme toggle: light ↔ dark, remembered; until used, the system's choice applies.
+  function setUpThemeToggle() {
+    var button = document.querySelector(".theme-toggle");
+    if (!button) return;
+    var dark = window.matchMedia("(prefers-color-scheme: dark)");
+    function current() { return root.dataset.theme || (dark.matches ? "dark" : "light"); }
+    function show() { button.setAttribute("aria-pressed", current() === "dark" ? "true" : "false"); }
+    button.addEventListener("click", function () {
+      var next = current() === "dark" ? "light" : "dark";
+      root.dataset.theme = next;
+      try { window.localStorage.setItem("carnet-theme", next); } catch (e) { /* not saved */ }
+      show();
+    });
+    show();
+  }
 
   // A note opened from a notebook (?nb=slug) shows that notebook's breadcrumb.
   function applyNotebookContext() {
     var crumbs = document.querySelectorAll("nav.breadcrumb[data-context]");
     if (crumbs.length < 2) return;
     var wanted = new URLSearchParams(window.location.search).get("nb");
-    if (!wanted) return;
-    var found = false;
-    crumbs.forEach(function (nav) { if (nav.dataset.context === wanted) found = true; });
-    if (!found) return;
+    var known = Array.prototype.some.call(crumbs, function (nav) { return nav.dataset.context === wanted; });
+    if (!known) return;
     crumbs.forEach(function (nav) { nav.hidden = nav.dataset.context !== wanted; });
     document.querySelectorAll(".memberships li[data-context]").forEach(function (li) {
       li.classList.toggle("current", li.dataset.context === wanted);
@@ -40,7 +55,10 @@
         item.hidden = !ok;
         if (ok) shown += 1;
       });
-      if (status) status.textContent = axes.length ? shown + " note(s) affichée(s)" : "";
+      if (status) {
+        var label = shown < 2 ? document.body.dataset.shownLabelOne : document.body.dataset.shownLabel;
+        status.textContent = axes.length ? label.replace(/\d+/, String(shown)) : "";
+      }
     }
     buttons.forEach(function (b) {
       b.addEventListener("click", function () {
@@ -50,8 +68,74 @@
     });
   }
 
+  // Evidence is one click away: a click on a highlight opens its entry in the list;
+  // landing on #ext-… emphasises every portion of that passage.
+  function setUpEvidence() {
+    var evidence = document.getElementById("evidence");
+    function focusPassage() {
+      var hash = decodeURIComponent(window.location.hash.slice(1));
+      document.querySelectorAll("mark.current").forEach(function (m) { m.classList.remove("current"); });
+      if (hash.indexOf("ext-") === 0) {
+        var id = hash.slice(4);
+        document.querySelectorAll("mark.extraction").forEach(function (m) {
+          if (m.dataset.ext.split(" ").indexOf(id) >= 0) m.classList.add("current");
+        });
+      } else if (evidence && (hash.indexOf("entry-") === 0 || hash.indexOf("com-") === 0)) {
+        evidence.open = true;
+        var target = document.getElementById(hash);
+        if (target) target.scrollIntoView();
+      }
+    }
+    document.querySelectorAll("mark.extraction").forEach(function (mark) {
+      mark.addEventListener("click", function () {
+        if (!evidence) return;
+        evidence.open = true;
+        var entry = document.getElementById("entry-" + mark.dataset.ext.split(" ")[0]);
+        if (entry) { entry.scrollIntoView({ block: "center" }); entry.classList.add("flash"); }
+      });
+    });
+    window.addEventListener("hashchange", focusPassage);
+    window.addEventListener("beforeprint", function () { if (evidence) evidence.open = true; });
+    focusPassage();
+  }
+
+  // Transcripts: each speaker turn gets a button that plays the recording from its time.
+  function setUpTurns() {
+    var media = document.querySelector("figure.media audio, figure.media video");
+    var turns = document.querySelectorAll(".turn[data-time]");
+    if (!media || !turns.length) return;
+    var template = document.body.dataset.playLabel || "{time}";
+    function clock(seconds) {
+      var h = Math.floor(seconds / 3600), m = Math.floor(seconds % 3600 / 60), s = seconds % 60;
+      var mm = (m < 10 ? "0" : "") + m + ":" + (s < 10 ? "0" : "") + s;
+      return h ? (h < 10 ? "0" : "") + h + ":" + mm : mm;
+    }
+    turns.forEach(function (turn) {
+      var time = parseInt(turn.dataset.time, 10);
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "play-turn";
+      button.textContent = "▶";
+      button.setAttribute("aria-label", template.replace("{time}", clock(time)));
+      button.addEventListener("click", function () {
+        media.currentTime = time;
+        var playing = media.play();
+        if (playing && playing.catch) playing.catch(function () { /* blocked: the reader presses play */ });
+      });
+      turn.insertBefore(button, turn.firstChild);
+    });
+    media.addEventListener("timeupdate", function () {
+      var now = media.currentTime, active = null;
+      turns.forEach(function (turn) { if (parseInt(turn.dataset.time, 10) <= now) active = turn; });
+      turns.forEach(function (turn) { turn.classList.toggle("speaking", turn === active && !media.paused); });
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    setUpThemeToggle();
     applyNotebookContext();
     setUpFacets();
+    setUpEvidence();
+    setUpTurns();
   });
 })();
