@@ -153,7 +153,7 @@ def test_canonical_url_and_base_url_override(small: Path, tmp_path: Path) -> Non
 def test_static_assets_are_fingerprinted_and_scripts_external(small_site: Path) -> None:
     files = site_files(small_site)
     statics = [p for p in files if p.startswith("static/")]
-    assert len(statics) == 3 and all(len(p.split(".")) == 3 for p in statics)
+    assert len(statics) == 4 and all(len(p.split(".")) == 3 for p in statics)
     for path, data in files.items():
         if path.endswith(".html"):
             page = BeautifulSoup(data, "html.parser")

@@ -41,11 +41,12 @@ def highlight_mismatches(content: Path, site: Path) -> list[str]:
                     wrong.append(f"{extraction.id}: detached but highlighted")
                 continue
             # marks of one element are contiguous pieces (cut at inline markup); elements
-            # are joined by a space, as the projection joins them
+            # (and cells of a row) are joined by a space, as the projection joins them
             pieces: dict[int, str] = {}
             for mark in marks:
-                element = mark.find_parent(class_="element")
-                key = id(element)
+                # a table row's cells are joined by a space too, as the row's text joins them
+                holder = mark.find_parent(["td", "th"]) or mark.find_parent(class_="element")
+                key = id(holder)
                 pieces[key] = pieces.get(key, "") + mark.get_text()
             shown = " ".join(pieces.values())
             if len(anchors) != 1 or normalise_quote(shown) != normalise_quote(extraction.quote):

@@ -1,0 +1,25 @@
+"""HTTP headers the published site is served with. One source for every server of the
+site (the test server now; ``carnet serve`` and netlify.toml later), so that a theme
+violating the Content-Security-Policy fails a test, not a deploy."""
+
+from __future__ import annotations
+
+CONTENT_SECURITY_POLICY = "; ".join([
+    "default-src 'self'",
+    "script-src 'self' 'wasm-unsafe-eval'",  # no inline script; Pagefind needs WebAssembly
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "media-src 'self'",
+    "font-src 'self'",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+])
+
+SECURITY_HEADERS: dict[str, str] = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "strict-origin-when-cross-origin",
+}

@@ -1,0 +1,140 @@
+"""What a reader does in a real browser: pages load cleanly under the strict CSP, the
+theme toggle persists without a flash, the notebook switcher, a phone screen, audio."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from support.corpus import site_files
+
+TRANSCRIPT = "notes/cvl-2025-10-16-transcription.html"
+
+
+def html_pages(site: Path) -> list[str]:
+    return sorted(path for path in site_files(site) if path.endswith(".html"))
+
+
+def test_every_page_renders_without_console_errors(browser, site_url, example_site) -> None:
+    context = browser.new_context(base_url=site_url)
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(f"{page.url}: console {m.type}: {m.text}")
+            if m.type in ("error", "warning") else None)
+    page.on("pageerror", lambda e: problems.append(f"{page.url}: {e}"))
+    # a media preload cut short by the next navigation is not a failure of the site
+    page.on("requestfailed", lambda r: problems.append(f"{page.url}: failed {r.url} {r.failure}")
+            if r.failure != "net::ERR_ABORTED" else None)
+    page.on("response", lambda r: problems.append(f"{page.url}: HTTP {r.status} {r.url}") if r.status >= 400 else None)
+    pages = html_pages(example_site)
+    assert len(pages) > 10
+    for path in pages:
+        page.goto(path, wait_until="load")
+        assert page.locator("main h1").count() == 1, path
+    context.close()
+    assert problems == [], "\n".join(problems)
+
+
+FIRST_PAINT = """
+window.__atFirstBody = null;
+new MutationObserver(function (records, observer) {
+  if (document.body) {
+    window.__atFirstBody = document.documentElement.dataset.theme || "";
+    observer.disconnect();
+  }
+}).observe(document, {childList: true, subtree: true});
+"""
+
+
+def _paper(page) -> str:
+    return page.evaluate("getComputedStyle(document.body).backgroundColor")
+
+
+def test_theme_follows_the_system_then_the_toggle_persists_without_flash(browser, site_url) -> None:
+    context = browser.new_context(base_url=site_url, color_scheme="dark")
+    page = context.new_page()
+    page.goto("index.html")
+    dark_system = _paper(page)
+    page.emulate_media(color_scheme="light")
+    light_system = _paper(page)
+    assert dark_system != light_system, "the palette follows the system's preference"
+
+    page.click(".theme-toggle")  # system is light now: the toggle chooses dark
+    assert page.evaluate("document.documentElement.dataset.theme") == "dark"
+    assert _paper(page) == dark_system
+    assert page.get_attribute(".theme-toggle", "aria-pressed") == "true"
+
+    page.add_init_script(FIRST_PAINT)
+    page.goto("notebooks/cvl.html")
+    assert page.evaluate("window.__atFirstBody") == "dark", "the saved theme is set before the body exists"
+    assert _paper(page) == dark_system
+
+    page.click(".theme-toggle")
+    page.reload()
+    assert page.evaluate("window.__atFirstBody") == "light"
+    assert _paper(page) == light_system
+    context.close()
+
+
+def test_notebook_switcher_reopens_the_note_in_another_notebook(page) -> None:
+    page.goto("notes/cvl-2024-11-14.html")
+    visible = page.locator("nav.breadcrumb:visible")
+    assert visible.count() == 1 and "Conseil de vie lycéenne" in visible.inner_text()
+    visible.locator(".context-switch summary").click()
+    page.get_by_role("link", name="Ouvrir dans « Veille financement »").click()
+    page.wait_for_url("**/cvl-2024-11-14.html?nb=veille-financement")
+    visible = page.locator("nav.breadcrumb:visible")
+    assert visible.count() == 1 and "Veille financement" in visible.inner_text()
+    assert page.locator(".memberships li.current > a").inner_text() == "Veille financement"
+
+
+def test_phone_viewport_has_no_horizontal_scroll(browser, site_url, example_site) -> None:
+    context = browser.new_context(base_url=site_url, viewport={"width": 360, "height": 740},
+                                  device_scale_factor=2, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    too_wide = []
+    for path in html_pages(example_site):
+        page.goto(path)
+        width = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+        if width[0] > width[1]:
+            too_wide.append((path, width))
+    context.close()
+    assert too_wide == []
+
+
+def test_transcript_plays_its_audio_from_a_turn(page, example_site) -> None:
+    if not (example_site / TRANSCRIPT).exists():
+        pytest.fail(f"the example corpus has no transcript page {TRANSCRIPT}")
+    page.goto(TRANSCRIPT)
+    turns = page.locator(".turn[data-time]")
+    assert turns.count() >= 10
+    third = turns.nth(2)
+    start = int(third.get_attribute("data-time"))
+    assert start > 0
+    third.locator(".play-turn").click()
+    page.wait_for_function("(t) => { const a = document.querySelector('audio'); "
+                           "return a && !a.paused && a.currentTime > t + 0.3; }", arg=start, timeout=15000)
+    duration = page.evaluate("document.querySelector('audio').duration")
+    last = int(turns.nth(turns.count() - 1).get_attribute("data-time"))
+    assert last < duration, "every turn starts within the recording"
+    page.wait_for_selector(".turn.speaking")
+
+
+def test_a_highlight_opens_its_debate(page) -> None:
+    page.goto("notes/cvl-2024-11-14.html")
+    evidence = page.locator("details#evidence")
+    assert evidence.get_attribute("open") is None, "evidence is one click away, not in the reading path"
+    page.locator('mark[data-ext~="cvl-1114-bail-verbal"]').first.click()
+    assert evidence.get_attribute("open") is not None
+    assert page.locator("#entry-cvl-1114-bail-verbal").is_visible()
+
+
+def test_citation_lands_on_the_highlighted_passage(page) -> None:
+    page.goto("notes/cvl-wiki-budget.html")
+    page.locator('a.citation[href$="#ext-cvl-1114-subvention-region"]').first.click()
+    page.wait_for_url("**/cvl-2024-11-14.html#ext-cvl-1114-subvention-region")
+    current = page.locator("mark.extraction.current")
+    assert current.count() >= 1
+    assert all("cvl-1114-subvention-region" in m.get_attribute("data-ext").split() for m in current.all())
+    assert current.first.is_visible()
