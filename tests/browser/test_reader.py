@@ -138,3 +138,26 @@ def test_citation_lands_on_the_highlighted_passage(page) -> None:
     assert current.count() >= 1
     assert all("cvl-1114-subvention-region" in m.get_attribute("data-ext").split() for m in current.all())
     assert current.first.is_visible()
+
+
+def test_skip_link_and_visible_focus(page) -> None:
+    page.goto("notebooks/cvl.html")
+    page.keyboard.press("Tab")
+    skip = page.locator("a.skip")
+    assert page.evaluate("document.activeElement.className") == "skip"
+    box = skip.bounding_box()
+    assert box and box["x"] >= 0, "the skip link shows when focused"
+    outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+    assert outline != "none", "focus is visible"
+    page.keyboard.press("Enter")
+    page.wait_for_url("**#main")
+    assert page.locator("header.site-header").count() == 1 and page.locator("main#main").count() == 1
+    assert page.locator("footer").count() == 1 and page.locator("nav[aria-label]").count() >= 2
+
+
+def test_print_shows_the_text_without_chrome(page) -> None:
+    page.goto("notes/cvl-2024-11-14.html")
+    page.emulate_media(media="print")
+    assert page.locator("header.site-header").is_hidden()
+    assert page.locator(".note-body").is_visible()
+    assert page.locator("mark.extraction").first.is_visible()
