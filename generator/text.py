@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import unicodedata
 
 
@@ -22,3 +23,11 @@ def slugify(text: str) -> str:
     if not slug:  # a category made only of non-Latin script: fall back to a stable hash
         slug = "c-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
     return slug
+
+
+def natural_key(text: str) -> tuple:
+    """A locale-free sort key readers expect: accents folded, case ignored, numbers by
+    value (``Élève 2`` before ``Élève 10``, and both before ``M. Delorme``)."""
+    folded = "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch)).casefold()
+    parts = re.split(r"(\d+)", folded)
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts if p) + (text,)

@@ -86,7 +86,7 @@ def test_build_prints_what_each_public_notebook_publishes(small: Path, tmp_path:
     result = carnet("build", str(small), "--out", str(tmp_path / "site"))
     assert result.returncode == 0, result.stderr
     assert re.search(r"published notebook conseil: 6 note\(s\), 2 comment\(s\) \(\+1 withdrawn.*\); "
-                     r"names shown: Mme E\., Élève 1, Élève 2", result.stdout)
+                     r"names shown: Élève 1, Élève 2, Mme E\.", result.stdout)
     assert "secret" not in result.stdout
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from generator.corpus.authors import display_names, governing_notebook
 from generator.corpus.model import Base, Corpus, Note, Notebook, SiteSettings
 from generator.problems import Problem
+from generator.text import natural_key
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ def _report(publication: Publication, notebook: str) -> NotebookReport:
                 else:
                     comments += 1
         authors.update(publication.name(note.slug, a) for a in note.authors)
-    return NotebookReport(notebook, len(members), comments, withdrawn, tuple(sorted(authors)))
+    return NotebookReport(notebook, len(members), comments, withdrawn, tuple(sorted(authors, key=natural_key)))
 
 
 def private_link_problems(publication: Publication, corpus: Corpus, links: dict) -> list[Problem]:
