@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Sequence
 
 from generator import __version__
-from generator.problems import CarnetError, ContentError, Problem
+from generator.problems import CarnetError, ContentError, Problem, Severity
 
 EXIT_OK, EXIT_CONTENT, EXIT_USAGE = 0, 1, 2
 
@@ -55,8 +56,9 @@ def _print_problems(problems: Sequence[Problem], root: Path, fmt: str = "text") 
 
 
 def _summary(problems: Sequence[Problem]) -> str:
-    errors = sum(p.is_error for p in problems)
-    return f"{errors} error(s), {len(problems) - errors} warning(s)"
+    counts = Counter(p.severity for p in problems)
+    text = f"{counts[Severity.ERROR]} error(s), {counts[Severity.WARNING]} warning(s)"
+    return text + (f", {counts[Severity.NOTICE]} notice(s)" if counts[Severity.NOTICE] else "")
 
 
 def run_build(args: argparse.Namespace) -> int:

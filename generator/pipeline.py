@@ -89,7 +89,7 @@ def analyse(content_dir: Path) -> Analysis:
 
 
 def blocking(problems: list[Problem], strict: bool) -> list[Problem]:
-    return [p for p in problems if p.is_error or strict]
+    return [p for p in problems if p.stops(strict)]
 
 
 def site_model(analysis: Analysis, content_dir: Path, base_url: str | None = None) -> SiteModel:
@@ -137,6 +137,8 @@ def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = E
 
 def build(content_dir: Path, out_dir: Path, *, strict: bool = False, base_url: str | None = None,
           theme_dir: Path | None = None, emitters: tuple[Emitter, ...] = EMITTERS) -> BuildResult:
+    if base_url is not None and not base_url.startswith(("http://", "https://")):
+        raise SettingsError(f"--base-url {base_url!r} must be an absolute http(s) URL (e.g. https://example.org/)")
     check_output_dir(out_dir, content_dir)  # refuse early, before any work
     check_theme(theme_dir)
     analysis = analyse(content_dir)

@@ -13,10 +13,13 @@ from typing import Iterable
 
 
 class Severity(str, Enum):
-    """How bad a problem is. Errors stop a build; warnings stop it under ``--strict``."""
+    """How bad a problem is. Errors stop a build; warnings stop it under ``--strict``;
+    notices report an expected state of a living corpus (an anchor detached or
+    relocated by an edit of its note) and never stop anything."""
 
     ERROR = "error"
     WARNING = "warning"
+    NOTICE = "notice"
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,10 @@ class Problem:
     @property
     def is_error(self) -> bool:
         return self.severity is Severity.ERROR
+
+    def stops(self, strict: bool) -> bool:
+        """Whether this problem stops a build (or fails a check)."""
+        return self.is_error or (strict and self.severity is Severity.WARNING)
 
     def sort_key(self) -> tuple[str, int, str, str]:
         return (self.file, self.line or 0, self.code, self.message)
@@ -91,7 +98,7 @@ class ContentError(CarnetError):
         self.problems = problems
         self.strict = strict
         errors = sum(p.is_error for p in problems)
-        warnings = len(problems) - errors
+        warnings = sum(p.severity is Severity.WARNING for p in problems)
         reason = f"{errors} error(s)"
         if strict and warnings:
             reason += f" and {warnings} warning(s) (--strict)"

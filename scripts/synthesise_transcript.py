@@ -4,8 +4,8 @@ The example corpus has one transcript whose recording is *synthesised* (espeak-n
 not recorded: this script reads the note's speaker turns
 (``[hh:mm:ss] **Speaker** : words``), speaks each with a voice per speaker, joins
 them with short silences, encodes the result as Ogg Opus, and rewrites each turn's
-timestamp with the second at which it really starts in the audio — so the
-timestamps are computed, never typed (INV-18).
+timestamp with the second at which it really starts in the audio, and the
+note's ``duration:`` — so the timing is computed, never typed (INV-18).
 
     python scripts/synthesise_transcript.py content/notes/cvl-2025-10-16-transcription.md
 
@@ -26,6 +26,7 @@ from pathlib import Path
 
 TURN_LINE = re.compile(r"^\[(\d{2}):(\d{2}):(\d{2})\] \*\*(?P<speaker>[^*]+)\*\* : (?P<text>.+)$")
 MEDIA = re.compile(r"^media:\s*(\S+)\s*$", re.MULTILINE)
+DURATION = re.compile(r"^duration:\s*\S+\s*$")
 VOICES = ["fr+f3", "fr+m3", "fr+f2", "fr+m1", "fr+f4", "fr+m5", "fr+f1", "fr+m7"]
 LEAD_SECONDS = 0.5
 GAP_SECONDS = 0.6
@@ -87,6 +88,13 @@ def main(argv: list[str] | None = None) -> int:
     for (index, match), start in zip(turns, starts):
         stamp = f"[{start // 3600:02d}:{start % 3600 // 60:02d}:{start % 60:02d}]"
         lines[index] = stamp + lines[index][len("[00:00:00]"):]
+    duration = f"duration: {position:.1f}"
+    media_line = next(i for i, line in enumerate(lines) if MEDIA.match(line))
+    duration_line = next((i for i, line in enumerate(lines) if DURATION.match(line)), None)
+    if duration_line is None:
+        lines.insert(media_line + 1, duration)
+    else:
+        lines[duration_line] = duration
     updated = "\n".join(lines)
     if updated != text:
         temporary = args.note.with_suffix(".md.tmp")

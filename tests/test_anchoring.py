@@ -128,7 +128,7 @@ def test_missing_quote_is_detached() -> None:
 def test_anchor_note_reports_detached_with_its_line() -> None:
     source = SourceRef("notes/x.extractions.yaml", 7)
     extraction = Extraction("x1", "x", "introuvable", "", "", None, "fait", "A", None, False, (), source)
-    note = Note("x", "X", NoteType.NOTE, dt.date(2025, 1, 1), (), "", (), None, BODY, 5, (extraction,),
+    note = Note("x", "X", NoteType.NOTE, dt.date(2025, 1, 1), (), "", (), None, None, BODY, 5, (extraction,),
                 SourceRef("notes/x.md", 1))
     anchored, problems = anchor_note(note)
     assert anchored.anchors["x1"].status is AnchorStatus.DETACHED

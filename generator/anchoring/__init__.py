@@ -44,5 +44,11 @@ def anchor_note(note: Note) -> tuple[AnchoredNote, list[Problem]]:
                 extraction.source.file, extraction.source.line, "detached-anchor",
                 f"extraction {extraction.id!r} is detached: {anchor.reason}",
                 "Correct the quote so it matches the note's text exactly once (it is kept, listed "
-                "as detached, and never placed by a guess).", Severity.WARNING))
+                "as detached, and never placed by a guess).", Severity.NOTICE))
+        elif anchor.status is AnchorStatus.RELOCATED:
+            problems.append(Problem(
+                extraction.source.file, extraction.source.line, "relocated-anchor",
+                f"extraction {extraction.id!r} was relocated: {anchor.reason}",
+                "Check the passage, then run 'carnet check --fix-anchors --write' to record the note's "
+                "current text as the quote.", Severity.NOTICE))
     return AnchoredNote(document, anchors), problems

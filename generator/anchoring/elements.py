@@ -80,11 +80,11 @@ class Document:
     projection: str = ""
     starts: list[int] = field(default_factory=list)
     heading_ids: dict[int, str] = field(default_factory=dict)
-    _by_id: dict[str, Element] = field(default_factory=dict, repr=False)
+    _by_id: dict[str, int] = field(default_factory=dict, repr=False)
 
-    def element_by_id(self, element_id: str) -> Element:
+    def index_of(self, element_id: str) -> int:
         if len(self._by_id) != len(self.elements):
-            self._by_id = {e.id: e for e in self.elements}
+            self._by_id = {e.id: index for index, e in enumerate(self.elements)}
         return self._by_id[element_id]
 
     def fragments(self) -> set[str]:

@@ -2,7 +2,10 @@
 
 The quote is looked for in the normalised projection of the note. One match →
 anchored. Several → told apart by prefix/suffix, then by the ``occurrence`` hint;
-still several → detached (ambiguous). None → detached (not found).
+still several → detached (ambiguous). None → approximate matching within an edit
+distance of :data:`MAX_EDIT_RATIO` of the quote, scored with the prefix and suffix as
+annotation clients do: a unique best → relocated (with the text found, for its diff);
+otherwise → detached.
 """
 
 from __future__ import annotations
@@ -10,13 +13,30 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from difflib import SequenceMatcher
+
 from generator.anchoring.elements import Element
+from generator.anchoring.fuzzy import Match, find_approximate, similarity
 from generator.anchoring.normalise import normalise, normalise_quote
+
+
+MAX_EDIT_RATIO = 0.10
+"""An edited quote is relocated only within this share of its length in edits."""
+
+# Weights of a fuzzy candidate's score: the quote itself, then its context.
+QUOTE_WEIGHT, CONTEXT_WEIGHT = 50.0, 20.0
+SCORE_TIE = 1e-9
 
 
 class AnchorStatus(str, Enum):
     ANCHORED = "anchored"
+    RELOCATED = "relocated"
     DETACHED = "detached"
+
+    @property
+    def is_live(self) -> bool:
+        """Anchored or relocated: the extraction lands on a passage."""
+        return self is not AnchorStatus.DETACHED
 
 
 @dataclass(frozen=True)
@@ -38,12 +58,17 @@ class Anchor:
         portions: one per element the quote touches, in reading order.
         reason: why a detached anchor is detached (shown to readers and in reports).
         candidates: how many places matched (0 not found, >1 ambiguous).
+        found: for a relocated anchor, the note's text where the quote now lands
+            (normalised), to show the difference with the quote.
+        distance: edits between the quote and ``found``.
     """
 
     status: AnchorStatus
     portions: tuple[Portion, ...] = ()
     reason: str = ""
     candidates: int = 1
+    found: str = ""
+    distance: int = 0
 
 
 @dataclass
@@ -85,7 +110,7 @@ def resolve_quote(projection: NormalisedProjection, elements: list[Element], quo
         return Anchor(AnchorStatus.DETACHED, reason="the quote is empty", candidates=0)
     starts = _occurrences(projection.text, needle)
     if not starts:
-        return Anchor(AnchorStatus.DETACHED, reason="the quote is not found in the note", candidates=0)
+        return _relocate(projection, elements, needle, prefix, suffix)
     candidates = starts
     if len(candidates) > 1 and (prefix or suffix):
         before, after = normalise_quote(prefix), normalise_quote(suffix)
@@ -117,6 +142,53 @@ def resolve_quote(projection: NormalisedProjection, elements: list[Element], quo
                 candidates=len(candidates),
             )
     return Anchor(AnchorStatus.ANCHORED, _portions(projection, candidates[0], len(needle), elements))
+
+
+def _relocate(projection: NormalisedProjection, elements: list[Element], needle: str,
+              prefix: str, suffix: str) -> Anchor:
+    budget = int(len(needle) * MAX_EDIT_RATIO)
+    matches = find_approximate(needle, projection.text, budget) if budget else []
+    if not matches:
+        return Anchor(AnchorStatus.DETACHED, reason="the quote is not found in the note", candidates=0)
+    before, after = normalise_quote(prefix), normalise_quote(suffix)
+
+    def score(match: Match) -> float:
+        value = QUOTE_WEIGHT * (1.0 - match.distance / len(needle))
+        if before:
+            context = projection.text[max(0, match.start - len(before) - 1):match.start].strip()
+            value += CONTEXT_WEIGHT * similarity(before, context[-len(before):])
+        if after:
+            context = projection.text[match.end:match.end + len(after) + 1].strip()
+            value += CONTEXT_WEIGHT * similarity(after, context[:len(after)])
+        return value
+
+    ranked = sorted(matches, key=score, reverse=True)
+    if len(ranked) > 1 and score(ranked[0]) - score(ranked[1]) <= SCORE_TIE:
+        return Anchor(AnchorStatus.DETACHED, candidates=len(ranked),
+                      reason=f"the quote is not found as written, and {len(ranked)} places resemble it equally")
+    best = ranked[0]
+    portions = _portions(projection, best.start, best.end - best.start, elements)
+    if not portions:
+        return Anchor(AnchorStatus.DETACHED, reason="the quote is not found in the note", candidates=0)
+    return Anchor(AnchorStatus.RELOCATED, portions, candidates=1,
+                  found=projection.text[best.start:best.end], distance=best.distance,
+                  reason=f"the quote was edited: {word_diff(needle, projection.text[best.start:best.end])}")
+
+
+def word_diff(old: str, new: str) -> str:
+    """A short, readable difference: ``… [-quatre-] {+cinq+} mille …``."""
+    a, b = old.split(" "), new.split(" ")
+    out: list[str] = []
+    for op, i1, i2, j1, j2 in SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if op == "equal":
+            kept = a[i1:i2]
+            out.append(" ".join(kept) if len(kept) <= 4 else f"{' '.join(kept[:2])} … {' '.join(kept[-2:])}")
+            continue
+        if i2 > i1:
+            out.append(f"[-{' '.join(a[i1:i2])}-]")
+        if j2 > j1:
+            out.append(f"{{+{' '.join(b[j1:j2])}+}}")
+    return " ".join(part for part in out if part)
 
 
 def _portions(projection: NormalisedProjection, start: int, length: int,

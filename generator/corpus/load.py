@@ -215,9 +215,10 @@ def _parse_settings(data: bytes | None, problems: list[Problem]) -> SiteSettings
     base_url = f.text("base_url", hint="Add 'base_url: https://…/', the address the site is published at.")
     if base_url and not base_url.endswith("/"):
         base_url += "/"
-    if base_url and not base_url.startswith(("http://", "https://", "/")):
-        f.error("base_url", "invalid-value", f"base_url {base_url!r} is neither an absolute URL nor a path",
-                "Write the full address, e.g. https://example.org/wiki/.")
+    if base_url and not base_url.startswith(("http://", "https://")):
+        f.error("base_url", "invalid-value", f"base_url {base_url!r} is not an absolute http(s) URL",
+                "Write the full address the site is published at, e.g. https://example.org/wiki/: canonical "
+                "links and annotation identifiers are absolute.")
     licence = _parse_licence(f)
     extra_keys = ("llm", "embeddings")
     f.check_known(("title", "base_url", "language", "licence", "description", *extra_keys))
@@ -345,7 +346,7 @@ def _parse_note(rel: str, slug: str, data: bytes, sidecar: tuple[str, Any] | Non
     if "extractions" in f.data:
         f.error("extractions", "misplaced-extractions", "extractions are not read from the front matter",
                 f"Move them to {slug}.extractions.yaml beside the note (see docs/content-format.md).")
-    f.check_known(("title", "date", "type", "authors", "summary", "notebooks", "media", "extractions",
+    f.check_known(("title", "date", "type", "authors", "summary", "notebooks", "media", "duration", "extractions",
                    *later_keys))
     media = f.text("media", "") or None
     if media is not None:
@@ -365,6 +366,7 @@ def _parse_note(rel: str, slug: str, data: bytes, sidecar: tuple[str, Any] | Non
         summary=f.text("summary", ""),
         memberships=_parse_memberships(f),
         media=media,
+        duration=_parse_duration(f),
         body=doc.body,
         body_line=doc.body_line,
         extractions=extractions,
@@ -372,6 +374,30 @@ def _parse_note(rel: str, slug: str, data: bytes, sidecar: tuple[str, Any] | Non
         extra={key: f.data[key] for key in later_keys if key in f.data},
         field_lines={str(key): line for key, line in f.data.key_lines.items()},
     )
+
+
+def _parse_duration(f: Fields) -> float | None:
+    """``duration: 104.6`` (seconds) or ``duration: "00:01:44.6"``."""
+    if not f.has("duration"):
+        return None
+    value = f.data["duration"]
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    if isinstance(value, str):
+        parts = value.strip().split(":")
+        try:
+            numbers = [float(p) for p in parts]
+        except ValueError:
+            numbers = []
+        if 1 <= len(numbers) <= 3 and all(n >= 0 for n in numbers):
+            seconds = 0.0
+            for number in numbers:
+                seconds = seconds * 60 + number
+            if seconds > 0:
+                return seconds
+    f.error("duration", "wrong-type", f"'duration' of {f.what} is not a length: {value!r}",
+            "Write the recording's length in seconds (104.6) or as hh:mm:ss.")
+    return None
 
 
 def _resolve_relative(from_file: str, target: str) -> str | None:

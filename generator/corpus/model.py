@@ -228,6 +228,7 @@ class Note:
         body: the markdown after the front matter (NFC, LF line ends).
         body_line: file line where ``body`` starts, to report body problems.
         media: content-relative path of the audio/video of a transcript.
+        duration: length of the media in seconds (ends the last speaker turn).
         extra: front-matter keys owned by later stages (wiki perimeter, adoption…).
         field_lines: line of each front-matter field (for messages).
     """
@@ -240,6 +241,7 @@ class Note:
     summary: str
     memberships: tuple[Membership, ...]
     media: str | None
+    duration: float | None
     body: str
     body_line: int
     extractions: tuple[Extraction, ...]

@@ -7,11 +7,15 @@ memberships, extractions, comments), ``anchors``, ``links``, ``assets``, ``theme
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Iterator, Protocol
 
 from generator.site import pages
-from generator.site.model import SiteModel, base_path, category_path, note_path, notebook_path
+from generator.site.annotations import note_annotations
+from generator.site.model import (
+    SiteModel, annotations_path, base_path, category_path, note_path, notebook_path, text_path,
+)
 from generator.site.theme import Theme
 
 Output = Iterator[tuple[str, bytes]]
@@ -99,6 +103,34 @@ class NotePages:
             yield note_path(slug), theme.render("note.html", **pages.note_context(site, theme, slug))
 
 
+@dataclass(frozen=True)
+class TextProjections:
+    """``notes/<slug>.txt``: element texts joined by blank lines, the text that
+    annotation offsets count in (code points)."""
+
+    name: str = "text-projections"
+    reads: frozenset[str] = frozenset({"notes", "anchors"})
+
+    def emit(self, site: SiteModel, theme: Theme) -> Output:
+        for slug, anchored in site.anchored.items():
+            yield text_path(slug), (anchored.document.projection + "\n").encode("utf-8")
+
+
+@dataclass(frozen=True)
+class WebAnnotations:
+    """``notes/<slug>.annotations.jsonld``: W3C Web Annotations of each note."""
+
+    name: str = "web-annotations"
+    reads: frozenset[str] = frozenset({"settings", "notes", "anchors"})
+
+    def emit(self, site: SiteModel, theme: Theme) -> Output:
+        for slug in site.publication.notes:
+            data = note_annotations(site, slug)
+            yield annotations_path(slug), (json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True)
+                                           + "\n").encode("utf-8")
+
+
 EMITTERS: tuple[Emitter, ...] = (
     ThemeStatic(), ContentAssets(), HomePage(), BasePages(), NotebookPages(), CategoryPages(), NotePages(),
+    TextProjections(), WebAnnotations(),
 )

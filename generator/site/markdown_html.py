@@ -47,11 +47,13 @@ class RenderState:
         anchored: the note's parsed body and anchors.
         marks: element index → marks in that element.
         resolve: (raw target, is wikilink) → how to show the link.
+        covered: indexes of the elements carrying a live extraction (margin stripe).
     """
 
     anchored: AnchoredNote
     marks: dict[int, list[Mark]]
     resolve: Callable[[str, bool], Href]
+    covered: frozenset[int] = frozenset()
     started: set[str] = field(default_factory=set)
     cursor: "_Cursor | None" = None
     closers: list[str] = field(default_factory=list)
@@ -121,12 +123,13 @@ class _NoteRenderer(RendererHTML):
             element_id = doc.id_at.get(index)
             if element_id is not None:
                 token.attrSet("id", element_id)
-                element = doc.element_by_id(element_id)
+                element_index = doc.index_of(element_id)
+                element = doc.elements[element_index]
+                classes = "element" + (" turn" if element.kind == "turn" else "") + \
+                    (" covered" if element_index in state.covered else "")
+                token.attrSet("class", classes)
                 if element.kind == "turn":
-                    token.attrSet("class", "element turn")
                     token.attrSet("data-time", str(element.time))
-                else:
-                    token.attrSet("class", "element")
             if token.type == "inline":
                 located = doc.inline_at.get(index)
                 if located is None:
@@ -153,7 +156,8 @@ class _NoteRenderer(RendererHTML):
         element_id = doc.elements[element].id if element is not None else ""
         language = token.info.strip().split()[0] if token.info.strip() else ""
         lang_attr = f' class="language-{escape(language)}"' if language else ""
-        id_attr = f' id="{element_id}" class="element"' if element_id else ""
+        covered = " covered" if element in state.covered else ""
+        id_attr = f' id="{element_id}" class="element{covered}"' if element_id else ""
         return f"<pre{id_attr}><code{lang_attr}>{cursor.wrap(text)}\n</code></pre>\n"
 
     def text(self, tokens, idx, options, env) -> str:

@@ -17,6 +17,15 @@ def note_path(slug: str) -> str:
     return f"notes/{slug}.html"
 
 
+def text_path(slug: str) -> str:
+    """The note's text projection: the text W3C annotation offsets count in."""
+    return f"notes/{slug}.txt"
+
+
+def annotations_path(slug: str) -> str:
+    return f"notes/{slug}.annotations.jsonld"
+
+
 def notebook_path(slug: str) -> str:
     return f"notebooks/{slug}.html"
 

@@ -7,11 +7,15 @@ import posixpath
 from typing import Any, Callable
 
 from generator.anchoring import AnchorStatus
+from generator.anchoring.normalise import normalise_quote
+from generator.anchoring.resolve import word_diff
+from generator.anchoring.timing import time_range
+from generator.synthesis.coverage import coverage
 from generator.corpus.model import Note, NoteType
 from generator.corpus.publication import published_ids
 from generator.site.markdown_html import Href, Mark, RenderState, render_body
 from generator.site.model import (
-    SiteModel, base_path, category_path, note_path, notebook_path, relative,
+    SiteModel, annotations_path, base_path, category_path, note_path, notebook_path, relative, text_path,
 )
 from generator.site.theme import Theme
 
@@ -205,19 +209,25 @@ def note_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any]:
 
     extractions = []
     marks: dict[int, list[Mark]] = {}
+    elements = anchored.document.elements
     for extraction in note.extractions:
         anchor = anchored.anchors[extraction.id]
-        if anchor.status is AnchorStatus.ANCHORED:
-            for portion in anchor.portions:
-                marks.setdefault(portion.element, []).append(
-                    Mark(portion.start, portion.end, extraction.id))
+        for portion in anchor.portions if anchor.status.is_live else ():
+            marks.setdefault(portion.element, []).append(Mark(portion.start, portion.end, extraction.id))
+        timing = time_range(elements, anchor, note.duration) if note.media else None
         extractions.append({
             "id": extraction.id, "quote": extraction.quote, "kind": extraction.kind,
             "author": name(extraction.author), "date": extraction.date,
-            "anchored": anchor.status is AnchorStatus.ANCHORED, "reason": anchor.reason,
-            "target": (f"#ext-{extraction.id}" if anchor.status is AnchorStatus.ANCHORED else None),
-            "detached_reason": ("" if anchor.status is AnchorStatus.ANCHORED else
+            "anchored": anchor.status.is_live, "status": anchor.status.value,
+            "target": f"#ext-{extraction.id}" if anchor.status.is_live else None,
+            "detached_reason": ("" if anchor.status.is_live else
                                 theme.tr("detached_not_found" if anchor.candidates == 0 else "detached_ambiguous")),
+            "relocated": ({"found": anchor.found, "diff": word_diff(normalise_quote(extraction.quote), anchor.found)}
+                          if anchor.status is AnchorStatus.RELOCATED else None),
+            "time": ({"start": timing.start, "end": timing.end,
+                      "label": format_time(int(timing.start)) + (f"–{format_time(int(timing.end))}"
+                                                                  if timing.end is not None else "")}
+                     if timing else None),
             "disagreements": sum(c.stance == "disagree" and c.withdrawn is None for c in extraction.comments),
             "comments": [{
                 "id": c.id, "author": name(c.author), "date": c.date, "stance": c.stance,
@@ -236,14 +246,14 @@ def note_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any]:
             return Href(None, title=theme.tr("link_unchecked"))
         return _href(site, theme, target, path)
 
-    body = render_body(RenderState(anchored, marks, resolve))
+    covered = coverage(elements, [anchored.anchors[e.id] for e in note.extractions])
+    body = render_body(RenderState(anchored, marks, resolve, covered=covered.covered))
     media = None
     if note.media:
         extension = posixpath.splitext(note.media)[1].lower()
         media = {"url": url(note.media), "kind": MEDIA_TYPES.get(extension, "file"),
                  "name": posixpath.basename(note.media)}
     document = anchored.document
-    elements = document.elements
     headings = [(index, e) for index, e in enumerate(elements) if e.kind == "heading" and e.level in (2, 3)]
     toc = [{"level": e.level, "text": e.text, "href": f"#{document.heading_ids[index]}"} for index, e in headings]
     ctx["note"] = {
@@ -251,6 +261,9 @@ def note_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any]:
         "type_label": theme.tr(f"note_type_{note.type.value}"),
         "toc": toc if len(toc) >= 3 else [],
         "turns": sum(e.kind == "turn" for e in elements),
+        "coverage": {"covered": covered.count, "total": covered.total},
+        "annotations_url": url(annotations_path(slug)),
+        "text_url": url(text_path(slug)),
         "date": note.date, "authors": [name(a) for a in note.authors], "summary": note.summary,
         "body": body, "media": media, "contexts": contexts, "extractions": extractions,
         "element_count": len(elements),
@@ -276,7 +289,7 @@ def _href(site: SiteModel, theme: Theme, target, page: str) -> Href:
             return Href(None, title=theme.tr("link_source_unpublished"))
         if target.kind == "comment":
             fragment = f"com-{target.key}"
-        elif site.anchored[target.note].anchors[target.key].status is AnchorStatus.ANCHORED:
+        elif site.anchored[target.note].anchors[target.key].status.is_live:
             fragment = f"ext-{target.key}"
         else:  # a detached extraction has no passage to land on: land on its entry in the list
             fragment = f"entry-{target.key}"

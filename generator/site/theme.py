@@ -88,13 +88,13 @@ class Theme:
         return theme
 
     def tr(self, key: str, **values: object) -> str:
-        """The UI string ``key`` with ``{name}`` filled in; with ``n=…``, its singular or
-        plural form."""
+        """The UI string ``key`` with ``{name}`` filled in; with ``k=…`` or else ``n=…``,
+        its singular or plural form (by that number)."""
         if key not in self.strings:
             raise ThemeError(f"theme string {key!r} is missing from strings/{self.language}.yaml")
         text = self.strings[key]
         if isinstance(text, dict):
-            count = values.get("n", 0)
+            count = values.get("k", values.get("n", 0))
             singular = count in (0, 1) if self.language.startswith("fr") else count == 1
             text = text["one" if singular else "other"]
         return str(text).format(**values) if values else str(text)

@@ -124,7 +124,25 @@
       });
       turn.insertBefore(button, turn.firstChild);
     });
+    // an extraction's passage: play from its first turn, stop at the end of its last one
+    var stopAt = null;
+    document.querySelectorAll(".play-extraction").forEach(function (button) {
+      button.addEventListener("click", function () {
+        media.currentTime = parseFloat(button.dataset.start);
+        stopAt = button.dataset.end ? parseFloat(button.dataset.end) : null;
+        var playing = media.play();
+        if (playing && playing.catch) playing.catch(function () { /* blocked: the reader presses play */ });
+      });
+    });
+    // landing on a passage of the transcript (#ext-…) puts the player at its time
+    var hash = decodeURIComponent(window.location.hash.slice(1));
+    if (hash.indexOf("ext-") === 0) {
+      var entry = document.getElementById("entry-" + hash.slice(4));
+      var button = entry && entry.querySelector(".play-extraction");
+      if (button) media.currentTime = parseFloat(button.dataset.start);
+    }
     media.addEventListener("timeupdate", function () {
+      if (stopAt !== null && media.currentTime >= stopAt) { media.pause(); stopAt = null; }
       var now = media.currentTime, active = null;
       turns.forEach(function (turn) { if (parseInt(turn.dataset.time, 10) <= now) active = turn; });
       turns.forEach(function (turn) { turn.classList.toggle("speaking", turn === active && !media.paused); });

@@ -1,0 +1,1 @@
+"""Synthesis layer: coverage now; perimeters, citations, discarded evidence later. Pure."""

@@ -1,0 +1,35 @@
+"""Coverage (INV-5): which elements of a note carry at least one live extraction portion.
+
+A join, not an estimate: elements × portions of the anchors given. The caller passes
+the anchors of published, unmasked extractions; detached anchors carry no portion,
+so they count for nothing. Headings, table rows and code blocks are elements like
+the others: they count in the denominator.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from generator.anchoring.elements import Element
+from generator.anchoring.resolve import Anchor
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Attributes:
+        covered: indexes of the elements carrying at least one live portion.
+        total: number of elements of the note.
+    """
+
+    covered: frozenset[int]
+    total: int
+
+    @property
+    def count(self) -> int:
+        return len(self.covered)
+
+
+def coverage(elements: list[Element], anchors: Iterable[Anchor]) -> Coverage:
+    covered = {portion.element for anchor in anchors if anchor.status.is_live for portion in anchor.portions}
+    return Coverage(frozenset(covered), len(elements))

@@ -1,0 +1,53 @@
+"""The W3C Web Annotation test suite's MUST assertions, run with jsonschema.
+
+Schemas refer to each other by bare file names ("id.json"): every file of
+definitions/ and every assertion is registered under its bare name. IRI format
+checking is on (the ``rfc3987`` package makes jsonschema check ``format: uri``).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+import jsonschema
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT4
+
+SUITE = Path(__file__).resolve().parents[3] / "shared" / "w3c-web-annotation-tests"
+
+
+@cache
+def _registry() -> Registry:
+    resources = []
+    paths = [p for folder in ("definitions", "annotations", "collections") for p in (SUITE / folder).rglob("*.json")]
+    for path in sorted(paths):
+        schema = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(schema, dict) and "$schema" in schema:
+            resources.append((schema.get("id", path.name), Resource.from_contents(schema, default_specification=DRAFT4)))
+    return Registry().with_resources(resources)
+
+
+@cache
+def musts(test_file: str) -> tuple[tuple[str, dict, jsonschema.Draft4Validator], ...]:
+    """(assertion path, schema, validator) of every assertion a ``*.test`` manifest lists."""
+    checker = jsonschema.Draft4Validator.FORMAT_CHECKER
+    assert "uri" in checker.checkers, "IRI format checking needs the rfc3987 package"
+    manifest = json.loads((SUITE / test_file).read_text(encoding="utf-8"))
+    found = []
+    for name in manifest["assertions"]:
+        schema = json.loads((SUITE / name).read_text(encoding="utf-8"))
+        found.append((name, schema, jsonschema.Draft4Validator(schema, registry=_registry(), format_checker=checker)))
+    return tuple(found)
+
+
+def failures(document: dict, test_file: str) -> list[str]:
+    """The MUST assertions ``document`` does not meet (empty when it conforms)."""
+    failed = []
+    for name, schema, validator in musts(test_file):
+        valid = validator.is_valid(document)
+        expected = schema.get("expectedResult", "valid") == "valid"
+        if valid != expected:
+            failed.append(f"{name}: {schema.get('errorMessage', '')}")
+    return failed
