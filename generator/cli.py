@@ -46,6 +46,11 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--format", choices=("text", "github"), default="text",
                        help="text (default) or github (workflow annotations ::error file=…,line=…::)")
     check.add_argument("--strict", action="store_true", help="exit non-zero on warnings too")
+    check.add_argument("--fix-anchors", action="store_true",
+                       help="show the quote each relocated extraction would get from the note's current text")
+    check.add_argument("--write", action="store_true",
+                       help="with --fix-anchors: write those quotes into the extractions files (comments and "
+                            "layout kept; detached extractions are never changed)")
     return parser
 
 
@@ -85,10 +90,38 @@ def run_check(args: argparse.Namespace) -> int:
     from generator.pipeline import analyse, blocking
 
     analysis = analyse(args.content)
+    if args.write and not args.fix_anchors:
+        print("carnet: --write goes with --fix-anchors", file=sys.stderr)
+        return EXIT_USAGE
+    if args.fix_anchors:
+        return _fix_anchors(args, analysis)
     _print_problems(analysis.problems, args.content, args.format)
     if args.format == "text":
         print(f"checked {len(analysis.corpus.notes)} notes: {_summary(analysis.problems)}", file=sys.stderr)
     return EXIT_CONTENT if blocking(analysis.problems, args.strict) else EXIT_OK
+
+
+def _fix_anchors(args: argparse.Namespace, analysis) -> int:
+    from generator.commands.fix_anchors import relocated_fixes, write_fixes
+    from generator.pipeline import analyse
+
+    fixes = relocated_fixes(analysis)
+    for fix in fixes:
+        print(f"{args.content}/{fix.file}:{fix.line}: {fix.extraction} relocated: {fix.diff}\n"
+              f"    quote now: {fix.new!r}")
+    detached = [p for p in analysis.problems if p.code == "detached-anchor"]
+    for problem in detached:
+        print(problem.format_text(str(args.content)))
+    if not args.write:
+        hint = " (run again with --write to record them)" if fixes else ""
+        print(f"{len(fixes)} relocated, {len(detached)} detached extraction(s){hint}", file=sys.stderr)
+        return EXIT_OK
+    written = write_fixes(args.content, analysis, fixes)
+    after = analyse(args.content)
+    still = [f for f in relocated_fixes(after) if f.extraction in {fix.extraction for fix in fixes}]
+    print(f"wrote {len(fixes) - len(still)} quote(s) into {len(written)} file(s); "
+          f"{len(detached)} detached extraction(s) left as they are", file=sys.stderr)
+    return EXIT_CONTENT if still or after.errors else EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:

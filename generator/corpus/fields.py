@@ -43,6 +43,7 @@ class Fields:
             self.data = YamlMap()
             self.data.line = line
             self.data.key_lines = {}
+            self.data.value_spans = {}
 
     @property
     def line(self) -> int:

@@ -484,6 +484,7 @@ def _parse_extractions(rel: str, note: str, value: Any, problems: list[Problem])
             masked=e.flag("masked", False),
             comments=comments,
             source=SourceRef(rel, e.line),
+            quote_span=e.data.value_spans.get("quote"),
         ))
     return tuple(extractions)
 

@@ -204,6 +204,8 @@ class Extraction:
         prefix, suffix: optional context to tell apart several occurrences.
         occurrence: 1-based hint used only when prefix/suffix do not decide.
         masked: a masked extraction appears in no output and counts nowhere.
+        quote_span: where the quote is written in the extractions file (for
+            ``check --fix-anchors --write``).
     """
 
     id: str
@@ -218,6 +220,7 @@ class Extraction:
     masked: bool
     comments: tuple[Comment, ...]
     source: SourceRef
+    quote_span: Any = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

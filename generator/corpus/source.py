@@ -17,10 +17,17 @@ from generator.problems import Problem
 
 
 class YamlMap(dict):
-    """A YAML mapping that remembers where it and each of its keys start (1-based lines)."""
+    """A YAML mapping that remembers where it and each of its keys start (1-based lines),
+    and where each value's text lies (character offsets, for precise edits)."""
 
     line: int = 0
     key_lines: dict[Any, int]
+    value_spans: dict[Any, "ValueSpan"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.key_lines = {}
+        self.value_spans = {}
 
     def line_of(self, key: Any) -> int:
         return self.key_lines.get(key, self.line)
@@ -32,8 +39,22 @@ class YamlList(list):
     line: int = 0
     item_lines: list[int]
 
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.item_lines = []
+
     def line_of(self, index: int) -> int:
         return self.item_lines[index] if index < len(self.item_lines) else self.line
+
+
+@dataclass(frozen=True)
+class ValueSpan:
+    """Where a mapping value is written: ``[start, end)`` character offsets in the
+    document, and the column of its key (to indent a rewritten block scalar)."""
+
+    start: int
+    end: int
+    key_column: int
 
 
 @dataclass
@@ -58,6 +79,7 @@ class _LineLoader(yaml.SafeLoader):
         data = YamlMap()
         data.line = self._line(node)
         data.key_lines = {}
+        data.value_spans = {}
         yield data
         self.flatten_mapping(node)
         for key_node, value_node in node.value:
@@ -70,6 +92,8 @@ class _LineLoader(yaml.SafeLoader):
                 self.duplicates.append(_DuplicateKey(str(key), self._line(key_node)))
             data[key] = self.construct_object(value_node, deep=True)
             data.key_lines[key] = self._line(key_node)
+            data.value_spans[key] = ValueSpan(value_node.start_mark.index, value_node.end_mark.index,
+                                              key_node.start_mark.column)
 
     def construct_located_list(self, node: yaml.SequenceNode):  # type: ignore[override]
         data = YamlList()

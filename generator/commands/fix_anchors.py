@@ -1,0 +1,64 @@
+"""``carnet check --fix-anchors [--write]``: show the quote each relocated anchor would
+get, and write it only when asked. Detached anchors are listed, never changed;
+nothing is deleted. Files are rewritten atomically, with their comments and layout."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.anchoring import AnchorStatus
+from generator.anchoring.fix import current_quote, replace_value
+from generator.corpus.source import decode_text
+from generator.pipeline import Analysis
+
+
+@dataclass(frozen=True)
+class AnchorFix:
+    """One relocated extraction and the quote the note's text now gives it."""
+
+    file: str
+    line: int
+    extraction: str
+    old: str
+    new: str
+    diff: str
+
+
+def relocated_fixes(analysis: Analysis) -> list[AnchorFix]:
+    fixes = []
+    for slug, note in analysis.corpus.notes.items():
+        anchored = analysis.anchored[slug]
+        for extraction in note.extractions:
+            anchor = anchored.anchors[extraction.id]
+            if anchor.status is AnchorStatus.RELOCATED:
+                fixes.append(AnchorFix(extraction.source.file, extraction.source.line, extraction.id,
+                                       extraction.quote, current_quote(anchor, anchored.document.elements),
+                                       anchor.reason))
+    return sorted(fixes, key=lambda f: (f.file, f.line))
+
+
+def write_fixes(content_dir: Path, analysis: Analysis, fixes: list[AnchorFix]) -> list[str]:
+    """Rewrite the quotes of ``fixes`` in their files; returns the files written."""
+    spans = {e.id: e.quote_span for n in analysis.corpus.notes.values() for e in n.extractions}
+    by_file: dict[str, list[AnchorFix]] = {}
+    for fix in fixes:
+        by_file.setdefault(fix.file, []).append(fix)
+    written = []
+    for rel, file_fixes in sorted(by_file.items()):
+        path = content_dir / rel
+        raw = path.read_bytes()
+        text, problems = decode_text(raw, rel)
+        if text is None or problems:
+            continue
+        # later offsets first, so earlier spans stay valid
+        for fix in sorted(file_fixes, key=lambda f: spans[f.extraction].start, reverse=True):
+            text = replace_value(text, spans[fix.extraction], fix.new)
+        data = text.replace("\n", "\r\n") if b"\r\n" in raw else text
+        encoded = (b"\xef\xbb\xbf" if raw.startswith(b"\xef\xbb\xbf") else b"") + data.encode("utf-8")
+        temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+        temporary.write_bytes(encoded)
+        os.replace(temporary, path)
+        written.append(rel)
+    return written

@@ -1,0 +1,82 @@
+"""Relocated anchors: reported with their diff, fixed only on request, files kept as written."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from generator.anchoring import AnchorStatus
+from generator.anchoring.fix import replace_value
+from generator.corpus.source import parse_yaml
+from generator.pipeline import analyse
+from support.corpus import line_of, replace
+
+EXTS = "notes/conseil-a.extractions.yaml"
+
+
+def carnet(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "generator", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_an_edited_quote_is_relocated_with_its_diff(small: Path) -> None:
+    replace(small, EXTS, "quote: Le budget s'élève à quatre mille euros", "quote: Le budget s'élève à quatre mile euros")
+    analysis = analyse(small)
+    anchor = analysis.anchored["conseil-a"].anchors["a-budget"]
+    assert anchor.status is AnchorStatus.RELOCATED and anchor.distance == 1
+    assert "[-mile-] {+mille+}" in anchor.reason
+    (problem,) = [p for p in analysis.problems if p.code == "relocated-anchor"]
+    assert problem.line == line_of(small, EXTS, "- id: a-budget") and problem.severity.value == "notice"
+    assert analysis.errors == []
+
+
+def test_fix_anchors_shows_then_writes_keeping_comments_and_layout(small: Path) -> None:
+    replace(small, EXTS, "quote: Le budget s'élève à quatre mille euros",
+            "quote: Le budget s'élève à quatre mile euros  # typed from memory")
+    replace(small, EXTS, "      Deuxième paragraphe\n", "      Deuxieme paragraphe\n")
+    before = (small / EXTS).read_text(encoding="utf-8")
+
+    shown = carnet("check", str(small), "--fix-anchors")
+    assert shown.returncode == 0
+    assert "a-budget relocated" in shown.stdout and "a-two-paragraphs relocated" in shown.stdout
+    assert "Le budget s'élève à quatre mille euros" in shown.stdout
+    assert (small / EXTS).read_text(encoding="utf-8") == before, "nothing is written without --write"
+
+    written = carnet("check", str(small), "--fix-anchors", "--write")
+    assert written.returncode == 0, written.stderr
+    after = (small / EXTS).read_text(encoding="utf-8")
+    assert "# typed from memory" in after
+    changed = [(a, b) for a, b in zip(before.split("\n"), after.split("\n")) if a != b]
+    assert len(changed) == 2 and len(before.split("\n")) == len(after.split("\n"))
+    analysis = analyse(small)
+    statuses = {i: a.status for i, a in analysis.anchored["conseil-a"].anchors.items()}
+    assert statuses["a-budget"] is AnchorStatus.ANCHORED and statuses["a-two-paragraphs"] is AnchorStatus.ANCHORED
+    assert not [p for p in analysis.problems if p.code == "relocated-anchor"]
+
+
+def test_detached_anchors_are_listed_never_changed(small: Path) -> None:
+    replace(small, EXTS, "quote: Le budget s'élève à quatre mille euros", "quote: Une phrase qui n'existe nulle part")
+    before = (small / EXTS).read_bytes()
+    result = carnet("check", str(small), "--fix-anchors", "--write")
+    assert "detached-anchor" in result.stdout
+    assert (small / EXTS).read_bytes() == before
+
+
+def test_write_needs_fix_anchors(small: Path) -> None:
+    assert carnet("check", str(small), "--write").returncode == 2
+
+
+def test_replace_value_keeps_everything_else() -> None:
+    text = "a: 1  # one\nquote: |\n  line one\n\n  line two\nb: 2\n"
+    value, _ = parse_yaml(text, "x.yaml")
+    span = value.value_spans["quote"]
+    single = replace_value(text, span, "d'une seule ligne")
+    assert single == 'a: 1  # one\nquote: "d\'une seule ligne"\nb: 2\n'
+    assert parse_yaml(single, "x.yaml")[0]["quote"] == "d'une seule ligne"
+    multi = replace_value(text, span, "ligne un\n\nligne « deux »")
+    assert multi == "a: 1  # one\nquote: |\n  ligne un\n\n  ligne « deux »\nb: 2\n", "the block keeps its header"
+    assert parse_yaml(multi, "x.yaml")[0]["quote"].strip() == "ligne un\n\nligne « deux »"
+    flow = "quote: 'ancien'\nnext: x\n"
+    value, _ = parse_yaml(flow, "y.yaml")
+    rewritten = replace_value(flow, value.value_spans["quote"], "p1\n\np2")
+    assert parse_yaml(rewritten, "y.yaml")[0] == {"quote": "p1\n\np2", "next": "x"}
