@@ -1,9 +1,16 @@
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# CI runs the property tests on a fixed sequence of examples, so a red CI is reproducible.
+settings.register_profile("ci", derandomize=True, database=None)
+if os.environ.get("CI") == "true":
+    settings.load_profile("ci")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
