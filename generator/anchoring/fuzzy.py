@@ -55,12 +55,48 @@ def _scores(pattern: str, text: str, anchored_start: bool) -> list[int]:
     return scores
 
 
+def _windows(pattern: str, text: str, max_distance: int) -> list[tuple[int, int]]:
+    """Regions of ``text`` that can hold a match. Pigeonhole filter, lossless: cut the
+    pattern into ``max_distance + 1`` pieces; ``max_distance`` edits leave one intact,
+    so every match contains an exact occurrence of some piece."""
+    m, pieces = len(pattern), max_distance + 1
+    size = m // pieces
+    spans = []
+    for number in range(pieces):
+        offset = number * size
+        piece = pattern[offset:offset + size] if number < pieces - 1 else pattern[offset:]
+        found = text.find(piece)
+        while found >= 0:
+            start = found - offset - max_distance
+            spans.append((max(0, start), min(len(text), start + m + 3 * max_distance)))
+            found = text.find(piece, found + 1)
+    spans.sort()
+    merged: list[tuple[int, int]] = []
+    for start, end in spans:
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
 def find_approximate(pattern: str, text: str, max_distance: int) -> list[Match]:
     """Every distinct place where ``pattern`` matches ``text`` within ``max_distance``
     edits: one match per cluster of nearby end positions (the best of the cluster)."""
     m = len(pattern)
     if m == 0 or max_distance < 0:
         return []
+    if m // (max_distance + 1) >= 4:  # pieces long enough to be selective
+        matches = []
+        for start, end in _windows(pattern, text, max_distance):
+            matches += [Match(x.start + start, x.end + start, x.distance)
+                        for x in _find_in(pattern, text[start:end], max_distance)]
+        return matches
+    return _find_in(pattern, text, max_distance)
+
+
+def _find_in(pattern: str, text: str, max_distance: int) -> list[Match]:
+    m = len(pattern)
     ends = _scores(pattern, text, anchored_start=False)
     clusters: list[tuple[int, int]] = []  # (end index, distance), best per cluster
     last_end = -10

@@ -7,6 +7,7 @@ differences away; offsets always refer back to the original text.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 _EQUIVALENT = {
@@ -17,8 +18,8 @@ _EQUIVALENT = {
 }
 
 
-def _is_space(ch: str) -> bool:
-    return ch.isspace() or ch in "\u00a0\u202f\u2007\u200b"
+_TRANSLATION = str.maketrans(_EQUIVALENT)  # one character for one: offsets are kept
+_SPACE_RUN = re.compile(r"[\s\u00a0\u202f\u2007\u200b]+")
 
 
 def normalise(text: str) -> tuple[str, list[int]]:
@@ -26,21 +27,27 @@ def normalise(text: str) -> tuple[str, list[int]]:
     original character it comes from. Runs of white space become one space; leading
     and trailing white space go. ``text`` is expected in NFC already (the loader
     normalises every file)."""
-    out: list[str] = []
+    translated = text.translate(_TRANSLATION)
+    parts: list[str] = []
     origin: list[int] = []
-    pending_space = -1
-    for index, ch in enumerate(text):
-        if _is_space(ch):
-            if pending_space < 0:
-                pending_space = index
-            continue
-        if pending_space >= 0 and out:
-            out.append(" ")
-            origin.append(pending_space)
-        pending_space = -1
-        out.append(_EQUIVALENT.get(ch, ch))
-        origin.append(index)
-    return "".join(out), origin
+    position = 0
+    for run in _SPACE_RUN.finditer(translated):
+        begin, end = run.span()
+        if begin > position:
+            if parts:  # a run between two pieces of text becomes one space
+                parts.append(" ")
+                origin.append(position_of_space)
+            parts.append(translated[position:begin])
+            origin.extend(range(position, begin))
+        position_of_space = begin
+        position = end
+    if position < len(translated):
+        if parts:
+            parts.append(" ")
+            origin.append(position_of_space)
+        parts.append(translated[position:])
+        origin.extend(range(position, len(translated)))
+    return "".join(parts), origin
 
 
 def normalise_quote(text: str) -> str:

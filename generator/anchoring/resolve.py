@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from bisect import bisect_right
 from difflib import SequenceMatcher
 
 from generator.anchoring.elements import Element
@@ -73,26 +74,48 @@ class Anchor:
 
 @dataclass
 class NormalisedProjection:
-    """The note's elements normalised and joined by one space, each character
-    mapped back to (element index, offset), or ``None`` for the joining spaces."""
+    """The note's elements normalised and joined by one space.
+
+    Attributes:
+        text: the normalised projection.
+        starts: where each included element's normalised text starts in ``text``.
+        elements: the index of each included element (empty ones are left out).
+        offsets: per included element, normalised character → offset in the element's text.
+    """
 
     text: str
-    origin: list[tuple[int, int] | None]
+    starts: list[int]
+    elements: list[int]
+    offsets: list[list[int]]
+
+    def origin(self, position: int) -> tuple[int, int] | None:
+        """(element index, offset in its text) of a character, or ``None`` for a joining space."""
+        k = bisect_right(self.starts, position) - 1
+        local = position - self.starts[k]
+        if local >= len(self.offsets[k]):
+            return None
+        return self.elements[k], self.offsets[k][local]
 
 
 def project(elements: list[Element]) -> NormalisedProjection:
     parts: list[str] = []
-    origin: list[tuple[int, int] | None] = []
+    starts: list[int] = []
+    included: list[int] = []
+    offsets: list[list[int]] = []
+    length = 0
     for index, element in enumerate(elements):
-        text, offsets = normalise(element.text)
+        text, origin = normalise(element.text)
         if not text:
             continue
         if parts:
             parts.append(" ")
-            origin.append(None)
+            length += 1
+        starts.append(length)
+        included.append(index)
+        offsets.append(origin)
         parts.append(text)
-        origin.extend((index, offset) for offset in offsets)
-    return NormalisedProjection("".join(parts), origin)
+        length += len(text)
+    return NormalisedProjection("".join(parts), starts, included, offsets)
 
 
 def _occurrences(haystack: str, needle: str) -> list[int]:
@@ -193,19 +216,23 @@ def word_diff(old: str, new: str) -> str:
 
 def _portions(projection: NormalisedProjection, start: int, length: int,
               elements: list[Element]) -> tuple[Portion, ...]:
-    spans: dict[int, list[int]] = {}
-    for position in range(start, start + length):
-        origin = projection.origin[position]
-        if origin is None:  # the space joining two elements: belongs to no portion
-            continue
-        element, offset = origin
-        span = spans.setdefault(element, [offset, offset + 1])
-        span[1] = offset + 1
+    """The match ``[start, start + length)`` of the projection cut at element
+    boundaries; the joining spaces belong to no portion."""
+    end = start + length
     portions = []
-    for element, (begin, end) in sorted(spans.items()):
+    first = bisect_right(projection.starts, start) - 1
+    last = bisect_right(projection.starts, end - 1) - 1
+    for k in range(first, last + 1):
+        begin_local = max(start, projection.starts[k]) - projection.starts[k]
+        end_local = min(end, projection.starts[k] + len(projection.offsets[k])) - projection.starts[k]
+        if begin_local >= end_local:
+            continue  # only the joining space of this element was matched
+        offsets = projection.offsets[k]
+        element = projection.elements[k]
+        begin, stop = offsets[begin_local], offsets[end_local - 1] + 1
         text = elements[element].text
-        while begin < end and text[begin].isspace():
+        while begin < stop and text[begin].isspace():
             begin += 1
-        if begin < end:
-            portions.append(Portion(element, begin, end))
+        if begin < stop:
+            portions.append(Portion(element, begin, stop))
     return tuple(portions)
