@@ -22,9 +22,12 @@ def example_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def test_example_content_has_no_problem() -> None:
+def test_example_content_has_no_problem_but_its_planted_anchors() -> None:
     problems = analyse(CONTENT).problems
-    assert [p.format_text() for p in problems] == []
+    assert [p.format_text() for p in problems if p.severity.value != "notice"] == []
+    notices = sorted((p.code, p.message.split("'")[1]) for p in problems if p.severity.value == "notice")
+    assert notices == [("detached-anchor", "cvl-0515-fermeture-epreuves"),
+                       ("relocated-anchor", "cvl-0515-livraison-date")]
 
 
 def test_example_highlights_and_links(example_site: Path) -> None:

@@ -161,3 +161,37 @@ def test_print_shows_the_text_without_chrome(page) -> None:
     assert page.locator("header.site-header").is_hidden()
     assert page.locator(".note-body").is_visible()
     assert page.locator("mark.extraction").first.is_visible()
+
+
+def test_a_transcript_extraction_seeks_the_player(page) -> None:
+    page.goto(TRANSCRIPT)
+    page.locator("details#evidence > summary").click()
+    button = page.locator(".play-extraction").first
+    start, end = float(button.get_attribute("data-start")), float(button.get_attribute("data-end"))
+    assert 0 <= start < end
+    button.click()
+    page.wait_for_function("(t) => { const a = document.querySelector('audio'); "
+                           "return a && !a.paused && a.currentTime >= t; }", arg=start, timeout=15000)
+    position = page.evaluate("document.querySelector('audio').currentTime")
+    assert start <= position < end
+
+
+def test_landing_on_a_transcript_passage_cues_the_player(page) -> None:
+    page.goto(TRANSCRIPT)
+    entry = page.locator(".extraction-entry:has(.play-extraction)").first
+    ext_id = entry.get_attribute("id")[len("entry-"):]
+    start = float(entry.locator(".play-extraction").get_attribute("data-start"))
+    page.goto(f"{TRANSCRIPT}#ext-{ext_id}")
+    page.wait_for_function("(t) => Math.abs(document.querySelector('audio').currentTime - t) < 0.5", arg=start)
+    assert page.locator("mark.extraction.current").count() >= 1
+
+
+def test_relocated_and_detached_anchors_are_shown_with_their_debate(page) -> None:
+    page.goto("notes/cvl-2025-05-15.html")
+    page.locator("details#evidence > summary").click()
+    relocated = page.locator("#entry-cvl-0515-livraison-date")
+    assert "ancre déplacée" in relocated.inner_text() and "[-6-] {+5+}" in relocated.inner_text()
+    assert page.locator('mark[data-ext~="cvl-0515-livraison-date"]').count() >= 1
+    detached = page.locator("#entry-cvl-0515-fermeture-epreuves")
+    assert "ancre détachée" in detached.inner_text() and detached.locator(".comment").count() == 2
+    assert page.locator('mark[data-ext~="cvl-0515-fermeture-epreuves"]').count() == 0

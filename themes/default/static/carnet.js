@@ -135,12 +135,15 @@
       });
     });
     // landing on a passage of the transcript (#ext-…) puts the player at its time
-    var hash = decodeURIComponent(window.location.hash.slice(1));
-    if (hash.indexOf("ext-") === 0) {
+    function cue() {
+      var hash = decodeURIComponent(window.location.hash.slice(1));
+      if (hash.indexOf("ext-") !== 0) return;
       var entry = document.getElementById("entry-" + hash.slice(4));
       var button = entry && entry.querySelector(".play-extraction");
       if (button) media.currentTime = parseFloat(button.dataset.start);
     }
+    window.addEventListener("hashchange", cue);
+    cue();
     media.addEventListener("timeupdate", function () {
       if (stopAt !== null && media.currentTime >= stopAt) { media.pause(); stopAt = null; }
       var now = media.currentTime, active = null;
