@@ -118,3 +118,21 @@ def test_transcript_extractions_target_the_recording(site: Path) -> None:
         assert selector["conformsTo"] == "http://www.w3.org/TR/media-frags/"
         start, _, end = selector["value"][len("t=npt:"):].partition(",")
         assert 0 <= float(start) < float(end) <= transcript.duration
+
+
+def test_base_url_override_makes_every_identifier_absolute_under_it(tmp_path: Path) -> None:
+    build(CONTENT, tmp_path / "site", base_url="https://autre.example.net/archive")
+    collection = json.loads((tmp_path / "site" / "notes" / "cvl-2024-11-14.annotations.jsonld").read_text("utf-8"))
+    assert collection["id"] == "https://autre.example.net/archive/notes/cvl-2024-11-14.annotations.jsonld"
+    for item in collection["first"]["items"]:
+        assert item["id"].startswith("https://autre.example.net/archive/")
+        targets = item["target"] if isinstance(item["target"], list) else [item["target"]]
+        for target in targets:
+            source = target if isinstance(target, str) else target["source"]
+            assert source.startswith("https://autre.example.net/archive/")
+
+
+def test_refuses_a_relative_base_url(tmp_path: Path) -> None:
+    from generator.problems import SettingsError
+    with pytest.raises(SettingsError):
+        build(CONTENT, tmp_path / "site", base_url="/archive/")
