@@ -13,7 +13,7 @@ from bs4 import BeautifulSoup
 from generator.anchoring.normalise import normalise_quote
 from generator.corpus.load import load_corpus
 from generator.pipeline import build
-from support.w3c import SUITE, failures
+from support.w3c import SUITE, failures, require_suite
 
 CONTENT = Path(__file__).resolve().parents[1] / "content"
 
@@ -27,6 +27,11 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def collections(site: Path) -> dict[str, dict]:
     return {p.name: json.loads(p.read_text(encoding="utf-8")) for p in sorted((site / "notes").glob("*.annotations.jsonld"))}
+
+
+@pytest.fixture(autouse=True)
+def _suite() -> None:
+    require_suite()
 
 
 def test_the_harness_tells_correct_from_incorrect_samples() -> None:
