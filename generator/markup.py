@@ -91,7 +91,12 @@ def leaf_text(token: Token) -> str:
     The renderer advances its offsets with the very same function, so highlighted
     ranges computed on plain text land on the same characters in the HTML.
     """
-    if token.type in ("text", "code_inline", "wikilink"):
+    if token.type == "wikilink":
+        # a citation marker without a label is shown as a number, not as text
+        if not token.meta.get("label") and parse_wiki_target(token.meta["target"]).kind in ("ext", "com"):
+            return ""
+        return token.content
+    if token.type in ("text", "code_inline"):
         return token.content
     if token.type == "softbreak":
         return " "

@@ -14,8 +14,11 @@ from generator.anchoring import AnchoredNote, anchor_note
 from generator.corpus.links import CorpusIndex, LinkTarget, LinkUse, collect_links, resolve_link
 from generator.corpus.load import load_corpus
 from generator.corpus.model import Corpus
-from generator.corpus.publication import NotebookReport, Publication, private_link_problems, publish
+from generator.corpus.publication import (
+    NotebookReport, Publication, private_link_problems, private_perimeter_problems, publish,
+)
 from generator.corpus.validate import validate_corpus
+from generator.synthesis.audit import ArticleAudit, audit_articles
 from generator.problems import ContentError, Problem, SettingsError, sorted_problems
 from generator.site.emitters import EMITTERS, Emitter
 from generator.site.model import SiteModel
@@ -31,6 +34,7 @@ class Analysis:
         corpus: the whole content (private parts included).
         anchored: note slug → parsed body and anchors.
         links: note slug → each link with its target.
+        articles: wiki or synthesis slug → its audit (claims, citations, perimeter…).
         publication: the public part: the only thing emitters see.
         problems: every problem found, sorted.
     """
@@ -38,6 +42,7 @@ class Analysis:
     corpus: Corpus
     anchored: dict[str, AnchoredNote]
     links: dict[str, list[tuple[LinkUse, LinkTarget]]]
+    articles: dict[str, ArticleAudit]
     publication: Publication
     problems: list[Problem]
 
@@ -82,10 +87,14 @@ def analyse(content_dir: Path) -> Analysis:
             if problem:
                 problems.append(problem)
         links[slug] = resolved
-    # 4. the public part (INV-12); a public page may not point into private content
+    # 4. wikis and syntheses: claims, citation index, perimeters, discarded, lifecycle
+    articles, article_problems = audit_articles(corpus, anchored)
+    problems += article_problems
+    # 5. the public part (INV-12); a public page may not point into private content
     publication = publish(corpus)
     problems += private_link_problems(publication, corpus, links)
-    return Analysis(corpus, anchored, links, publication, sorted_problems(problems))
+    problems += private_perimeter_problems(publication, articles)
+    return Analysis(corpus, anchored, links, articles, publication, sorted_problems(problems))
 
 
 def blocking(problems: list[Problem], strict: bool) -> list[Problem]:
@@ -112,9 +121,18 @@ def site_model(analysis: Analysis, content_dir: Path, base_url: str | None = Non
     url = base_url or publication.settings.base_url
     if not url.endswith("/"):
         url += "/"
+    articles = {slug: audit for slug, audit in analysis.articles.items() if slug in published}
+    reuse: dict[str, list[str]] = {}
+    for slug, audit in articles.items():
+        for link in audit.links:
+            if link.marker.kind == "ext" and not link.broken and link.extraction:
+                if slug not in reuse.setdefault(link.extraction, []):
+                    reuse[link.extraction].append(slug)
     return SiteModel(
         publication=publication,
         anchored={slug: analysis.anchored[slug] for slug in sorted(published)},
+        articles=articles,
+        reuse={key: sorted(value) for key, value in sorted(reuse.items())},
         links=links,
         backlinks={slug: sorted(sources) for slug, sources in sorted(backlinks.items())},
         base_url=url,

@@ -97,9 +97,9 @@ def test_crlf_bom_and_decomposed_accents_are_normalised(small: Path) -> None:
 
 def test_wiki_and_synthesis_are_listed_in_their_notebook(small_site: Path) -> None:
     page = BeautifulSoup((small_site / "notebooks" / "conseil.html").read_bytes(), "html.parser")
-    articles = page.select(".notebook-notes section:first-child .note-item")
-    labels = {a.select_one(".note-link").get_text(): a.select_one(".badge.type").get_text() for a in articles}
-    assert labels == {"Synthèse du budget 2025": "Synthèse dirigée", "Le budget (wiki)": "Article wiki"}
+    assert [a.get_text() for a in page.select("#tab-wikis .note-link")] == ["Le budget (wiki)"]
+    assert [a.get_text() for a in page.select("#tab-syntheses .note-link")] == ["Synthèse du budget 2025"]
+    assert page.select_one("#tab-syntheses .badge.status").get_text() == "brouillon"
 
 
 def test_a_single_notebook_may_be_written_as_a_string(small: Path) -> None:

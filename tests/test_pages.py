@@ -27,11 +27,11 @@ def test_home_lists_bases_and_their_notebooks(small_site: Path) -> None:
 
 def test_notebook_page_orders_pinned_then_manual_then_newest(small_site: Path) -> None:
     page = soup(small_site, "notebooks/conseil.html")
-    notes = [a.get_text() for a in page.select(".notebook-notes section:last-child .note-link")]
+    notes = [a.get_text() for a in page.select("#tab-notes .note-link")]
     # pinned: conseil-b; order: conseil-a; then by date, newest first: C (2025-03), D (2024-12)
     assert notes == ["Séance B", "Séance A", "Séance C", "Séance D"]
-    articles = [a.get_text() for a in page.select(".notebook-notes section:first-child .note-link")]
-    assert articles == ["Synthèse du budget 2025", "Le budget (wiki)"]
+    articles = [a.get_text() for a in page.select("#tab-wikis .note-link, #tab-syntheses .note-link")]
+    assert articles == ["Le budget (wiki)", "Synthèse du budget 2025"]
 
 
 def test_notebook_facets_count_notes_per_category(small: Path, small_site: Path) -> None:
@@ -181,7 +181,7 @@ def test_ui_strings_come_from_one_place_for_each_language() -> None:
     assert all(k == keys["fr"] for k in keys.values()), "every language file has the same keys"
     templates = "".join(p.read_text(encoding="utf-8") for p in (DEFAULT_THEME / "templates").glob("*.html"))
     import re
-    used = set(re.findall(r"tr\(\s*[\"']([a-z_]+)[\"']\s*[,)]", templates))
+    used = set(re.findall(r"\btr\(\s*[\"']([a-z_]+)[\"']\s*[,)]", templates))
     assert used <= keys["fr"], used - keys["fr"]
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from generator.corpus.article import parse_article
 from generator.corpus.fields import ID_PATTERN, SLUG_PATTERN, Fields
 from generator.corpus.model import (
     AuthorRule, Axis, Base, Comment, Corpus, Extraction, Licence, Membership, Note, NoteType,
@@ -221,13 +222,20 @@ def _parse_settings(data: bytes | None, problems: list[Problem]) -> SiteSettings
                 "links and annotation identifiers are absolute.")
     licence = _parse_licence(f)
     extra_keys = ("llm", "embeddings")
-    f.check_known(("title", "base_url", "language", "licence", "description", *extra_keys))
+    f.check_known(("title", "base_url", "language", "licence", "description", "contest_url", *extra_keys))
+    contest_url = f.text("contest_url", "")
+    if contest_url and (not contest_url.startswith(("http://", "https://", "mailto:")) or "{claim}" not in contest_url):
+        f.error("contest_url", "invalid-value", "contest_url must be an http(s) or mailto: URL holding {claim}",
+                "e.g. 'mailto:cvl@example.org?subject=Contestation%20{claim}' or an issue tracker's "
+                "'https://…/issues/new?title={claim}'.")
+        contest_url = ""
     return SiteSettings(
         title=f.text("title", hint="Add 'title: …', the site's name."),
         base_url=base_url or "/",
         language=f.text("language", "fr"),
         licence=licence,
         description=f.text("description", ""),
+        contest_url=contest_url,
         extra={key: f.data[key] for key in extra_keys if key in f.data},
     )
 
@@ -342,12 +350,24 @@ def _parse_note(rel: str, slug: str, data: bytes, sidecar: tuple[str, Any] | Non
         return None
     f = Fields(doc.meta, rel, f"note {slug!r}", problems, line=2)
     note_type = f.choice("type", NoteType, NoteType.NOTE)
-    later_keys = ("perimeter", "adoption", "status", "supersedes", "generated")
+    article_keys = ("perimeter", "proposed", "adoption", "history", "supersedes")
+    later_keys = ("generated",)
     if "extractions" in f.data:
         f.error("extractions", "misplaced-extractions", "extractions are not read from the front matter",
                 f"Move them to {slug}.extractions.yaml beside the note (see docs/content-format.md).")
     f.check_known(("title", "date", "type", "authors", "summary", "notebooks", "media", "duration", "extractions",
-                   *later_keys))
+                   *article_keys, *later_keys))
+    article = parse_article(f) if note_type is not NoteType.NOTE else None
+    if article is None:
+        for key in article_keys:
+            if key in f.data:
+                f.error(key, "invalid-value", f"{key!r} belongs to wiki articles and syntheses, not to notes",
+                        "Set 'type: wiki' or 'type: synthesis', or remove the field.")
+    elif note_type is NoteType.WIKI:
+        for key in ("proposed", "adoption", "history", "supersedes"):
+            if key in f.data:
+                f.error(key, "invalid-value", f"a wiki article is living: it has no {key!r}",
+                        "Make it a directed synthesis ('type: synthesis') to freeze and adopt it.")
     media = f.text("media", "") or None
     if media is not None:
         media = _resolve_relative(rel, media)
@@ -372,6 +392,7 @@ def _parse_note(rel: str, slug: str, data: bytes, sidecar: tuple[str, Any] | Non
         extractions=extractions,
         source=SourceRef(rel, 1),
         extra={key: f.data[key] for key in later_keys if key in f.data},
+        article=article,
         field_lines={str(key): line for key, line in f.data.key_lines.items()},
     )
 

@@ -38,6 +38,7 @@ class SiteSettings:
         language: BCP 47 tag of the content (``fr``), set on every page.
         licence: the licence of the published content.
         description: one paragraph shown on the home page.
+        contest_url: URL template of the "contest this claim" link ({claim}, {page}, {title}).
         extra: keys for later stages (``llm``, ``embeddings``), kept as written.
     """
 
@@ -46,6 +47,7 @@ class SiteSettings:
     language: str
     licence: Licence
     description: str = ""
+    contest_url: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -234,6 +236,7 @@ class Note:
         duration: length of the media in seconds (ends the last speaker turn).
         extra: front-matter keys owned by later stages (wiki perimeter, adoption…).
         field_lines: line of each front-matter field (for messages).
+        article: for a wiki or a synthesis, its :class:`~generator.corpus.article.ArticleSpec`.
     """
 
     slug: str
@@ -251,6 +254,7 @@ class Note:
     source: SourceRef
     extra: dict[str, Any] = field(default_factory=dict)
     field_lines: dict[str, int] = field(default_factory=dict, compare=False)
+    article: Any = None
 
     def membership(self, notebook: str) -> Membership | None:
         return next((m for m in self.memberships if m.notebook == notebook), None)

@@ -136,3 +136,20 @@ def published_ids(note: Note) -> set[str]:
     ids = {e.id for e in note.extractions}
     ids.update(c.id for e in note.extractions for c in e.comments)
     return ids
+
+
+def private_perimeter_problems(publication: Publication, articles: dict) -> list[Problem]:
+    """A published article's audit panels list its perimeter: it may hold only published
+    notes, or the panels would leak private ones (INV-12)."""
+    problems = []
+    for slug, audit in articles.items():
+        if slug not in publication.notes or not audit.perimeter_notes:
+            continue
+        hidden = [n for n in audit.perimeter_notes if n in publication.unpublished]
+        if hidden:
+            note = publication.notes[slug]
+            problems.append(Problem(
+                note.source.file, note.field_lines.get("perimeter", 1), "private-perimeter",
+                f"the perimeter of this public article holds {len(hidden)} unpublished note(s)",
+                "Define the perimeter on a public notebook, or publish those notes."))
+    return problems

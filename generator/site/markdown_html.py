@@ -39,6 +39,27 @@ class Href:
     title: str = ""
 
 
+@dataclass(frozen=True)
+class CitationView:
+    """A citation marker as the page shows it.
+
+    Attributes:
+        number: display number (``None`` for a broken citation).
+        href: link to the passage (``None`` when there is none to land on).
+        title: tooltip and accessible description.
+        preview: data for the preview (quote, note, date, comments, debate).
+        css_class: ``citation`` plus its state.
+        after: HTML placed after the marker (the claim's contest link, after its group).
+    """
+
+    number: int | None
+    href: str | None
+    title: str
+    preview: dict[str, str]
+    css_class: str
+    after: str = ""
+
+
 @dataclass
 class RenderState:
     """What rendering one body needs; passed through markdown-it's ``env``.
@@ -48,12 +69,15 @@ class RenderState:
         marks: element index → marks in that element.
         resolve: (raw target, is wikilink) → how to show the link.
         covered: indexes of the elements carrying a live extraction (margin stripe).
+        citations: (inline token index, child index) of a citation marker → how to show it.
     """
 
     anchored: AnchoredNote
     marks: dict[int, list[Mark]]
     resolve: Callable[[str, bool], Href]
     covered: frozenset[int] = frozenset()
+    citations: dict[tuple[int, int], "CitationView"] = field(default_factory=dict)
+    inline_index: int = -1
     started: set[str] = field(default_factory=set)
     cursor: "_Cursor | None" = None
     closers: list[str] = field(default_factory=list)
@@ -140,6 +164,7 @@ class _NoteRenderer(RendererHTML):
                     heading_id = doc.heading_ids.get(element)
                     if heading_id and base == 0:
                         out.append(f'<span class="heading-anchor" id="{heading_id}"></span>')
+                state.inline_index = index
                 out.append(_merge_adjacent_marks(self.renderInline(token.children or [], options, env)))
                 state.cursor = None
             elif token.type in ("fence", "code_block"):
@@ -184,6 +209,10 @@ class _NoteRenderer(RendererHTML):
     def wikilink(self, tokens, idx, options, env) -> str:
         state: RenderState = env["carnet"]
         token = tokens[idx]
+        citation = state.citations.get((state.inline_index, idx))
+        if citation is not None:
+            label = state.cursor.wrap(leaf_text(token)) if state.cursor else escape(leaf_text(token))
+            return label + _citation(citation)
         href = state.resolve(token.meta["target"], True)
         inner = state.cursor.wrap(token.content) if state.cursor else escape(token.content, quote=False)
         return _anchor(href, inner)
@@ -211,6 +240,17 @@ class _NoteRenderer(RendererHTML):
         title = token.attrGet("title")
         title_attr = f' title="{escape(str(title))}"' if title else ""
         return f'<img src="{escape(href.url)}" alt="{escape(alt)}"{title_attr} loading="lazy">'
+
+
+def _citation(view: CitationView) -> str:
+    shown = f"[{view.number}]" if view.number is not None else "[?]"
+    data = "".join(f' data-preview-{key}="{escape(value)}"' for key, value in sorted(view.preview.items()))
+    if view.href is None:
+        body = f'<span class="{escape(view.css_class)}" title="{escape(view.title)}"{data}>{shown}</span>'
+    else:
+        body = (f'<a class="{escape(view.css_class)}" href="{escape(view.href)}" title="{escape(view.title)}"'
+                f'{data}>{shown}</a>')
+    return f'<sup class="cite">{body}</sup>{view.after}'
 
 
 def _anchor(href: Href, inner: str | None) -> str:

@@ -11,6 +11,7 @@ from generator.anchoring import AnchoredNote
 from generator.corpus.links import LinkTarget, LinkUse
 from generator.text import slugify
 from generator.corpus.publication import Publication
+from generator.synthesis.audit import ArticleAudit
 
 
 def note_path(slug: str) -> str:
@@ -55,6 +56,8 @@ class SiteModel:
         backlinks: note slug → published notes linking to it (sorted).
         base_url: absolute URL of the site (canonical links).
         content_dir: where asset files are read from.
+        articles: published wiki or synthesis slug → its audit.
+        reuse: extraction id → the published articles citing it (its reuse score).
     """
 
     publication: Publication
@@ -64,6 +67,8 @@ class SiteModel:
     base_url: str
     content_dir: Path
     published_assets: list[str] = field(default_factory=list)
+    articles: dict[str, ArticleAudit] = field(default_factory=dict)
+    reuse: dict[str, list[str]] = field(default_factory=dict)
 
     def bases_of(self, notebook: str) -> list[str]:
         return [slug for slug, base in self.publication.bases.items() if notebook in base.notebooks]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import posixpath
+from html import escape
+from urllib.parse import quote
 from typing import Any, Callable
 
 from generator.anchoring import AnchorStatus
@@ -13,7 +15,7 @@ from generator.anchoring.timing import time_range
 from generator.synthesis.coverage import coverage
 from generator.corpus.model import Note, NoteType
 from generator.corpus.publication import published_ids
-from generator.site.markdown_html import Href, Mark, RenderState, render_body
+from generator.site.markdown_html import CitationView, Href, Mark, RenderState, render_body
 from generator.site.model import (
     SiteModel, annotations_path, base_path, category_path, note_path, notebook_path, relative, text_path,
 )
@@ -97,6 +99,24 @@ def note_summary(site: SiteModel, theme: Theme, note: Note, notebook: str,
         "categories": categories,
         "extractions": len(note.extractions),
         "comments": sum(len(e.comments) for e in note.extractions),
+        "act": _act_summary(site, theme, note.slug, url),
+    }
+
+
+def _act_summary(site: SiteModel, theme: Theme, slug: str, url: Callable[[str], str]) -> dict[str, Any] | None:
+    audit = site.articles.get(slug)
+    if audit is None:
+        return None
+    note = site.publication.notes[slug]
+    adoption = note.article.adoption if note.article else None
+    published = site.publication.notes
+    return {
+        "status": audit.status, "label": theme.tr(f"status_{audit.status}"),
+        "adopted": adoption.date if adoption else None, "by": adoption.by if adoption else "",
+        "supersedes": ({"title": published[audit.supersedes].title, "url": url(note_path(audit.supersedes))}
+                       if audit.supersedes in published else None),
+        "superseded_by": [{"title": published[s].title, "url": url(note_path(s))}
+                          for s in audit.superseded_by if s in published],
     }
 
 
@@ -160,7 +180,8 @@ def notebook_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any]
     }
     ctx["facets"] = _facets(site, slug, url, notes)
     ctx["notes"] = [note_summary(site, theme, n, slug, url) for n in notes if n.type is NoteType.NOTE]
-    ctx["articles"] = [note_summary(site, theme, n, slug, url) for n in notes if n.type is not NoteType.NOTE]
+    ctx["wikis"] = [note_summary(site, theme, n, slug, url) for n in notes if n.type is NoteType.WIKI]
+    ctx["syntheses"] = [note_summary(site, theme, n, slug, url) for n in notes if n.type is NoteType.SYNTHESIS]
     return ctx
 
 
@@ -247,7 +268,15 @@ def note_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any]:
         return _href(site, theme, target, path)
 
     covered = coverage(elements, [anchored.anchors[e.id] for e in note.extractions])
-    body = render_body(RenderState(anchored, marks, resolve, covered=covered.covered))
+    audit = site.articles.get(slug)
+    citations = citation_views(site, theme, audit, path) if audit else {}
+    body = render_body(RenderState(anchored, marks, resolve, covered=covered.covered, citations=citations))
+    for entry in extractions:
+        entry["cited_by"] = [{"title": publication.notes[a].title, "url": url(note_path(a)),
+                              "count": sum(1 for link in site.articles[a].links
+                                           if link.extraction == entry["id"] and link.marker.kind == "ext"
+                                           and not link.broken)}
+                             for a in site.reuse.get(entry["id"], [])]
     media = None
     if note.media:
         extension = posixpath.splitext(note.media)[1].lower()
@@ -263,6 +292,7 @@ def note_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any]:
         "turns": sum(e.kind == "turn" for e in elements),
         "coverage": {"covered": covered.count, "total": covered.total},
         "annotations_url": url(annotations_path(slug)),
+        "audit": audit_context(site, theme, audit, path) if audit else None,
         "text_url": url(text_path(slug)),
         "date": note.date, "authors": [name(a) for a in note.authors], "summary": note.summary,
         "body": body, "media": media, "contexts": contexts, "extractions": extractions,
@@ -272,6 +302,138 @@ def note_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any]:
         "author_rule": publication.notebooks[publication.governing[slug]].author_rule.value,
     }
     return ctx
+
+
+def _preview(site: SiteModel, theme: Theme, note_slug: str, extraction_id: str, quote: str) -> dict[str, str]:
+    note = site.publication.notes.get(note_slug)
+    extraction = next((e for e in note.extractions if e.id == extraction_id), None) if note else None
+    live = [c for c in extraction.comments if c.withdrawn is None] if extraction else []
+    disagreements = sum(c.stance == "disagree" for c in live)
+    return {
+        "quote": quote,
+        "note": note.title if note else "",
+        "date": format_date(note.date, theme) if note and note.date else "",
+        "comments": theme.tr("count_comments", n=len(live)),
+        "debate": theme.tr("disagreements", n=disagreements) if disagreements else "",
+    }
+
+
+def citation_views(site: SiteModel, theme: Theme, audit, page: str) -> dict[tuple[int, int], CitationView]:
+    """How each marker of an article shows: number, link to its passage, preview data,
+    and, after the last marker of each claim's group, the claim's contest link."""
+    views: dict[tuple[int, int], CitationView] = {}
+    published = site.publication.notes
+    contest = site.publication.settings.contest_url
+    last_of_claim = {link.claim: (link.marker.inline, link.marker.child) for link in audit.links}
+    for link in audit.links:
+        key = (link.marker.inline, link.marker.child)
+        number = audit.numbers.get((link.marker.kind, link.marker.key))
+        after = ""
+        if contest and last_of_claim[link.claim] == key:
+            canonical = site.base_url + page
+            href = (contest.replace("{claim}", quote(link.claim)).replace("{page}", quote(canonical, safe=""))
+                    .replace("{title}", quote(published[audit.slug].title)))
+            after = (f' <a class="contest" href="{escape(href)}" data-claim="{escape(link.claim)}" '
+                     f'title="{escape(theme.tr("contest_title"))}">{escape(theme.tr("contest"))}</a>')
+        if link.broken:
+            reason = theme.tr(f"citation_broken_{link.broken}")
+            views[key] = CitationView(None, None, reason, {}, "citation broken", after)
+            continue
+        source = published.get(link.note)
+        extraction = next((e for e in source.extractions if e.id == link.extraction), None) if source else None
+        if link.state == "deleted" or extraction is None:
+            frozen = audit_frozen_quote(site, audit.slug, link.extraction)
+            views[key] = CitationView(number, None, theme.tr("source_deleted"),
+                                      {"quote": frozen, "note": theme.tr("source_deleted")}, "citation deleted", after)
+            continue
+        if link.marker.kind == "com":
+            fragment = f"com-{link.marker.key}"
+        elif link.state == "present":
+            fragment = f"ext-{link.extraction}"
+        else:
+            fragment = f"entry-{link.extraction}"
+        preview = _preview(site, theme, link.note, link.extraction, extraction.quote)
+        if link.marker.kind == "com":
+            comment = next(c for c in extraction.comments if c.id == link.marker.key)
+            preview["quote"] = comment.text or theme.tr("comment_withdrawn")
+            preview["kind"] = theme.tr("debate_sourced")
+        title = theme.tr("citation_title", note=preview["note"])
+        css = "citation" + ("" if link.state == "present" else f" {link.state}") + \
+            (" debate" if link.marker.kind == "com" else "")
+        views[key] = CitationView(number, relative(f"{note_path(link.note)}#{fragment}", page), title, preview, css,
+                                  after)
+    return views
+
+
+def audit_frozen_quote(site: SiteModel, article: str, extraction_id: str) -> str:
+    note = site.publication.notes[article]
+    recorded = note.article.recorded if note.article else None
+    if recorded:
+        for item in recorded.extractions:
+            if item.id == extraction_id:
+                return item.quote
+    return ""
+
+
+def audit_context(site: SiteModel, theme: Theme, audit, page: str) -> dict[str, Any]:
+    """The audit panels of a wiki or synthesis page (discarded, coverage, broken)."""
+    publication = site.publication
+    note = publication.notes[audit.slug]
+    url = lambda target: relative(target, page)  # noqa: E731
+    spec = note.article.perimeter if note.article else None
+    notebook_slug = spec.notebook if spec else (note.memberships[0].notebook if note.memberships else "")
+    discarded = None
+    if audit.discarded is not None:
+        discarded = []
+        for item in audit.discarded:
+            source = publication.notes.get(item.note)
+            categories = []
+            if source and source.membership(notebook_slug):
+                categories = [c for values in source.membership(notebook_slug).categories.values() for c in values]
+            anchor = site.anchored[item.note].anchors.get(item.extraction) if item.note in site.anchored else None
+            fragment = (f"#ext-{item.extraction}" if anchor and anchor.status.is_live else f"#entry-{item.extraction}")
+            discarded.append({
+                "id": item.extraction, "quote": item.quote, "exists": item.exists,
+                "note": source.title if source else item.note,
+                "url": url(note_path(item.note)) + fragment if source and item.exists else None,
+                "categories": categories, "comments": item.comments, "disagreements": item.disagreements,
+            })
+    coverage_rows = []
+    for slug in audit.perimeter_notes or []:
+        if slug in audit.coverage and slug in publication.notes:
+            cov = audit.coverage[slug]
+            coverage_rows.append({"title": publication.notes[slug].title, "url": url(note_path(slug)) + "#coverage",
+                                  "covered": cov.count, "total": cov.total})
+    said_here = []
+    for item in audit.said_here:
+        places = [{"note": publication.notes[s].title,
+                   "url": url(note_path(s)) + "#" + site.anchored[s].document.elements[i].id,
+                   "text": site.anchored[s].document.elements[i].text}
+                  for s, i in item.places if s in publication.notes]
+        said_here.append({"claim": item.claim.text, "id": item.claim.id, "places": places})
+    broken = [{"claim": link.claim_text, "marker": f"{link.marker.kind}:{link.marker.key}",
+               "reason": theme.tr(f"citation_broken_{link.broken}")} for link in audit.links if link.broken]
+    status = None
+    if audit.kind == "synthesis":
+        adoption = note.article.adoption if note.article else None
+        status = {
+            "status": audit.status, "label": theme.tr(f"status_{audit.status}"),
+            "adoption": {"by": adoption.by, "date": adoption.date} if adoption else None,
+            "supersedes": ({"title": publication.notes[audit.supersedes].title,
+                            "url": url(note_path(audit.supersedes))}
+                           if audit.supersedes in publication.notes else None),
+            "superseded_by": [{"title": publication.notes[s].title, "url": url(note_path(s))}
+                              for s in audit.superseded_by if s in publication.notes],
+            "changed": audit.changed,
+        }
+    return {
+        "perimeter_source": audit.perimeter_source,
+        "perimeter_notes": len(audit.perimeter_notes or []),
+        "perimeter_extractions": len(audit.perimeter_extractions or []),
+        "discarded": discarded, "coverage": coverage_rows, "said_here": said_here, "broken": broken,
+        "status": status, "sources": len(audit.numbers),
+        "unsourced": sum(not c.sourced for c in audit.claims), "claims": len(audit.claims),
+    }
 
 
 def _href(site: SiteModel, theme: Theme, target, page: str) -> Href:

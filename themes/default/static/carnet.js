@@ -152,7 +152,84 @@
     });
   }
 
+  // Citations: a preview (quote, note, date, comments, debate) on hover, on keyboard focus,
+  // and on a first tap on touch screens; a second tap, a click or Enter follows the link.
+  function setUpCitationPreviews() {
+    var links = document.querySelectorAll("a.citation[data-preview-quote]");
+    if (!links.length) return;
+    var box = document.createElement("div");
+    box.className = "citation-preview";
+    box.id = "citation-preview";
+    box.setAttribute("role", "tooltip");
+    box.hidden = true;
+    document.body.appendChild(box);
+    var current = null;
+    function show(link) {
+      current = link;
+      box.textContent = "";
+      var quote = document.createElement("blockquote");
+      quote.textContent = link.dataset.previewQuote;
+      var meta = document.createElement("p");
+      meta.className = "meta";
+      var parts = [link.dataset.previewNote, link.dataset.previewDate, link.dataset.previewComments,
+                   link.dataset.previewDebate, link.dataset.previewKind].filter(Boolean);
+      meta.textContent = parts.join(" · ");
+      box.appendChild(quote);
+      box.appendChild(meta);
+      box.hidden = false;
+      var rect = link.getBoundingClientRect();
+      var left = Math.max(8, Math.min(rect.left + window.scrollX, window.scrollX + document.documentElement.clientWidth - box.offsetWidth - 8));
+      box.style.left = left + "px";
+      box.style.top = (rect.bottom + window.scrollY + 6) + "px";
+      link.setAttribute("aria-describedby", "citation-preview");
+    }
+    function hide() {
+      if (current) current.removeAttribute("aria-describedby");
+      current = null;
+      box.hidden = true;
+    }
+    links.forEach(function (link) {
+      link.addEventListener("mouseenter", function () { show(link); });
+      link.addEventListener("mouseleave", hide);
+      link.addEventListener("focus", function () { show(link); });
+      link.addEventListener("blur", hide);
+      link.addEventListener("touchend", function (event) {
+        if (current !== link) { event.preventDefault(); show(link); }  // first tap: preview only
+      });
+    });
+    document.addEventListener("keydown", function (event) { if (event.key === "Escape") hide(); });
+  }
+
+  // Notebook page: the Notes / Wikis / Syntheses tabs (all sections show without script).
+  function setUpTabs() {
+    var tabs = document.querySelectorAll(".tabs a[role=tab]");
+    if (!tabs.length) return;
+    function select(tab) {
+      tabs.forEach(function (t) {
+        var on = t === tab;
+        t.setAttribute("aria-selected", on ? "true" : "false");
+        t.tabIndex = on ? 0 : -1;
+        var panel = document.getElementById(t.getAttribute("aria-controls"));
+        if (panel) panel.hidden = !on;
+      });
+    }
+    tabs.forEach(function (tab, index) {
+      tab.addEventListener("click", function (event) { event.preventDefault(); select(tab); });
+      tab.addEventListener("keydown", function (event) {
+        var step = event.key === "ArrowRight" ? 1 : event.key === "ArrowLeft" ? -1 : 0;
+        if (!step) return;
+        var next = tabs[(index + step + tabs.length) % tabs.length];
+        select(next);
+        next.focus();
+      });
+    });
+    var wanted = document.querySelector('.tabs a[href="' + window.location.hash + '"]');
+    select(wanted || tabs[0]);
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    setUpCitationPreviews();
+    setUpTabs();
     setUpThemeToggle();
     applyNotebookContext();
     setUpFacets();

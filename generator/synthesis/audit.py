@@ -1,0 +1,303 @@
+"""The audit of every wiki article and directed synthesis: claims, citation index
+(INV-1, INV-2), perimeter and discarded evidence (INV-3, INV-4), coverage of the
+perimeter (INV-5), lifecycle and integrity of adopted acts (INV-14). Pure: the
+loaded, anchored corpus in; audits and problems out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from generator.anchoring import AnchoredNote, Portion
+from generator.anchoring.normalise import normalise, normalise_quote
+from generator.corpus.article import ArticleSpec, PerimeterSpec, history_problems
+from generator.corpus.model import Corpus, Extraction, Note, NoteType
+from generator.problems import Problem, Severity
+from generator.synthesis.claims import Claim, Marker, content_words, quoted_fragments, read_claims
+from generator.synthesis.coverage import Coverage, coverage
+from generator.synthesis.lifecycle import adoption_hash, quote_hash, superseded_by
+from generator.synthesis.perimeter import live_perimeter, perimeter_extractions
+
+SAID_HERE_SHARE = 0.6
+"""An unsourced claim is 'said here' in an uncovered element holding this share of its words."""
+
+
+@dataclass(frozen=True)
+class CitationLink:
+    """One entry of the citation index: a (claim, source) link.
+
+    Attributes:
+        state: ``present``, ``detached`` (anchor lost) or ``deleted`` (source gone).
+        broken: why the link is refused ("" when it is not): unknown, outside the
+            perimeter, into a wiki or synthesis.
+        note: the slug of the source note ("" when unknown).
+        extraction: the extraction cited, or the one the cited comment is on.
+        portions: where the cited passage lies in its note.
+    """
+
+    article: str
+    section: str
+    rank: int
+    claim: str
+    claim_text: str
+    marker: Marker
+    note: str
+    extraction: str
+    portions: tuple[Portion, ...]
+    state: str
+    broken: str = ""
+    type: str = "cites"
+
+
+@dataclass(frozen=True)
+class DiscardedItem:
+    extraction: str
+    note: str
+    quote: str
+    exists: bool
+    comments: int
+    disagreements: int
+
+
+@dataclass(frozen=True)
+class SaidHere:
+    """An unsourced claim, and the uncovered places of the perimeter where it is said."""
+
+    claim: Claim
+    places: tuple[tuple[str, int], ...]  # (note slug, element index)
+
+
+@dataclass
+class ArticleAudit:
+    """Attributes:
+        perimeter_notes: the perimeter's notes; ``None`` when unknown (a synthesis
+            with no recorded perimeter).
+        perimeter_source: ``live`` (recomputed now), ``recorded`` (frozen) or ``unknown``.
+        perimeter_extractions: ids in the perimeter (``None`` when unknown).
+        discarded: perimeter − cited, or ``None`` (refusal: perimeter unknown).
+        changed: cited extractions of an adopted act whose passage changed since.
+        numbers: source (kind, id) → display number, by first appearance.
+        status: ``wiki``, ``draft``, ``adopted`` or ``superseded``.
+    """
+
+    slug: str
+    kind: str
+    claims: list[Claim]
+    links: list[CitationLink]
+    numbers: dict[tuple[str, str], int]
+    perimeter_notes: list[str] | None
+    perimeter_source: str
+    perimeter_extractions: list[str] | None
+    discarded: list[DiscardedItem] | None
+    coverage: dict[str, Coverage]
+    said_here: list[SaidHere]
+    changed: list[str] = field(default_factory=list)
+    status: str = "wiki"
+    superseded_by: list[str] = field(default_factory=list)
+    supersedes: str | None = None
+
+
+def default_spec(note: Note) -> PerimeterSpec | None:
+    """A perimeter stated nowhere is the article's first notebook, filtered by the
+    categories the article has there."""
+    if not note.memberships:
+        return None
+    first = note.memberships[0]
+    return PerimeterSpec(first.notebook, dict(first.categories), first.line)
+
+
+def audit_articles(corpus: Corpus, anchored: dict[str, AnchoredNote]) -> tuple[dict[str, ArticleAudit], list[Problem]]:
+    problems: list[Problem] = []
+    extraction_of: dict[str, tuple[Note, Extraction]] = {}
+    comment_of: dict[str, tuple[Note, Extraction]] = {}
+    for note in corpus.notes.values():
+        for extraction in note.extractions:
+            extraction_of.setdefault(extraction.id, (note, extraction))
+            for comment in extraction.comments:
+                comment_of.setdefault(comment.id, (note, extraction))
+    articles = {slug: note for slug, note in corpus.notes.items() if note.type is not NoteType.NOTE}
+    succession = superseded_by({slug: n.article.supersedes for slug, n in articles.items()
+                                if n.type is NoteType.SYNTHESIS and n.article})
+    audits = {}
+    for slug, note in articles.items():
+        audits[slug] = _audit(note, corpus, anchored, extraction_of, comment_of, succession, problems)
+    return audits, problems
+
+
+def _audit(note: Note, corpus: Corpus, anchored: dict[str, AnchoredNote],
+           extraction_of: dict[str, tuple[Note, Extraction]], comment_of: dict[str, tuple[Note, Extraction]],
+           succession: dict[str, list[str]], problems: list[Problem]) -> ArticleAudit:
+    file = note.source.file
+    spec: ArticleSpec = note.article
+    claims = read_claims(note.slug, anchored[note.slug].document.tokens, note.body_line)
+    is_synthesis = note.type is NoteType.SYNTHESIS
+
+    # the perimeter: recorded (frozen) for a synthesis, else recomputed from its definition
+    perimeter = spec.perimeter or default_spec(note)
+    frozen = {e.id: e for e in spec.recorded.extractions} if spec.recorded else {}
+    if perimeter and perimeter.notebook not in corpus.notebooks:
+        problems.append(Problem(file, perimeter.line, "unknown-notebook",
+                                f"the perimeter names notebook {perimeter.notebook!r}, which does not exist",
+                                "Fix the notebook's slug in 'perimeter:'."))
+        perimeter = None
+    if is_synthesis and spec.recorded is not None:
+        perimeter_source = "recorded"
+        notes: list[str] | None = list(spec.recorded.notes)
+        ids: list[str] | None = [e.id for e in spec.recorded.extractions]
+    elif is_synthesis and (spec.adopted or perimeter is None):
+        perimeter_source, notes, ids = "unknown", None, None
+    elif perimeter is not None:
+        perimeter_source = "live"
+        notes = live_perimeter(corpus, perimeter)
+        ids = perimeter_extractions(corpus, notes)
+    else:
+        perimeter_source, notes, ids = "unknown", None, None
+    in_perimeter = set(ids) if ids is not None else None
+
+    # the citation index, rebuilt from the markers (INV-1, INV-2, INV-3)
+    links: list[CitationLink] = []
+    numbers: dict[tuple[str, str], int] = {}
+    for claim in claims:
+        for marker in claim.markers:
+            holder = extraction_of.get(marker.key) if marker.kind == "ext" else comment_of.get(marker.key)
+            broken, state, source_note, extraction_id, portions = "", "present", "", "", ()
+            if holder is None:
+                if marker.kind == "ext" and marker.key in frozen:
+                    state, source_note, extraction_id = "deleted", frozen[marker.key].note, marker.key
+                else:
+                    state, broken = "deleted", "unknown"
+            else:
+                source, extraction = holder
+                source_note, extraction_id = source.slug, extraction.id
+                anchor = anchored[source.slug].anchors[extraction.id]
+                state = "present" if anchor.status.is_live else "detached"
+                portions = anchor.portions
+                if source.type is not NoteType.NOTE:
+                    broken = "article"
+                    problems.append(Problem(file, marker.line, "broken-citation",
+                                            f"[[{marker.kind}:{marker.key}]] points into {source.type.value} "
+                                            f"{source.slug!r}: a synthesis is never a source (INV-3)",
+                                            "Cite the extraction of the ordinary note the article relies on.",
+                                            Severity.WARNING))
+                elif in_perimeter is not None and extraction.id not in in_perimeter and not extraction.masked:
+                    broken = "outside"
+                    problems.append(Problem(file, marker.line, "broken-citation",
+                                            f"[[{marker.kind}:{marker.key}]] is outside the article's perimeter "
+                                            f"(note {source.slug!r})",
+                                            "Cite evidence from the perimeter, or widen the perimeter.",
+                                            Severity.WARNING))
+            if not broken:
+                numbers.setdefault((marker.kind, marker.key), len(numbers) + 1)
+            links.append(CitationLink(note.slug, claim.section, claim.rank, claim.id, claim.text, marker,
+                                      source_note, extraction_id, portions, state, broken))
+
+    # discarded = perimeter − cited (INV-4), debated first
+    cited = {link.extraction for link in links if link.marker.kind == "ext" and not link.broken}
+    discarded = None
+    if ids is not None:
+        items = []
+        for extraction_id in ids:
+            if extraction_id in cited:
+                continue
+            holder = extraction_of.get(extraction_id)
+            if holder is not None:
+                source, extraction = holder
+                live = [c for c in extraction.comments if c.withdrawn is None]
+                items.append(DiscardedItem(extraction_id, source.slug, extraction.quote, True, len(live),
+                                           sum(c.stance == "disagree" for c in live)))
+            elif extraction_id in frozen:
+                item = frozen[extraction_id]
+                items.append(DiscardedItem(extraction_id, item.note, item.quote, False, 0, 0))
+        discarded = sorted(items, key=lambda i: (-i.disagreements, -i.comments, i.note, i.extraction))
+
+    # coverage of the perimeter's notes, and unsourced claims said there but never extracted
+    covered: dict[str, Coverage] = {}
+    for slug in notes or []:
+        if slug in corpus.notes and slug in anchored:
+            live_anchors = [anchored[slug].anchors[e.id] for e in corpus.notes[slug].extractions if not e.masked]
+            covered[slug] = coverage(anchored[slug].document.elements, live_anchors)
+    said = [SaidHere(claim, _said_here(claim, notes or [], corpus, anchored, covered))
+            for claim in claims if not claim.sourced]
+
+    audit = ArticleAudit(note.slug, note.type.value, claims, links, numbers, notes, perimeter_source, ids, discarded,
+                         covered, said)
+    if is_synthesis:
+        _lifecycle(note, audit, frozen, extraction_of, corpus, succession, problems)
+    return audit
+
+
+def _said_here(claim: Claim, notes: list[str], corpus: Corpus, anchored: dict[str, AnchoredNote],
+               covered: dict[str, Coverage]) -> tuple[tuple[str, int], ...]:
+    """Uncovered places of the perimeter holding the claim's quoted fragment, or (with no
+    fragment) uncovered elements holding most of its content words."""
+    fragments = [normalise_quote(f) for f in quoted_fragments(claim.text)]
+    words = content_words(claim.text)
+    places = []
+    for slug in notes:
+        if slug not in anchored or slug not in covered:
+            continue
+        anchors = [anchored[slug].anchors[e.id] for e in corpus.notes[slug].extractions if not e.masked]
+        for index, element in enumerate(anchored[slug].document.elements):
+            if fragments:
+                text, origin = normalise(element.text)
+                for fragment in fragments:
+                    start = text.find(fragment)
+                    if start < 0:
+                        continue
+                    begin, end = origin[start], origin[start + len(fragment) - 1] + 1
+                    if not any(a.status.is_live and p.element == index and p.start < end and begin < p.end
+                               for a in anchors for p in a.portions):
+                        places.append((slug, index))
+                        break
+            elif words and index not in covered[slug].covered:
+                if len(words & content_words(element.text)) / len(words) >= SAID_HERE_SHARE:
+                    places.append((slug, index))
+    return tuple(places)
+
+
+def _lifecycle(note: Note, audit: ArticleAudit, frozen: dict, extraction_of: dict, corpus: Corpus,
+               succession: dict[str, list[str]], problems: list[Problem]) -> None:
+    file, spec = note.source.file, note.article
+    problems.extend(history_problems(file, spec.history))
+    audit.supersedes = spec.supersedes
+    audit.superseded_by = succession.get(note.slug, [])
+    audit.status = "superseded" if audit.superseded_by else ("adopted" if spec.adopted else "draft")
+    if spec.supersedes:
+        target = corpus.notes.get(spec.supersedes)
+        if target is None or target.type is not NoteType.SYNTHESIS:
+            problems.append(Problem(file, note.field_lines.get("supersedes", 1), "unknown-synthesis",
+                                    f"'supersedes' names {spec.supersedes!r}, which is not a directed synthesis",
+                                    "Name the slug of the synthesis this act replaces."))
+        elif spec.supersedes == note.slug:
+            problems.append(Problem(file, note.field_lines.get("supersedes", 1), "lifecycle",
+                                    "a synthesis cannot supersede itself", "Name the older act."))
+    if spec.adopted and spec.adoption is None:
+        problems.append(Problem(file, note.field_lines.get("history", 1), "lifecycle",
+                                "the history says adopted but the act has no adoption record",
+                                "Adopt it with 'carnet adopt', which records who, when and the integrity hash."))
+    if spec.adoption is not None and not spec.adopted:
+        problems.append(Problem(file, spec.adoption.line, "lifecycle",
+                                "the act has an adoption record but its history never says adopted",
+                                "Let 'carnet adopt' write both."))
+    if spec.adoption is None:
+        return
+    expected = adoption_hash(note.body, spec.raw.get("perimeter"), spec.raw.get("proposed"),
+                             spec.adoption.by, spec.adoption.date)
+    if spec.adoption.hash != expected:
+        problems.append(Problem(file, spec.adoption.line, "adopted-act-changed",
+                                f"the adopted synthesis {note.slug!r} was changed after its adoption "
+                                "(its body or adoption block no longer matches the recorded hash)",
+                                "Adopted acts are immutable: restore it, and write a new synthesis that "
+                                "supersedes it."))
+    for extraction_id, item in sorted(frozen.items()):
+        holder = extraction_of.get(extraction_id)
+        if holder is None:
+            problems.append(Problem(file, spec.recorded.line, "deleted-evidence",
+                                    f"extraction {extraction_id!r} of the adopted synthesis {note.slug!r} "
+                                    f"no longer exists (it was in note {item.note!r})",
+                                    "Restore the extraction: the evidence of an adopted act cannot disappear."))
+        elif quote_hash(holder[1].quote) != item.sha256:
+            audit.changed.append(extraction_id)
+            problems.append(Problem(file, spec.recorded.line, "changed-evidence",
+                                    f"the passage of extraction {extraction_id!r} changed since the synthesis "
+                                    f"{note.slug!r} was adopted", "Check that the act still stands on it.",
+                                    Severity.WARNING))
