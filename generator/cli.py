@@ -4,6 +4,7 @@ prints problems. No logic of its own."""
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import sys
 from collections import Counter
 from pathlib import Path
@@ -51,7 +52,25 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--write", action="store_true",
                        help="with --fix-anchors: write those quotes into the extractions files (comments and "
                             "layout kept; detached extractions are never changed)")
+    adopt = commands.add_parser(
+        "adopt", help="adopt a directed synthesis (freeze its perimeter, record the adoption)",
+        description="Freeze the synthesis's perimeter in its file (unless recorded at production), record who "
+                    "adopted it and when with a hash of its body and adoption block, and append 'adopted' to its "
+                    "history. Adopted acts are immutable afterwards.")
+    adopt.add_argument("file", type=Path, help="the synthesis (.md) inside a content directory")
+    adopt.add_argument("--by", required=True, help="who adopts it (a body, e.g. 'Conseil de vie lycéenne')")
+    adopt.add_argument("--date", type=dt.date.fromisoformat, help="adoption date, YYYY-MM-DD (default: today)")
+    adopt.add_argument("--no-perimeter", action="store_true",
+                       help="adopt a historical act whose perimeter was never recorded (its page says so)")
     return parser
+
+
+def run_adopt(args: argparse.Namespace) -> int:
+    from generator.commands.adopt import adopt
+
+    date = args.date or dt.date.today()
+    print(adopt(args.file, args.by, date, record_perimeter=not args.no_perimeter))
+    return EXIT_OK
 
 
 def _print_problems(problems: Sequence[Problem], root: Path, fmt: str = "text") -> None:
@@ -130,7 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
-    handler = {"build": run_build, "check": run_check}[args.command]
+    handler = {"build": run_build, "check": run_check, "adopt": run_adopt}[args.command]
     try:
         return handler(args)
     except CarnetError as exc:

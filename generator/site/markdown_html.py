@@ -58,6 +58,7 @@ class CitationView:
     preview: dict[str, str]
     css_class: str
     after: str = ""
+    label: str = ""
 
 
 @dataclass
@@ -243,7 +244,7 @@ class _NoteRenderer(RendererHTML):
 
 
 def _citation(view: CitationView) -> str:
-    shown = f"[{view.number}]" if view.number is not None else "[?]"
+    shown = f"[{view.number}]" if view.number is not None else f"[{escape(view.label) or '?'}]"
     data = "".join(f' data-preview-{key}="{escape(value)}"' for key, value in sorted(view.preview.items()))
     if view.href is None:
         body = f'<span class="{escape(view.css_class)}" title="{escape(view.title)}"{data}>{shown}</span>'

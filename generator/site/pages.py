@@ -333,8 +333,14 @@ def citation_views(site: SiteModel, theme: Theme, audit, page: str) -> dict[tupl
             canonical = site.base_url + page
             href = (contest.replace("{claim}", quote(link.claim)).replace("{page}", quote(canonical, safe=""))
                     .replace("{title}", quote(published[audit.slug].title)))
-            after = (f' <a class="contest" href="{escape(href)}" data-claim="{escape(link.claim)}" '
-                     f'title="{escape(theme.tr("contest_title"))}">{escape(theme.tr("contest"))}</a>')
+            after = (f' <a class="contest" id="{escape(link.claim)}" href="{escape(href)}" '
+                     f'data-claim="{escape(link.claim)}" title="{escape(theme.tr("contest_title"))}">'
+                     f'{escape(theme.tr("contest"))}</a>')
+        if link.broken == "unknown":  # a source that no longer exists: "source deleted", and broken
+            reason = f'{theme.tr("source_deleted")} — {theme.tr("citation_broken_unknown")}'
+            views[key] = CitationView(None, None, reason, {}, "citation deleted broken", after,
+                                      label=theme.tr("source_deleted"))
+            continue
         if link.broken:
             reason = theme.tr(f"citation_broken_{link.broken}")
             views[key] = CitationView(None, None, reason, {}, "citation broken", after)

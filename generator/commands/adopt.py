@@ -1,0 +1,121 @@
+"""``carnet adopt FILE --by NAME [--date D] [--no-perimeter]``: adopt a directed synthesis.
+
+Freezes its perimeter in the file (the notes and the extractions it was given, with
+their quotes and hashes) unless it was recorded at production, records who adopted it
+and when with a hash of body + adoption block, and appends ``adopted`` to its history.
+The rest of the file is left exactly as written; the write is atomic.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from pathlib import Path
+
+from generator.corpus.model import NoteType
+from generator.corpus.source import decode_text, parse_yaml, split_front_matter
+from generator.pipeline import analyse
+from generator.problems import CarnetError
+from generator.synthesis.audit import default_spec
+from generator.synthesis.lifecycle import adoption_hash, quote_hash
+from generator.synthesis.perimeter import live_perimeter, perimeter_extractions
+
+
+class AdoptionError(CarnetError):
+    """The synthesis cannot be adopted as it stands."""
+
+
+def content_dir_of(file: Path) -> Path:
+    for folder in file.resolve().parents:
+        if (folder / "carnet.yaml").is_file():
+            return folder
+    raise AdoptionError(f"{file} is not inside a content directory (no carnet.yaml above it)")
+
+
+def _q(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def adopt(file: Path, by: str, date: dt.date, record_perimeter: bool = True) -> str:
+    """Adopt the synthesis in ``file``; returns a one-line summary."""
+    if not by.strip():
+        raise AdoptionError("say who adopts the act (--by)")
+    content = content_dir_of(file)
+    rel = file.resolve().relative_to(content.resolve()).as_posix()
+    analysis = analyse(content)
+    note = next((n for n in analysis.corpus.notes.values() if n.source.file == rel), None)
+    if note is None:
+        raise AdoptionError(f"{file} is not a loaded note (check it with 'carnet check')")
+    if note.type is not NoteType.SYNTHESIS:
+        raise AdoptionError(f"{file} is a {note.type.value}, not a directed synthesis ('type: synthesis')")
+    errors = [p for p in analysis.problems if p.is_error and p.file == rel]
+    if errors:
+        raise AdoptionError(f"{file} has errors; fix them first:\n" + "\n".join(p.format_text() for p in errors))
+    spec = note.article
+    if spec.adopted or spec.adoption is not None:
+        raise AdoptionError(f"{note.slug} is already adopted: adopted acts are immutable; write a new synthesis "
+                            "that supersedes it")
+    if spec.history and spec.history[0].date and date < spec.history[0].date:
+        raise AdoptionError("the adoption date is earlier than the act's history")
+
+    raw = file.read_bytes()
+    text, problems = decode_text(raw, rel)
+    if text is None:
+        raise AdoptionError(problems[0].format_text())
+    lines = text.split("\n")
+    doc = split_front_matter(text, rel)
+    closing = doc.body_line - 2  # index of the closing '---' line
+    added: list[str] = []
+    frozen = 0
+    if spec.recorded is None and record_perimeter:
+        perimeter = spec.perimeter or default_spec(note)
+        if perimeter is None:
+            raise AdoptionError(f"{note.slug} states no perimeter: add 'perimeter:' or use --no-perimeter for a "
+                                "historical act whose perimeter was never recorded")
+        notes = live_perimeter(analysis.corpus, perimeter)
+        ids = perimeter_extractions(analysis.corpus, notes)
+        extraction = {e.id: e for n in notes for e in analysis.corpus.notes[n].extractions}
+        added += ["proposed:", f"  notes: [{', '.join(notes)}]", "  extractions:" + ("" if ids else " []")]
+        for extraction_id in ids:
+            item = extraction[extraction_id]
+            added += [f"    - id: {item.id}", f"      note: {item.note}", f"      quote: {_q(item.quote)}",
+                      f"      sha256: {_q(quote_hash(item.quote))}"]
+        frozen = len(ids)
+    added += ["adoption:", f"  by: {_q(by.strip())}", f"  date: {date.isoformat()}", "  hash: PENDING"]
+    history_line = note.field_lines.get("history")
+    if history_line is None:
+        first = note.date or date
+        added += ["history:", f"  - {{status: draft, date: {first.isoformat()}}}",
+                  f"  - {{status: adopted, date: {date.isoformat()}}}"]
+        new_lines = lines[:closing] + added + lines[closing:]
+    else:
+        # append to the existing history (a block list), right after its last item
+        key_line = history_line - 1
+        if lines[key_line].split(":", 1)[1].strip():
+            raise AdoptionError("write 'history:' as a block list (one '- {status: …, date: …}' per line) "
+                                "so that adoption can append to it")
+        last, items = key_line, []
+        while last + 1 < closing and lines[last + 1].startswith((" ", "-")):
+            last += 1
+            if lines[last].lstrip().startswith("- "):
+                items.append(lines[last])
+        indent = items[-1][: len(items[-1]) - len(items[-1].lstrip())] if items else "  "
+        entry = f"{indent}- {{status: adopted, date: {date.isoformat()}}}"
+        new_lines = lines[:last + 1] + [entry] + lines[last + 1:closing] + added + lines[closing:]
+    draft = "\n".join(new_lines)
+    parsed = split_front_matter(draft, rel)
+    meta = parsed.meta
+    digest = adoption_hash(parsed.body, meta.get("perimeter"), meta.get("proposed"), by.strip(), date)
+    final = draft.replace("  hash: PENDING", f"  hash: {digest}", 1)
+    data = final.replace("\n", "\r\n") if b"\r\n" in raw else final
+    temporary = file.with_name(f".{file.name}.tmp-{os.getpid()}")
+    temporary.write_bytes((b"\xef\xbb\xbf" if raw.startswith(b"\xef\xbb\xbf") else b"") + data.encode("utf-8"))
+    os.replace(temporary, file)
+    after = analyse(content)
+    still = [p for p in after.problems if p.is_error and p.file == rel]
+    if still:
+        raise AdoptionError("the adopted file does not check cleanly:\n" + "\n".join(p.format_text() for p in still))
+    perimeter_note = f"perimeter frozen: {frozen} extraction(s)" if frozen or spec.recorded is None and \
+        record_perimeter else ("perimeter recorded at production kept" if spec.recorded else "no perimeter recorded")
+    return f"adopted {note.slug} on {date.isoformat()} by {by.strip()} ({perimeter_note}; {digest})"
