@@ -195,3 +195,69 @@ def test_relocated_and_detached_anchors_are_shown_with_their_debate(page) -> Non
     detached = page.locator("#entry-cvl-0515-fermeture-epreuves")
     assert "ancre détachée" in detached.inner_text() and detached.locator(".comment").count() == 2
     assert page.locator('mark[data-ext~="cvl-0515-fermeture-epreuves"]').count() == 0
+
+
+WIKI = "notes/cvl-wiki-budget.html"
+
+
+def test_citation_preview_on_hover_and_on_keyboard_focus(page) -> None:
+    page.goto(WIKI)
+    first = page.locator(".note-body a.citation").first
+    first.hover()
+    preview = page.locator("#citation-preview")
+    assert preview.is_visible()
+    assert "4 200 €" in preview.inner_text() and "Séance budgétaire du 14 novembre 2024" in preview.inner_text()
+    page.mouse.move(0, 0)
+    assert preview.is_hidden()
+    first.focus()
+    assert preview.is_visible() and first.get_attribute("aria-describedby") == "citation-preview"
+    page.keyboard.press("Escape")
+    assert preview.is_hidden()
+
+
+def test_first_tap_previews_second_tap_follows(browser, site_url) -> None:
+    context = browser.new_context(base_url=site_url, has_touch=True, is_mobile=True, viewport={"width": 390, "height": 800})
+    page = context.new_page()
+    page.goto(WIKI)
+    link = page.locator(".note-body a.citation").first
+    link.tap()
+    assert page.locator("#citation-preview").is_visible()
+    assert page.url.endswith(WIKI), "the first tap only previews"
+    link.tap()
+    page.wait_for_url("**/cvl-2024-11-14.html#ext-cvl-1114-budget-total")
+    context.close()
+
+
+def test_following_a_citation_highlights_every_portion(page) -> None:
+    page.goto("notes/cvl-synthese-budget-2024-2025.html")
+    link = page.locator('.note-body a.citation[href$="#ext-cvl-1114-seuil-statuts"]')
+    link.click()
+    page.wait_for_url("**/cvl-2024-11-14.html#ext-cvl-1114-seuil-statuts")
+    marks = page.locator('mark[data-ext~="cvl-1114-seuil-statuts"]')
+    assert marks.count() >= 1
+    plain = page.evaluate("getComputedStyle(document.querySelector('mark.extraction:not(.current)')).backgroundImage")
+    for index in range(marks.count()):
+        style = marks.nth(index).evaluate("m => getComputedStyle(m).backgroundImage + '|' + getComputedStyle(m).outlineStyle")
+        image, outline = style.split("|")
+        assert image != plain and outline != "none", "every portion is emphasised"
+    assert marks.first.is_visible(), "scrolled to the passage"
+
+
+def test_contest_link_carries_the_claim_id(page) -> None:
+    page.goto(WIKI)
+    contest = page.locator(".note-body a.contest").first
+    claim = contest.get_attribute("data-claim")
+    assert claim and claim.startswith("claim-") and contest.get_attribute("id") == claim
+    href = contest.get_attribute("href")
+    assert href.startswith("mailto:") and claim in href
+
+
+def test_notebook_tabs_are_keyboard_usable(page) -> None:
+    page.goto("notebooks/cvl.html")
+    notes_tab = page.locator('.tabs a[role="tab"]').first
+    assert page.locator("#tab-notes").is_visible() and page.locator("#tab-syntheses").is_hidden()
+    notes_tab.focus()
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    assert page.locator("#tab-syntheses").is_visible() and page.locator("#tab-notes").is_hidden()
+    assert "remplacée" in page.locator("#tab-syntheses").inner_text()
