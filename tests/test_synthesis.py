@@ -214,9 +214,21 @@ def test_a_changed_adopted_act_is_refused(small: Path) -> None:
 
 def test_deleted_evidence_of_an_adopted_act_is_refused(small: Path) -> None:
     _adopt_fixture(small)
-    replace(small, "notes/conseil-a.extractions.yaml", "  - id: a-two-paragraphs\n", "  - id: a-two-paragraphs-renamed\n")
+    replace(small, "notes/conseil-a.extractions.yaml", "  - id: a-budget\n", "  - id: a-budget-renamed\n")
     errors = [p for p in analyse(small).errors if p.code == "deleted-evidence"]
-    assert len(errors) == 1 and "a-two-paragraphs" in errors[0].message and "synthese-2025" in errors[0].message
+    assert len(errors) == 1 and "a-budget" in errors[0].message and "synthese-2025" in errors[0].message
+
+
+def test_deleted_discarded_evidence_still_shows_from_its_frozen_quote(small: Path, tmp_path: Path) -> None:
+    _adopt_fixture(small)
+    replace(small, "notes/conseil-a.extractions.yaml", "  - id: a-two-paragraphs\n", "  - id: a-two-renamed\n")
+    analysis = analyse(small)
+    assert not [p for p in analysis.errors if p.code == "deleted-evidence"]
+    build(small, tmp_path / "site")
+    page = BeautifulSoup((tmp_path / "site" / "notes" / "synthese-2025.html").read_bytes(), "html.parser")
+    item = page.select_one('.discarded-item[data-ext="a-two-paragraphs"]')
+    assert item is not None and "Deuxième paragraphe" in item.blockquote.get_text()
+    assert "supprimée depuis l'adoption" in item.get_text()
 
 
 def test_a_changed_cited_passage_is_flagged(small: Path, tmp_path: Path) -> None:

@@ -330,9 +330,7 @@ def citation_views(site: SiteModel, theme: Theme, audit, page: str) -> dict[tupl
         number = audit.numbers.get((link.marker.kind, link.marker.key))
         after = ""
         if contest and last_of_claim[link.claim] == key:
-            canonical = site.base_url + page
-            href = (contest.replace("{claim}", quote(link.claim)).replace("{page}", quote(canonical, safe=""))
-                    .replace("{title}", quote(published[audit.slug].title)))
+            href = _contest_href(site, audit.slug, page, link.claim)
             after = (f' <a class="contest" id="{escape(link.claim)}" href="{escape(href)}" '
                      f'data-claim="{escape(link.claim)}" title="{escape(theme.tr("contest_title"))}">'
                      f'{escape(theme.tr("contest"))}</a>')
@@ -369,6 +367,15 @@ def citation_views(site: SiteModel, theme: Theme, audit, page: str) -> dict[tupl
         views[key] = CitationView(number, relative(f"{note_path(link.note)}#{fragment}", page), title, preview, css,
                                   after)
     return views
+
+
+def _contest_href(site: SiteModel, article: str, page: str, claim: str) -> str | None:
+    template = site.publication.settings.contest_url
+    if not template:
+        return None
+    canonical = site.base_url + page
+    return (template.replace("{claim}", quote(claim)).replace("{page}", quote(canonical, safe=""))
+            .replace("{title}", quote(site.publication.notes[article].title)))
 
 
 def audit_frozen_quote(site: SiteModel, article: str, extraction_id: str) -> str:
@@ -416,7 +423,8 @@ def audit_context(site: SiteModel, theme: Theme, audit, page: str) -> dict[str, 
                    "url": url(note_path(s)) + "#" + site.anchored[s].document.elements[i].id,
                    "text": site.anchored[s].document.elements[i].text}
                   for s, i in item.places if s in publication.notes]
-        said_here.append({"claim": item.claim.text, "id": item.claim.id, "places": places})
+        said_here.append({"claim": item.claim.text, "id": item.claim.id, "places": places,
+                          "contest": _contest_href(site, audit.slug, page, item.claim.id)})
     broken = [{"claim": link.claim_text, "marker": f"{link.marker.kind}:{link.marker.key}",
                "reason": theme.tr(f"citation_broken_{link.broken}")} for link in audit.links if link.broken]
     status = None
@@ -438,6 +446,8 @@ def audit_context(site: SiteModel, theme: Theme, audit, page: str) -> dict[str, 
         "perimeter_extractions": len(audit.perimeter_extractions or []),
         "discarded": discarded, "coverage": coverage_rows, "said_here": said_here, "broken": broken,
         "status": status, "sources": len(audit.numbers),
+        # filled by later stages (verification states, section operations); nothing until then
+        "panels": [],
         "unsourced": sum(not c.sourced for c in audit.claims), "claims": len(audit.claims),
     }
 

@@ -288,13 +288,19 @@ def _lifecycle(note: Note, audit: ArticleAudit, frozen: dict, extraction_of: dic
                                 "(its body or adoption block no longer matches the recorded hash)",
                                 "Adopted acts are immutable: restore it, and write a new synthesis that "
                                 "supersedes it."))
+    cited = {link.extraction for link in audit.links if link.marker.kind == "ext"}
     for extraction_id, item in sorted(frozen.items()):
         holder = extraction_of.get(extraction_id)
-        if holder is None:
+        if holder is None and extraction_id in cited:
             problems.append(Problem(file, spec.recorded.line, "deleted-evidence",
-                                    f"extraction {extraction_id!r} of the adopted synthesis {note.slug!r} "
+                                    f"extraction {extraction_id!r} cited by the adopted synthesis {note.slug!r} "
                                     f"no longer exists (it was in note {item.note!r})",
                                     "Restore the extraction: the evidence of an adopted act cannot disappear."))
+        elif holder is None:
+            problems.append(Problem(file, spec.recorded.line, "deleted-evidence",
+                                    f"extraction {extraction_id!r}, proposed to the adopted synthesis "
+                                    f"{note.slug!r} and left out by it, no longer exists",
+                                    "Its frozen quote still shows among the discarded evidence.", Severity.NOTICE))
         elif quote_hash(holder[1].quote) != item.sha256:
             audit.changed.append(extraction_id)
             problems.append(Problem(file, spec.recorded.line, "changed-evidence",
