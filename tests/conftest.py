@@ -33,3 +33,16 @@ def small_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = root / "site"
     build(content, out)
     return out
+
+
+CONTENT = Path(__file__).resolve().parent.parent / "content"
+
+
+@pytest.fixture(scope="session")
+def example_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example corpus built once, strictly (read-only for tests)."""
+    from generator.pipeline import build
+
+    out = tmp_path_factory.mktemp("example") / "site"
+    build(CONTENT, out, strict=True)
+    return out

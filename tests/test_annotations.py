@@ -18,12 +18,11 @@ from support.w3c import SUITE, failures, require_suite
 CONTENT = Path(__file__).resolve().parents[1] / "content"
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("annotations") / "site"
-    build(CONTENT, out, strict=True)
-    return out
 
+@pytest.fixture
+def site(example_site: Path) -> Path:
+    """The example site, built once for the session (tests/conftest.py)."""
+    return example_site
 
 def collections(site: Path) -> dict[str, dict]:
     return {p.name: json.loads(p.read_text(encoding="utf-8")) for p in sorted((site / "notes").glob("*.annotations.jsonld"))}

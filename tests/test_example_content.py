@@ -15,13 +15,6 @@ from support.site_checks import broken_internal_links, highlight_mismatches
 CONTENT = Path(__file__).resolve().parents[1] / "content"
 
 
-@pytest.fixture(scope="module")
-def example_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("example") / "site"
-    build(CONTENT, out, strict=True)
-    return out
-
-
 def test_example_content_has_no_problem_but_its_planted_anchors() -> None:
     problems = analyse(CONTENT).problems
     assert [p.format_text() for p in problems if p.severity.value != "notice"] == []

@@ -23,6 +23,12 @@ CONTENT = Path(__file__).resolve().parents[1] / "content"
 MARKER = re.compile(r"\[\[(ext|com):([^\]|]+)(?:\|[^\]]*)?\]\]")
 
 
+
+@pytest.fixture
+def site(example_site: Path) -> Path:
+    """The example site, built once for the session (tests/conftest.py)."""
+    return example_site
+
 def front_matter(path: Path) -> tuple[dict, str]:
     text = path.read_text(encoding="utf-8")
     _, meta, body = text.split("---\n", 2)
@@ -32,13 +38,6 @@ def front_matter(path: Path) -> tuple[dict, str]:
 def sidecar(content: Path, slug: str) -> list[dict]:
     path = content / "notes" / f"{slug}.extractions.yaml"
     return (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("extractions", []) if path.exists() else []
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("synthesis") / "site"
-    build(CONTENT, out, strict=True)
-    return out
 
 
 def articles(content: Path) -> dict[str, tuple[dict, str]]:

@@ -63,13 +63,6 @@ class _Handler(SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="session")
-def example_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("browser") / "site"
-    build(CONTENT, out, strict=True)
-    return out
-
-
-@pytest.fixture(scope="session")
 def site_url(example_site: Path) -> Iterator[str]:
     handler = functools.partial(_Handler, directory=str(example_site))
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
