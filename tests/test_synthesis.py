@@ -281,3 +281,24 @@ def test_adopt_command_line(small: Path) -> None:
     again = subprocess.run([sys.executable, "-m", "generator", "adopt", str(small / "notes" / "wiki-budget.md"),
                             "--by", "Conseil"], capture_output=True, text=True, timeout=60)
     assert again.returncode == 2 and "not a directed synthesis" in again.stderr
+
+
+def test_debate_rises_to_the_citation(site: Path) -> None:
+    """INV-8: a citation whose extraction carries disagreeing comments shows it."""
+    disagreeing = set()
+    for path in (CONTENT / "notes").glob("*.extractions.yaml"):
+        for extraction in sidecar(CONTENT, path.name[: -len(".extractions.yaml")]):
+            comments = [c for c in extraction.get("comments") or [] if not c.get("withdrawn")]
+            if any(c.get("stance") == "disagree" for c in comments):
+                disagreeing.add(extraction["id"])
+    seen = 0
+    for slug in articles(CONTENT):
+        page = BeautifulSoup((site / "notes" / f"{slug}.html").read_bytes(), "html.parser")
+        for link in page.select(".note-body a.citation"):
+            fragment = link["href"].partition("#")[2]
+            if not fragment.startswith("ext-"):
+                continue
+            disputed = fragment[4:] in disagreeing
+            assert ("disputed" in link["class"]) is disputed, fragment
+            seen += disputed
+    assert seen >= 1

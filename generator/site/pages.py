@@ -362,8 +362,10 @@ def citation_views(site: SiteModel, theme: Theme, audit, page: str) -> dict[tupl
             preview["quote"] = comment.text or theme.tr("comment_withdrawn")
             preview["kind"] = theme.tr("debate_sourced")
         title = theme.tr("citation_title", note=preview["note"])
+        if preview["debate"]:  # INV-8: the debate on the evidence rises to the citation
+            title += f" — {preview['debate']}"
         css = "citation" + ("" if link.state == "present" else f" {link.state}") + \
-            (" debate" if link.marker.kind == "com" else "")
+            (" debate" if link.marker.kind == "com" else "") + (" disputed" if preview["debate"] else "")
         views[key] = CitationView(number, relative(f"{note_path(link.note)}#{fragment}", page), title, preview, css,
                                   after)
     return views
