@@ -46,3 +46,13 @@ def example_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("example") / "site"
     build(CONTENT, out, strict=True)
     return out
+
+
+@pytest.fixture
+def llm_server():
+    """An OpenAI-compatible server on 127.0.0.1 answering what the test scripts."""
+    from support.llm_server import ScriptedLLMServer
+
+    server = ScriptedLLMServer().start()
+    yield server
+    server.stop()

@@ -1,0 +1,57 @@
+"""``llm:`` in carnet.yaml → :class:`LLMSettings`.
+
+    llm:
+      base_url: http://localhost:11434/v1   # any OpenAI-compatible endpoint
+      model: qwen2.5:7b-instruct
+      api_key_env: CARNET_LLM_KEY           # the variable holding the key (optional for local servers)
+      timeout: 60                           # seconds per request
+      max_retries: 3                        # on 429 and 5xx, with exponential backoff
+      embeddings_model: nomic-embed-text    # optional
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from generator.llm.errors import LLMConfigError
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    base_url: str
+    model: str
+    api_key_env: str = ""
+    timeout: float = 60.0
+    max_retries: int = 3
+    embeddings_model: str = ""
+
+    def api_key(self, environ: Mapping[str, str] = os.environ) -> str:
+        if not self.api_key_env:
+            return "not-needed"  # local servers accept any key; the client needs one
+        key = environ.get(self.api_key_env, "")
+        if not key:
+            raise LLMConfigError(f"the environment variable {self.api_key_env} (llm.api_key_env in carnet.yaml) "
+                                 "is not set: export it with the endpoint's key")
+        return key
+
+
+def llm_settings(extra: Mapping[str, Any]) -> LLMSettings:
+    """Settings from carnet.yaml's ``llm`` mapping, with clear errors."""
+    raw = extra.get("llm")
+    if not isinstance(raw, Mapping):
+        raise LLMConfigError("carnet.yaml has no 'llm:' section: add base_url and model (see generator/llm/config.py), "
+                             "or use the offline provider")
+    base_url, model = raw.get("base_url"), raw.get("model")
+    if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
+        raise LLMConfigError("llm.base_url must be the http(s) address of an OpenAI-compatible endpoint")
+    if not isinstance(model, str) or not model.strip():
+        raise LLMConfigError("llm.model must name the model to use")
+    try:
+        timeout = float(raw.get("timeout", 60))
+        retries = int(raw.get("max_retries", 3))
+    except (TypeError, ValueError) as exc:
+        raise LLMConfigError("llm.timeout and llm.max_retries must be numbers") from exc
+    return LLMSettings(base_url.rstrip("/"), model.strip(), str(raw.get("api_key_env", "") or ""), timeout,
+                       retries, str(raw.get("embeddings_model", "") or ""))

@@ -1,0 +1,20 @@
+"""Errors of the LLM seam. All are :class:`~generator.problems.CarnetError`: the CLI
+prints them without a traceback, and the command writes nothing."""
+
+from generator.problems import CarnetError
+
+
+class LLMError(CarnetError):
+    """Base of every failure of a model call."""
+
+
+class LLMConfigError(LLMError):
+    """``llm:`` in carnet.yaml is missing or unusable, or the key's variable is unset."""
+
+
+class LLMTransportError(LLMError):
+    """The endpoint could not be reached, timed out, or kept failing after retries."""
+
+
+class LLMAnswerError(LLMError):
+    """The answer is truncated, not JSON, or does not follow the requested schema."""

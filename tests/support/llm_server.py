@@ -1,0 +1,106 @@
+"""An OpenAI-compatible server on 127.0.0.1 with scripted answers, so the real
+``openai`` client code runs over real HTTP in tests (the one stand-in allowed).
+
+    server.script(reply(json.dumps({...})), status(429), reply("{", finish="length"), delay(3))
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Scripted:
+    status: int = 200
+    content: str = ""
+    finish: str = "stop"
+    delay: float = 0.0
+    usage: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 120, "completion_tokens": 40,
+                                                           "total_tokens": 160})
+
+
+def reply(content: str, finish: str = "stop", usage: dict[str, int] | None = None) -> Scripted:
+    return Scripted(200, content, finish, usage=usage or Scripted().usage)
+
+
+def status(code: int) -> Scripted:
+    return Scripted(code)
+
+
+def delay(seconds: float, content: str = "{}") -> Scripted:
+    return Scripted(200, content, delay=seconds)
+
+
+class ScriptedLLMServer:
+    def __init__(self) -> None:
+        self.queue: list[Scripted] = []
+        self.requests: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                with outer.lock:
+                    outer.requests.append({"path": self.path, "body": body})
+                    step = outer.queue.pop(0) if outer.queue else Scripted(500, "no scripted answer left")
+                if step.delay:
+                    time.sleep(step.delay)
+                if step.status != 200:
+                    self._send(step.status, {"error": {"message": f"scripted {step.status}", "type": "scripted"}},
+                               {"retry-after": "0"})
+                    return
+                if self.path.endswith("/embeddings"):
+                    data = [{"object": "embedding", "index": i, "embedding": [float(len(t)), 1.0]}
+                            for i, t in enumerate(body.get("input", []))]
+                    self._send(200, {"object": "list", "data": data, "model": body.get("model", ""),
+                                     "usage": {"prompt_tokens": 3, "total_tokens": 3}})
+                    return
+                self._send(200, {
+                    "id": "chatcmpl-scripted", "object": "chat.completion", "created": 0,
+                    "model": body.get("model", "scripted-model"),
+                    "choices": [{"index": 0, "finish_reason": step.finish,
+                                 "message": {"role": "assistant", "content": step.content}}],
+                    "usage": step.usage,
+                })
+
+            def _send(self, code: int, payload: dict, headers: dict[str, str] | None = None) -> None:
+                data = json.dumps(payload).encode("utf-8")
+                try:
+                    self.send_response(code)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    for name, value in (headers or {}).items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a timeout under test)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def script(self, *steps: Scripted) -> None:
+        with self.lock:
+            self.queue.extend(steps)
+
+    def start(self) -> "ScriptedLLMServer":
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
