@@ -62,7 +62,50 @@ def _parser() -> argparse.ArgumentParser:
     adopt.add_argument("--date", type=dt.date.fromisoformat, help="adoption date, YYYY-MM-DD (default: today)")
     adopt.add_argument("--no-perimeter", action="store_true",
                        help="adopt a historical act whose perimeter was never recorded (its page says so)")
+    propose = commands.add_parser(
+        "propose", help="propose section operations for a wiki (writes a proposal file)",
+        description="Write proposals/sections/WIKI/<id>.yaml: section operations that bring uncited evidence of the "
+                    "wiki's perimeter into it, most debated first. The default provider is offline and "
+                    "deterministic (verbatim quotes, method: scripted); 'llm' asks the endpoint of carnet.yaml.")
+    propose.add_argument("wiki", help="the wiki's slug")
+    propose.add_argument("--content", type=Path, default=Path("content"), help="content directory (default: content)")
+    propose.add_argument("--provider", choices=("extractive", "llm"), default="extractive")
+    propose.add_argument("--max-operations", type=int, default=5)
+    review = commands.add_parser("review", help="show a proposal's operations, diffs and verdicts",
+                                 description="Per operation: the diff it makes, the text a ReplaceSection removes, "
+                                             "and the applier's verdict. Changes nothing.")
+    review.add_argument("proposal", type=Path)
+    apply = commands.add_parser("apply", help="apply a proposal's operations to its wiki",
+                                description="Apply the operations (all, or those given with --only), each accepted "
+                                            "or rejected with its reason; write the article atomically and record "
+                                            "the decisions in the proposal. A stale proposal is refused.")
+    apply.add_argument("proposal", type=Path)
+    apply.add_argument("--only", type=int, nargs="+", metavar="N", help="apply only these operations (1-based)")
     return parser
+
+
+def run_propose(args: argparse.Namespace) -> int:
+    from generator.commands.proposals import propose
+
+    path = propose(args.content, args.wiki, args.provider, args.max_operations)
+    print(f"wrote {path}; review it with 'carnet review {path}'")
+    return EXIT_OK
+
+
+def run_review(args: argparse.Namespace) -> int:
+    from generator.commands.proposals import review
+
+    return review(args.proposal)
+
+
+def run_apply(args: argparse.Namespace) -> int:
+    from generator.commands.proposals import apply
+
+    results = apply(args.proposal, args.only)
+    for result in results:
+        verdict = "accepted" if result.accepted else f"rejected: {result.reason}"
+        print(f"[{result.index + 1}] {result.operation.op} {result.operation.heading!r}: {verdict}")
+    return EXIT_OK
 
 
 def run_adopt(args: argparse.Namespace) -> int:
@@ -149,7 +192,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
-    handler = {"build": run_build, "check": run_check, "adopt": run_adopt}[args.command]
+    handler = {"build": run_build, "check": run_check, "adopt": run_adopt, "propose": run_propose,
+               "review": run_review, "apply": run_apply}[args.command]
     try:
         return handler(args)
     except CarnetError as exc:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.corpus.article import parse_article
+from generator.corpus.proposal import parse_proposal
 from generator.corpus.fields import ID_PATTERN, SLUG_PATTERN, Fields
 from generator.corpus.model import (
     AuthorRule, Axis, Base, Comment, Corpus, Extraction, Licence, Membership, Note, NoteType,
@@ -45,6 +46,7 @@ class ContentFiles:
     notebooks: dict[str, bytes] = field(default_factory=dict)
     notes: dict[str, bytes] = field(default_factory=dict)
     extractions: dict[str, bytes] = field(default_factory=dict)
+    proposals: dict[str, bytes] = field(default_factory=dict)
     assets: set[str] = field(default_factory=set)
     problems: list[Problem] = field(default_factory=list)
 
@@ -63,7 +65,7 @@ def read_content_dir(root: Path) -> ContentFiles:
                     Severity.WARNING))
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not (Path(dirpath) / d).is_symlink())
         top = rel_dir.split("/")[0] if rel_dir != "." else ""
-        if top in RESERVED_DIRS:
+        if top in RESERVED_DIRS and not rel_dir.startswith("proposals"):
             dirnames[:] = []
             continue
         for name in sorted(filenames):
@@ -80,6 +82,10 @@ def read_content_dir(root: Path) -> ContentFiles:
             if top == "assets":
                 files.assets.add(rel)
                 continue
+            if top == "proposals":
+                if rel.startswith("proposals/sections/") and rel.endswith(".yaml") and rel.count("/") == 3:
+                    files.proposals[rel] = path.read_bytes()
+                continue  # other kinds belong to later commands
             kind = _kind_of(rel)
             if kind is None:
                 files.problems.append(Problem(
@@ -161,12 +167,25 @@ def parse_content(files: ContentFiles) -> tuple[Corpus, list[Problem]]:
             rel, None, "orphan-extractions", f"no note {stem}.md goes with this extractions file",
             "Rename it after its note (<note>.extractions.yaml, beside the note) or delete it."))
 
+    proposals = []
+    for rel, data in sorted(files.proposals.items()):
+        text, decode_problems = decode_text(data, rel)
+        problems += decode_problems
+        if text is None:
+            continue
+        value, yaml_problems = parse_yaml(text, rel)
+        problems += yaml_problems
+        if value is not None:
+            proposal = parse_proposal(rel, value, problems)
+            if proposal is not None:
+                proposals.append(proposal)
     corpus = Corpus(
         settings=settings,
         bases=dict(sorted(bases.items())),
         notebooks=dict(sorted(notebooks.items())),
         notes=dict(sorted(notes.items())),
         assets=frozenset(files.assets),
+        proposals=tuple(proposals),
     )
     return corpus, problems
 

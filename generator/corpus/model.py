@@ -266,6 +266,7 @@ class Corpus:
 
     Attributes:
         assets: content-relative paths of every file under ``assets/``.
+        proposals: section-operation proposals (:class:`~generator.corpus.proposal.Proposal`).
     """
 
     settings: SiteSettings
@@ -273,6 +274,7 @@ class Corpus:
     notebooks: dict[str, Notebook]
     notes: dict[str, Note]
     assets: frozenset[str]
+    proposals: tuple[Any, ...] = ()
 
     def notes_of(self, notebook: str) -> list[Note]:
         return [note for note in self.notes.values() if note.membership(notebook)]

@@ -14,7 +14,17 @@ def validate_corpus(corpus: Corpus) -> list[Problem]:
     _check_notebook_orders(corpus, problems)
     _check_unique_ids(corpus, problems)
     _check_media(corpus, problems)
+    _check_proposals(corpus, problems)
     return problems
+
+
+def _check_proposals(corpus: Corpus, problems: list[Problem]) -> None:
+    for proposal in corpus.proposals:
+        target = corpus.notes.get(proposal.target)
+        if target is None or target.type is not NoteType.WIKI:
+            problems.append(Problem(proposal.file, None, "unknown-target",
+                                    f"the proposal targets {proposal.target!r}, which is not a wiki article",
+                                    "Section operations apply to wiki articles ('type: wiki')."))
 
 
 def _known(names, limit: int = 12) -> str:

@@ -58,6 +58,7 @@ class SiteModel:
         content_dir: where asset files are read from.
         articles: published wiki or synthesis slug → its audit.
         reuse: extraction id → the published articles citing it (its reuse score).
+        proposals: section-operation proposals of published wikis.
     """
 
     publication: Publication
@@ -69,6 +70,7 @@ class SiteModel:
     published_assets: list[str] = field(default_factory=list)
     articles: dict[str, ArticleAudit] = field(default_factory=dict)
     reuse: dict[str, list[str]] = field(default_factory=dict)
+    proposals: list = field(default_factory=list)
 
     def bases_of(self, notebook: str) -> list[str]:
         return [slug for slug, base in self.publication.bases.items() if notebook in base.notebooks]

@@ -442,7 +442,24 @@ def audit_context(site: SiteModel, theme: Theme, audit, page: str) -> dict[str, 
                               for s in audit.superseded_by if s in publication.notes],
             "changed": audit.changed,
         }
+    history = []
+    for proposal in (p for p in site.proposals if p.target == audit.slug):
+        decided = {d.index: d for d in proposal.decisions}
+        operations = []
+        for index, op in enumerate(proposal.operations):
+            decision = decided.get(index)
+            operations.append({
+                "op": op.op, "heading": op.heading, "after_heading": op.after_heading, "content": op.content,
+                "decision": decision.decision if decision else "pending",
+                "label": theme.tr(f"decision_{decision.decision if decision else 'pending'}"),
+                "reason": decision.reason if decision else "", "removed": decision.removed if decision else "",
+            })
+        provenance = proposal.provenance
+        history.append({"id": proposal.id, "method": provenance.get("method", "?"),
+                        "model": provenance.get("model", ""), "applied": proposal.applied_on,
+                        "operations": operations})
     return {
+        "proposals": history,
         "perimeter_source": audit.perimeter_source,
         "perimeter_notes": len(audit.perimeter_notes or []),
         "perimeter_extractions": len(audit.perimeter_extractions or []),

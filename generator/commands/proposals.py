@@ -1,0 +1,265 @@
+"""``carnet propose WIKI``, ``carnet review PROPOSAL``, ``carnet apply PROPOSAL``.
+
+I/O around two pure cores: the audit (what the wiki leaves uncited) and the
+section-operation applier. A proposal is a file under ``proposals/sections/<wiki>/``;
+nothing is written when a model call fails (INV-15); ``apply`` refuses a proposal made
+against another version of the article, rewrites the article atomically with its
+untouched sections byte-identical, and records each operation's decision.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import hashlib
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from generator.corpus.model import NoteType
+from generator.corpus.proposal import Proposal, parse_proposal
+from generator.corpus.source import decode_text, parse_yaml, split_front_matter
+from generator.pipeline import Analysis, analyse
+from generator.problems import CarnetError
+from generator.synthesis.sections import Operation, OperationResult, Sources, apply_operations, sections
+
+SECTION_HEADING = "Pièces à intégrer"
+MAX_OPERATIONS = 5
+
+
+class ProposalError(CarnetError):
+    """The proposal cannot be made, reviewed or applied as asked."""
+
+
+def file_hash(path: Path) -> str:
+    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    temporary.write_bytes(data)
+    os.replace(temporary, path)
+
+
+def _wiki(analysis: Analysis, slug: str):
+    note = analysis.corpus.notes.get(slug)
+    if note is None or note.type is not NoteType.WIKI:
+        raise ProposalError(f"{slug!r} is not a wiki article of this content")
+    return note
+
+
+def sources_for(analysis: Analysis, slug: str) -> Sources:
+    """What the wiki may cite: its perimeter's extractions and their comments; and the
+    ids held by articles, which are never sources."""
+    audit = analysis.articles[slug]
+    corpus = analysis.corpus
+    allowed = set(audit.perimeter_extractions or [])
+    for note_slug in audit.perimeter_notes or []:
+        for extraction in corpus.notes[note_slug].extractions:
+            if extraction.id in allowed:
+                allowed.update(c.id for c in extraction.comments if c.withdrawn is None)
+    in_articles = {e.id for n in corpus.notes.values() if n.type is not NoteType.NOTE for e in n.extractions}
+    return Sources(frozenset(allowed), frozenset(in_articles))
+
+
+def propose(content: Path, slug: str, provider: str = "extractive", max_operations: int = MAX_OPERATIONS,
+            today: dt.date | None = None) -> Path:
+    """Write a proposal for ``slug``; returns its path."""
+    analysis = analyse(content)
+    note = _wiki(analysis, slug)
+    audit = analysis.articles[slug]
+    today = today or dt.date.today()
+    uncited = list(audit.discarded or [])[: max(1, max_operations) * 3]
+    if provider == "extractive":
+        operations, provenance = _extractive(analysis, slug, uncited, max_operations), {
+            "method": "scripted", "generator": "carnet propose --provider extractive", "date": today.isoformat()}
+    elif provider == "llm":
+        operations, provenance = _from_model(analysis, slug, uncited, max_operations, today)
+    else:
+        raise ProposalError(f"unknown provider {provider!r}: use extractive or llm")
+    record = {
+        "id": f"{today.isoformat()}-{provider}",
+        "kind": "sections",
+        "target": slug,
+        "article_sha256": file_hash(content / note.source.file),
+        "perimeter": list(audit.perimeter_extractions or []),
+        "provenance": provenance,
+        "operations": [{"op": o.op, "heading": o.heading, "after_heading": o.after_heading, "content": o.content}
+                       for o in operations],
+    }
+    folder = content / "proposals" / "sections" / slug
+    path = folder / f"{record['id']}.yaml"
+    number = 1
+    while path.exists():
+        number += 1
+        record["id"] = f"{today.isoformat()}-{provider}-{number}"
+        path = folder / f"{record['id']}.yaml"
+    _write_atomic(path, _dump(record))
+    return path
+
+
+class _Dumper(yaml.SafeDumper):
+    """Multi-line text as literal blocks, so a proposal reads like the article it changes."""
+
+
+_Dumper.add_representer(str, lambda dumper, value: dumper.represent_scalar(
+    "tag:yaml.org,2002:str", value, style="|" if "\n" in value else None))
+
+
+def _dump(record: dict[str, Any]) -> bytes:
+    return yaml.dump(record, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=100).encode("utf-8")
+
+
+def _extractive(analysis: Analysis, slug: str, uncited, max_operations: int) -> list[Operation]:
+    """Offline and deterministic: the most debated uncited pieces, quoted verbatim with
+    their markers, in a section of their own."""
+    if not uncited:
+        return [Operation("NoChange")]
+    lines = [f"- « {' '.join(item.quote.split())} » [[ext:{item.extraction}]]"
+             for item in uncited[:max_operations] if item.exists]
+    body = analysis.corpus.notes[slug].body
+    headings = [s.heading for s in sections(body)]
+    if SECTION_HEADING in headings:
+        return [Operation("AppendToSection", heading=SECTION_HEADING, content="\n".join(lines))]
+    after = next((h for h in reversed(headings) if h is not None), "")
+    return [Operation("InsertSection", heading=SECTION_HEADING, after_heading=after, content="\n".join(lines))]
+
+
+OPERATIONS_SCHEMA = {
+    "type": "object", "required": ["operations"],
+    "properties": {"operations": {"type": "array", "items": {
+        "type": "object", "required": ["op", "heading", "after_heading", "content"],
+        "properties": {"op": {"type": "string", "enum": ["NoChange", "AppendToSection", "ReplaceSection",
+                                                         "InsertSection"]},
+                       "heading": {"type": "string"}, "after_heading": {"type": "string"},
+                       "content": {"type": "string"}}}}},
+}
+
+
+def _from_model(analysis: Analysis, slug: str, uncited, max_operations: int, today: dt.date):
+    from generator.llm import LLMClient, llm_settings
+    from generator.llm.prompts import load_prompt
+
+    note = analysis.corpus.notes[slug]
+    lines = note.body.split("\n")
+    context_sections = [{"heading": s.heading, "text": "\n".join(lines[s.start + (s.heading is not None):s.end]).strip()}
+                        for s in sections(note.body)]
+    evidence = []
+    for item in uncited:
+        source = analysis.corpus.notes.get(item.note)
+        evidence.append({"id": item.extraction, "note": source.title if source else item.note,
+                         "date": source.date.isoformat() if source and source.date else "", "quote": item.quote,
+                         "comments": item.comments, "disagreements": item.disagreements})
+    client = LLMClient(llm_settings(analysis.corpus.settings.extra), today=today)
+    data, provenance = client.chat_json(load_prompt("propose_sections"), OPERATIONS_SCHEMA, title=note.title,
+                                        sections=context_sections, evidence=evidence,
+                                        max_operations=max_operations)
+    operations = [Operation(o["op"], o["heading"], o["after_heading"], o["content"]) for o in data["operations"]]
+    return operations, provenance.as_record()
+
+
+def load_proposal(path: Path) -> tuple[Path, Proposal]:
+    content = next((p for p in path.resolve().parents if (p / "carnet.yaml").is_file()), None)
+    if content is None or not path.is_file():
+        raise ProposalError(f"{path} is not a proposal inside a content directory")
+    rel = path.resolve().relative_to(content).as_posix()
+    text, problems = decode_text(path.read_bytes(), rel)
+    value, yaml_problems = parse_yaml(text or "", rel)
+    problems += yaml_problems
+    proposal = parse_proposal(rel, value, problems) if value is not None else None
+    errors = [p for p in problems if p.is_error]
+    if proposal is None or errors:
+        raise ProposalError("the proposal is unreadable:\n" + "\n".join(p.format_text() for p in errors))
+    return content, proposal
+
+
+def _dry_run(content: Path, proposal: Proposal, only: set[int] | None):
+    analysis = analyse(content)
+    note = _wiki(analysis, proposal.target)
+    path = content / note.source.file
+    stale = file_hash(path) != proposal.article_sha256
+    chosen = [op if only is None or index in only else None for index, op in enumerate(proposal.operations)]
+    body, results = apply_operations(note.body, [op for op in chosen if op is not None],
+                                     sources_for(analysis, proposal.target))
+    return analysis, note, path, stale, chosen, body, results
+
+
+def review(path: Path, out=sys.stdout) -> int:
+    content, proposal = load_proposal(path)
+    analysis, note, _article, stale, chosen, _body, results = _dry_run(content, proposal, None)
+    colour = out.isatty()
+
+    def paint(text: str, code: str) -> str:
+        return f"\033[{code}m{text}\033[0m" if colour else text
+
+    method = proposal.provenance.get("method", "?")
+    print(f"proposal {proposal.id} for {proposal.target} ({len(proposal.operations)} operation(s), made by "
+          f"method {method}{' · ' + proposal.provenance.get('model', '') if proposal.provenance.get('model') else ''})",
+          file=out)
+    if stale:
+        print(paint("STALE: the article changed since this proposal was made; apply will refuse it", "31;1"), file=out)
+    if not proposal.pending:
+        print(f"already applied on {proposal.applied_on}", file=out)
+    current = note.body
+    for result in results:
+        op = result.operation
+        where = op.heading if op.op != "InsertSection" else f"{op.heading} (after {op.after_heading or 'the lead'})"
+        verdict = paint("accepted", "32") if result.accepted else paint(f"rejected: {result.reason}", "31")
+        print(f"\n[{result.index + 1}] {op.op} {where!r}: {verdict}", file=out)
+        if result.accepted and op.op != "NoChange":
+            after, _ = apply_operations(current, [op], sources_for(analysis, proposal.target))
+            for line in difflib.unified_diff(current.split("\n"), after.split("\n"), "article", "proposed",
+                                             lineterm="", n=1):
+                code = "32" if line.startswith("+") else "31" if line.startswith("-") else "0"
+                print(paint(line, code), file=out)
+            if result.removed:
+                print(f"    (ReplaceSection removes {len(result.removed.split())} words, shown above with '-')",
+                      file=out)
+            current = after
+        elif not result.accepted:
+            for line in op.content.split("\n"):
+                print(f"    | {line}", file=out)
+    return 0
+
+
+def apply(path: Path, only: list[int] | None = None, today: dt.date | None = None) -> list[OperationResult]:
+    content, proposal = load_proposal(path)
+    if not proposal.pending:
+        raise ProposalError(f"proposal {proposal.id} was already applied on {proposal.applied_on}")
+    wanted = {n - 1 for n in only} if only else None
+    if wanted is not None and not all(0 <= n < len(proposal.operations) for n in wanted):
+        raise ProposalError(f"--only takes operation numbers from 1 to {len(proposal.operations)}")
+    _analysis, note, article, stale, chosen, body, results = _dry_run(content, proposal, wanted)
+    if stale:
+        raise ProposalError(f"proposal {proposal.id} was made against another version of {proposal.target}: "
+                            "refused as stale (make a new proposal)")
+    text = article.read_bytes().decode("utf-8")
+    head = "\n".join(text.replace("\r\n", "\n").split("\n")[: note.body_line - 1])
+    new_text = head + "\n" + body
+    if new_text != text.replace("\r\n", "\n"):
+        data = new_text.replace("\n", "\r\n") if "\r\n" in text else new_text
+        _write_atomic(article, data.encode("utf-8"))
+    by_position = iter(results)
+    decisions = []
+    for index, op in enumerate(chosen):
+        if op is None:
+            decisions.append({"index": index, "decision": "skipped", "reason": "not chosen (--only)"})
+            continue
+        result = next(by_position)
+        entry: dict[str, Any] = {"index": index, "decision": "accepted" if result.accepted else "rejected"}
+        if result.reason:
+            entry["reason"] = result.reason
+        if result.removed:
+            entry["removed"] = result.removed
+        decisions.append(entry)
+    # the decisions are appended: the proposal as written (comments included) stays as it was
+    existing = path.read_bytes()
+    if not existing.endswith(b"\n"):
+        existing += b"\n"
+    applied = _dump({"applied": {"date": (today or dt.date.today()).isoformat(), "results": decisions}})
+    _write_atomic(path, existing + applied)
+    return results
