@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import posixpath
+import re
 from html import escape
 from urllib.parse import quote
 from typing import Any, Callable
@@ -21,6 +22,7 @@ from generator.site.model import (
 )
 from generator.site.theme import Theme
 
+_MARKER = re.compile(r"\[\[(ext|com):([^\]|]+)(\|[^\]]*)?\]\]")
 MEDIA_TYPES = {".ogg": "audio", ".oga": "audio", ".opus": "audio", ".mp3": "audio", ".wav": "audio",
                ".m4a": "audio", ".webm": "video", ".mp4": "video", ".ogv": "video"}
 
@@ -442,6 +444,13 @@ def audit_context(site: SiteModel, theme: Theme, audit, page: str) -> dict[str, 
                               for s in audit.superseded_by if s in publication.notes],
             "changed": audit.changed,
         }
+    public_ids = {i for n in publication.notes.values() for i in published_ids(n)}
+
+    def redact(text: str) -> str:
+        """Markers to unpublished sources are shown without their id (INV-12)."""
+        return _MARKER.sub(lambda m: m.group(0) if m.group(2) in public_ids
+                           else f"[[{m.group(1)}:{theme.tr('link_source_unpublished')}]]", text)
+
     history = []
     for proposal in (p for p in site.proposals if p.target == audit.slug):
         decided = {d.index: d for d in proposal.decisions}
@@ -449,10 +458,11 @@ def audit_context(site: SiteModel, theme: Theme, audit, page: str) -> dict[str, 
         for index, op in enumerate(proposal.operations):
             decision = decided.get(index)
             operations.append({
-                "op": op.op, "heading": op.heading, "after_heading": op.after_heading, "content": op.content,
+                "op": op.op, "heading": op.heading, "after_heading": op.after_heading, "content": redact(op.content),
                 "decision": decision.decision if decision else "pending",
                 "label": theme.tr(f"decision_{decision.decision if decision else 'pending'}"),
-                "reason": decision.reason if decision else "", "removed": decision.removed if decision else "",
+                "reason": redact(decision.reason) if decision else "",
+                "removed": decision.removed if decision else "",
             })
         provenance = proposal.provenance
         history.append({"id": proposal.id, "method": provenance.get("method", "?"),
