@@ -88,3 +88,15 @@ def test_prompt_templates_are_versioned_by_hash(tmp_path: Path) -> None:
     assert prompt.render(nom="CVL") == "Bonjour CVL\n"
     (tmp_path / "a.j2").write_text("Bonjour {{ nom }} !\n", encoding="utf-8")
     assert load_prompt("a", tmp_path).version != prompt.version
+
+
+def test_build_never_imports_the_llm_seam(tmp_path: Path) -> None:
+    """`build` is offline: the pipeline and everything it imports leave generator.llm alone."""
+    import subprocess
+    import sys
+    code = ("import sys; from pathlib import Path; from generator.pipeline import build; "
+            f"build(Path({str(Path(__file__).resolve().parents[1] / 'content')!r}), Path({str(tmp_path / 'site')!r})); "
+            "print(sorted(m for m in sys.modules if m.startswith('generator.llm') or m == 'openai'))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
