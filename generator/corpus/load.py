@@ -137,11 +137,8 @@ def parse_content(files: ContentFiles) -> tuple[Corpus, list[Problem]]:
 
     extraction_sets: dict[str, tuple[str, Any]] = {}
     for rel, data in files.extractions.items():
-        text, decode_problems = decode_text(data, rel)
-        problems += decode_problems
-        if text is not None:
-            value, yaml_problems = parse_yaml(text, rel)
-            problems += yaml_problems
+        readable, value = _read_yaml(rel, data, problems)
+        if readable:
             extraction_sets[rel[: -len(EXTRACTIONS_SUFFIX)]] = (rel, value)
 
     notes: dict[str, Note] = {}
@@ -169,13 +166,8 @@ def parse_content(files: ContentFiles) -> tuple[Corpus, list[Problem]]:
 
     proposals = []
     for rel, data in sorted(files.proposals.items()):
-        text, decode_problems = decode_text(data, rel)
-        problems += decode_problems
-        if text is None:
-            continue
-        value, yaml_problems = parse_yaml(text, rel)
-        problems += yaml_problems
-        if value is not None:
+        readable, value = _read_yaml(rel, data, problems)
+        if readable and value is not None:
             proposal = parse_proposal(rel, value, problems)
             if proposal is not None:
                 proposals.append(proposal)
@@ -188,6 +180,17 @@ def parse_content(files: ContentFiles) -> tuple[Corpus, list[Problem]]:
         proposals=tuple(proposals),
     )
     return corpus, problems
+
+
+def _read_yaml(rel: str, data: bytes, problems: list[Problem]) -> tuple[bool, Any]:
+    """Decode and parse one YAML file; ``(False, None)`` when it cannot be read at all."""
+    text, decode_problems = decode_text(data, rel)
+    problems += decode_problems
+    if text is None:
+        return False, None
+    value, yaml_problems = parse_yaml(text, rel)
+    problems += yaml_problems
+    return not (value is None and yaml_problems), value
 
 
 def _valid_slug(slug: str, rel: str, what: str, problems: list[Problem]) -> bool:
@@ -206,13 +209,8 @@ def _parse_keyed(sources: dict[str, bytes], what: str, parse, problems: list[Pro
         slug = posixpath.basename(rel)[: -len(".yaml")]
         if not _valid_slug(slug, rel, what, problems):
             continue
-        text, decode_problems = decode_text(data, rel)
-        problems += decode_problems
-        if text is None:
-            continue
-        value, yaml_problems = parse_yaml(text, rel)
-        problems += yaml_problems
-        if value is None and yaml_problems:
+        readable, value = _read_yaml(rel, data, problems)
+        if not readable:
             continue
         parsed[slug] = parse(rel, slug, value, problems)
     return parsed
