@@ -19,6 +19,7 @@ from generator.corpus.publication import (
 )
 from generator.corpus.validate import validate_corpus
 from generator.synthesis.audit import ArticleAudit, audit_articles
+from generator.verification.assess import Assessment, assess, verification_strict
 from generator.problems import ContentError, Problem, SettingsError, sorted_problems
 from generator.site.emitters import EMITTERS, Emitter
 from generator.site.model import SiteModel
@@ -35,6 +36,7 @@ class Analysis:
         anchored: note slug → parsed body and anchors.
         links: note slug → each link with its target.
         articles: wiki or synthesis slug → its audit (claims, citations, perimeter…).
+        assessments: article slug → its (claim, source) pairs with their verification states.
         publication: the public part: the only thing emitters see.
         problems: every problem found, sorted.
     """
@@ -43,6 +45,7 @@ class Analysis:
     anchored: dict[str, AnchoredNote]
     links: dict[str, list[tuple[LinkUse, LinkTarget]]]
     articles: dict[str, ArticleAudit]
+    assessments: dict[str, list[Assessment]]
     publication: Publication
     problems: list[Problem]
 
@@ -90,11 +93,15 @@ def analyse(content_dir: Path) -> Analysis:
     # 4. wikis and syntheses: claims, citation index, perimeters, discarded, lifecycle
     articles, article_problems = audit_articles(corpus, anchored)
     problems += article_problems
-    # 5. the public part (INV-12); a public page may not point into private content
+    # 5. verification: every (claim, source) pair's state, from cached verdicts only
+    assessments, verification_problems = assess(corpus, anchored, articles, corpus.verification,
+                                                verification_strict(corpus.settings.extra))
+    problems += verification_problems
+    # 6. the public part (INV-12); a public page may not point into private content
     publication = publish(corpus)
     problems += private_link_problems(publication, corpus, links)
     problems += private_perimeter_problems(publication, articles)
-    return Analysis(corpus, anchored, links, articles, publication, sorted_problems(problems))
+    return Analysis(corpus, anchored, links, articles, assessments, publication, sorted_problems(problems))
 
 
 def blocking(problems: list[Problem], strict: bool) -> list[Problem]:
@@ -133,6 +140,7 @@ def site_model(analysis: Analysis, content_dir: Path, base_url: str | None = Non
         anchored={slug: analysis.anchored[slug] for slug in sorted(published)},
         articles=articles,
         reuse={key: sorted(value) for key, value in sorted(reuse.items())},
+        assessments={slug: analysis.assessments.get(slug, []) for slug in articles},
         proposals=sorted((p for p in analysis.corpus.proposals if p.target in articles),
                          key=lambda p: (p.target, p.id)),
         links=links,

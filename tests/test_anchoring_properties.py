@@ -122,7 +122,7 @@ def test_an_edit_inside_the_quote_relocates_or_detaches_never_misplaces(case, of
     quote = texts[index][start:end]
     assume(len(quote.strip()) >= 20 and overlapping_count(body_of(texts), quote) == 1)
     at = start + offset % (end - start)
-    assume(not texts[index][at].isspace())
+    assume(not texts[index][at].isspace() and texts[index][at] != letter)
     edited = list(texts)
     edited[index] = texts[index][:at] + letter + texts[index][at + 1:]
     doc, projection = document(edited)

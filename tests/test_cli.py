@@ -57,7 +57,7 @@ def test_check_github_format(small: Path) -> None:
     line = line_of(small, "notes/conseil-c.md", "Inconnue")
     result = carnet("check", str(small), "--format", "github")
     assert result.returncode == 1
-    annotations = [l for l in result.stdout.splitlines() if l.startswith("::")]
+    annotations = [l for l in result.stdout.splitlines() if l.startswith("::error")]
     assert len(annotations) == 1
     assert re.match(rf"::error file={re.escape(str(small))}/notes/conseil-c\.md,line={line},"
                     r"title=unknown-category::.+", annotations[0])

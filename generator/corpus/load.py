@@ -18,6 +18,7 @@ from typing import Any
 
 from generator.corpus.article import parse_article
 from generator.corpus.proposal import parse_proposal
+from generator.verification.records import VerificationRecords, parse_contestations, parse_verdicts
 from generator.corpus.fields import ID_PATTERN, SLUG_PATTERN, Fields
 from generator.corpus.model import (
     AuthorRule, Axis, Base, Comment, Corpus, Extraction, Licence, Membership, Note, NoteType,
@@ -47,6 +48,8 @@ class ContentFiles:
     notes: dict[str, bytes] = field(default_factory=dict)
     extractions: dict[str, bytes] = field(default_factory=dict)
     proposals: dict[str, bytes] = field(default_factory=dict)
+    verdicts: dict[str, bytes] = field(default_factory=dict)
+    contestations: dict[str, bytes] = field(default_factory=dict)
     assets: set[str] = field(default_factory=set)
     problems: list[Problem] = field(default_factory=list)
 
@@ -65,7 +68,7 @@ def read_content_dir(root: Path) -> ContentFiles:
                     Severity.WARNING))
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not (Path(dirpath) / d).is_symlink())
         top = rel_dir.split("/")[0] if rel_dir != "." else ""
-        if top in RESERVED_DIRS and not rel_dir.startswith("proposals"):
+        if top in RESERVED_DIRS and top not in ("proposals", "verdicts", "contestations"):
             dirnames[:] = []
             continue
         for name in sorted(filenames):
@@ -81,6 +84,10 @@ def read_content_dir(root: Path) -> ContentFiles:
                 continue
             if top == "assets":
                 files.assets.add(rel)
+                continue
+            if top in ("verdicts", "contestations"):
+                if rel.endswith(".yaml") and rel.count("/") == 1:
+                    getattr(files, top)[rel] = path.read_bytes()
                 continue
             if top == "proposals":
                 if rel.startswith("proposals/sections/") and rel.endswith(".yaml") and rel.count("/") == 3:
@@ -171,6 +178,15 @@ def parse_content(files: ContentFiles) -> tuple[Corpus, list[Problem]]:
             proposal = parse_proposal(rel, value, problems)
             if proposal is not None:
                 proposals.append(proposal)
+    records = VerificationRecords()
+    for rel, data in sorted(files.verdicts.items()):
+        readable, value = _read_yaml(rel, data, problems)
+        if readable:
+            parse_verdicts(rel, value, problems, records)
+    for rel, data in sorted(files.contestations.items()):
+        readable, value = _read_yaml(rel, data, problems)
+        if readable:
+            parse_contestations(rel, value, problems, records)
     corpus = Corpus(
         settings=settings,
         bases=dict(sorted(bases.items())),
@@ -178,6 +194,7 @@ def parse_content(files: ContentFiles) -> tuple[Corpus, list[Problem]]:
         notes=dict(sorted(notes.items())),
         assets=frozenset(files.assets),
         proposals=tuple(proposals),
+        verification=records,
     )
     return corpus, problems
 
@@ -238,7 +255,7 @@ def _parse_settings(data: bytes | None, problems: list[Problem]) -> SiteSettings
                 "Write the full address the site is published at, e.g. https://example.org/wiki/: canonical "
                 "links and annotation identifiers are absolute.")
     licence = _parse_licence(f)
-    extra_keys = ("llm", "embeddings")
+    extra_keys = ("llm", "embeddings", "verification")
     f.check_known(("title", "base_url", "language", "licence", "description", "contest_url", *extra_keys))
     contest_url = f.text("contest_url", "")
     if contest_url and (not contest_url.startswith(("http://", "https://", "mailto:")) or "{claim}" not in contest_url):

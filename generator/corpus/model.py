@@ -267,6 +267,8 @@ class Corpus:
     Attributes:
         assets: content-relative paths of every file under ``assets/``.
         proposals: section-operation proposals (:class:`~generator.corpus.proposal.Proposal`).
+        verification: verdicts and contestations
+            (:class:`~generator.verification.records.VerificationRecords`).
     """
 
     settings: SiteSettings
@@ -275,6 +277,7 @@ class Corpus:
     notes: dict[str, Note]
     assets: frozenset[str]
     proposals: tuple[Any, ...] = ()
+    verification: Any = None
 
     def notes_of(self, notebook: str) -> list[Note]:
         return [note for note in self.notes.values() if note.membership(notebook)]

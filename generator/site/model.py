@@ -59,6 +59,7 @@ class SiteModel:
         articles: published wiki or synthesis slug → its audit.
         reuse: extraction id → the published articles citing it (its reuse score).
         proposals: section-operation proposals of published wikis.
+        assessments: article slug → its (claim, source) pairs with their verification states.
     """
 
     publication: Publication
@@ -71,6 +72,7 @@ class SiteModel:
     articles: dict[str, ArticleAudit] = field(default_factory=dict)
     reuse: dict[str, list[str]] = field(default_factory=dict)
     proposals: list = field(default_factory=list)
+    assessments: dict[str, list] = field(default_factory=dict)
 
     def bases_of(self, notebook: str) -> list[str]:
         return [slug for slug, base in self.publication.bases.items() if notebook in base.notebooks]
