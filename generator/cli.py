@@ -81,7 +81,40 @@ def _parser() -> argparse.ArgumentParser:
                                             "the decisions in the proposal. A stale proposal is refused.")
     apply.add_argument("proposal", type=Path)
     apply.add_argument("--only", type=int, nargs="+", metavar="N", help="apply only these operations (1-based)")
+    verify = commands.add_parser(
+        "verify", help="judge unjudged (claim, source) pairs with the model (writes content/verdicts/)",
+        description="Send the pairs that passed the verbatim check and have no verdict yet, in batches, to the "
+                    "endpoint of carnet.yaml; append each batch's verdicts to content/verdicts/<article>.yaml. "
+                    "A failing batch keeps those before it; what was not judged is reported.")
+    verify.add_argument("articles", nargs="*", help="article slugs (default: every wiki and synthesis)")
+    verify.add_argument("--content", type=Path, default=Path("content"), help="content directory (default: content)")
+    verify.add_argument("--batch", type=int, default=8, help="pairs per request (default: 8)")
     return parser
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    from generator.llm import LLMClient, llm_settings
+    from generator.pipeline import analyse
+    from generator.verification.judge import judge
+
+    analysis = analyse(args.content)
+    unknown = [a for a in args.articles if a not in analysis.assessments]
+    if unknown:
+        print(f"carnet: not a wiki or synthesis: {', '.join(unknown)}", file=sys.stderr)
+        return EXIT_USAGE
+    chosen = args.articles or sorted(analysis.assessments)
+    pending = {a: [x for x in analysis.assessments[a] if x.judgeable] for a in chosen}
+    pending = {a: items for a, items in pending.items() if items}
+    if not pending:
+        print("nothing to judge: every pair that passed the verbatim check has a verdict")
+        return EXIT_OK
+    client = LLMClient(llm_settings(analysis.corpus.settings.extra))
+    report = judge(args.content, pending, client, max(1, args.batch))
+    print(f"judged {report.judged} pair(s); {len(report.unjudged)} left unjudged; tokens reported by the server: "
+          f"{report.usage or 'none'}")
+    for failure in report.failed_batches:
+        print(f"  failed batch: {failure}", file=sys.stderr)
+    return EXIT_CONTENT if report.failed_batches else EXIT_OK
 
 
 def run_propose(args: argparse.Namespace) -> int:
@@ -193,7 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     handler = {"build": run_build, "check": run_check, "adopt": run_adopt, "propose": run_propose,
-               "review": run_review, "apply": run_apply}[args.command]
+               "review": run_review, "apply": run_apply, "verify": run_verify}[args.command]
     try:
         return handler(args)
     except CarnetError as exc:

@@ -88,8 +88,15 @@ def test_selectors_land_on_the_published_text_and_page(site: Path) -> None:
         page = BeautifulSoup((site / "notes" / f"{slug}.html").read_bytes(), "html.parser")
         quotes = {e.id: e.quote for e in corpus.notes[slug].extractions}
         for item in collection.get("first", {}).get("items", []):
-            if item["motivation"] != "highlighting":
+            if item["motivation"] == "replying":
                 assert item["target"].startswith(collection["id"] + "#ext-")
+                continue
+            if item["motivation"] == "assessing":
+                claim_target, source_iri = item["target"]
+                assert page.select_one(f'[id="{claim_target["selector"]["value"]}"]') is not None
+                source_file, _, fragment = source_iri.partition("#")
+                source = json.loads((site / source_file[len(base):]).read_text(encoding="utf-8"))
+                assert any(i["id"] == source_iri for i in source["first"]["items"]), source_iri
                 continue
             ext_id = item["id"].rsplit("#ext-", 1)[1]
             portions = [t for t in item["target"] if t["source"] == f"{base}notes/{slug}.txt"]

@@ -33,6 +33,36 @@ def _seconds(value: float) -> str:
     return text or "0"
 
 
+def _assessing(site: SiteModel, slug: str, collection_id: str, page_iri: str, rights: str | None) -> list[dict]:
+    """One ``assessing`` annotation per (claim, source) pair of an article: its state and
+    what established it. Deliberately not a schema.org ClaimReview (not a fact-check)."""
+    items = []
+    for number, assessment in enumerate(site.assessments.get(slug, []), start=1):
+        link, state = assessment.link, assessment.state
+        if not link.note or link.note not in site.publication.notes:
+            continue
+        prefix = "ext" if link.marker.kind == "ext" else "com"
+        source_iri = f"{site.base_url}{annotations_path(link.note)}#{prefix}-{link.marker.key}"
+        origin = state.verdict.provenance if state.verdict else {}
+        method = "human" if state.contestation else origin.get("method", "build")
+        value = f"{state.state}: {state.reason}" + (f" ({method})" if method else "")
+        item = {
+            "id": f"{collection_id}#pair-{number}",
+            "type": "Annotation",
+            "motivation": "assessing",
+            "body": {"type": "TextualBody", "value": value, "format": "text/plain", "purpose": "assessing"},
+            "target": [
+                {"type": "SpecificResource", "source": page_iri,
+                 "selector": {"type": "FragmentSelector", "conformsTo": HTML_FRAGMENT, "value": assessment.claim.id}},
+                source_iri,
+            ],
+        }
+        if rights:
+            item["rights"] = rights
+        items.append(item)
+    return items
+
+
 def note_annotations(site: SiteModel, slug: str) -> dict[str, Any]:
     publication = site.publication
     note = publication.notes[slug]
@@ -109,6 +139,7 @@ def note_annotations(site: SiteModel, slug: str) -> dict[str, Any]:
 
     # partOf describes the collection (id, label, total) rather than naming it: the
     # model allows both, and readers of a page alone then know what it belongs to
+    items += _assessing(site, slug, collection_id, page_iri, rights)
     page = {
         "id": f"{collection_id}#page-1",
         "type": "AnnotationPage",

@@ -327,30 +327,36 @@ def citation_views(site: SiteModel, theme: Theme, audit, page: str) -> dict[tupl
     published = site.publication.notes
     contest = site.publication.settings.contest_url
     last_of_claim = {link.claim: (link.marker.inline, link.marker.child) for link in audit.links}
+    assessed = {(a.link.marker.inline, a.link.marker.child): a for a in site.assessments.get(audit.slug, [])}
     for link in audit.links:
         key = (link.marker.inline, link.marker.child)
+        assessment = assessed.get(key)
+        state = _state_preview(theme, assessment, lambda person: _shown_name(site, audit.slug, person)) \
+            if assessment else {}
         number = audit.numbers.get((link.marker.kind, link.marker.key))
         after = ""
-        if contest and last_of_claim[link.claim] == key:
-            href = _contest_href(site, audit.slug, page, link.claim)
-            after = (f' <a class="contest" id="{escape(link.claim)}" href="{escape(href)}" '
-                     f'data-claim="{escape(link.claim)}" title="{escape(theme.tr("contest_title"))}">'
-                     f'{escape(theme.tr("contest"))}</a>')
+        if last_of_claim[link.claim] == key:  # the claim's anchor (and contest link) follow its group
+            after = f'<span class="claim-end" id="{escape(link.claim)}"></span>'
+            href = _contest_href(site, audit.slug, page, link.claim) if contest else None
+            if href:
+                after += (f' <a class="contest" href="{escape(href)}" data-claim="{escape(link.claim)}" '
+                          f'title="{escape(theme.tr("contest_title"))}">{escape(theme.tr("contest"))}</a>')
         if link.broken == "unknown":  # a source that no longer exists: "source deleted", and broken
             reason = f'{theme.tr("source_deleted")} — {theme.tr("citation_broken_unknown")}'
-            views[key] = CitationView(None, None, reason, {}, "citation deleted broken", after,
+            views[key] = CitationView(None, None, reason, state, "citation deleted broken state-unsourced", after,
                                       label=theme.tr("source_deleted"))
             continue
         if link.broken:
             reason = theme.tr(f"citation_broken_{link.broken}")
-            views[key] = CitationView(None, None, reason, {}, "citation broken", after)
+            views[key] = CitationView(None, None, reason, state, "citation broken state-unsourced", after)
             continue
         source = published.get(link.note)
         extraction = next((e for e in source.extractions if e.id == link.extraction), None) if source else None
         if link.state == "deleted" or extraction is None:
             frozen = audit_frozen_quote(site, audit.slug, link.extraction)
             views[key] = CitationView(number, None, theme.tr("source_deleted"),
-                                      {"quote": frozen, "note": theme.tr("source_deleted")}, "citation deleted", after)
+                                      {"quote": frozen, "note": theme.tr("source_deleted"), **state},
+                                      "citation deleted state-unsourced", after)
             continue
         if link.marker.kind == "com":
             fragment = f"com-{link.marker.key}"
@@ -358,7 +364,7 @@ def citation_views(site: SiteModel, theme: Theme, audit, page: str) -> dict[tupl
             fragment = f"ext-{link.extraction}"
         else:
             fragment = f"entry-{link.extraction}"
-        preview = _preview(site, theme, link.note, link.extraction, extraction.quote)
+        preview = dict(_preview(site, theme, link.note, link.extraction, extraction.quote), **state)
         if link.marker.kind == "com":
             comment = next(c for c in extraction.comments if c.id == link.marker.key)
             preview["quote"] = comment.text or theme.tr("comment_withdrawn")
@@ -367,7 +373,8 @@ def citation_views(site: SiteModel, theme: Theme, audit, page: str) -> dict[tupl
         if preview["debate"]:  # INV-8: the debate on the evidence rises to the citation
             title += f" — {preview['debate']}"
         css = "citation" + ("" if link.state == "present" else f" {link.state}") + \
-            (" debate" if link.marker.kind == "com" else "") + (" disputed" if preview["debate"] else "")
+            (" debate" if link.marker.kind == "com" else "") + (" disputed" if preview["debate"] else "") + \
+            (f" state-{assessment.state.state}" if assessment else "")
         views[key] = CitationView(number, relative(f"{note_path(link.note)}#{fragment}", page), title, preview, css,
                                   after)
     return views
@@ -380,6 +387,39 @@ def _contest_href(site: SiteModel, article: str, page: str, claim: str) -> str |
     canonical = site.base_url + page
     return (template.replace("{claim}", quote(claim)).replace("{page}", quote(canonical, safe=""))
             .replace("{title}", quote(site.publication.notes[article].title)))
+
+
+def _shown_name(site: SiteModel, article: str, person: str) -> str:
+    """A person as the article's notebook rule shows them; unknown to it: nobody named."""
+    shown = site.publication.name(article, person)
+    return "" if shown == "?" else shown
+
+
+def _state_preview(theme: Theme, assessment, display: Callable[[str], str]) -> dict[str, str]:
+    """The pair's state for the evidence panel: what was checked, by what, and what
+    that does not establish (INV-7). People are named by the notebook's rule."""
+    pair = assessment.state
+    origin = pair.contestation and {"method": "human", "author": display(pair.contestation.author),
+                                    "date": pair.contestation.date} or (pair.verdict.provenance if pair.verdict else {})
+    if origin:
+        method = origin.get("method", "")
+        # a model is named; a person judging a verdict is not (only who contests is, by the rule)
+        who = origin.get("model") or (origin.get("author") if pair.contestation else "") or ""
+        provenance = theme.tr("state_by", method=theme.tr(f"method_{method}") if method else "",
+                              who=f" ({who})" if who else "", date=origin.get("date", ""))
+    else:
+        provenance = theme.tr("state_by_build")
+    details = {
+        "state": theme.tr(f"state_{pair.state}"),
+        "state-reason": theme.tr(f"reason_{pair.reason.replace('-', '_')}"),
+        "provenance": provenance,
+        "limit": theme.tr(f"limit_{pair.state.replace('-', '_')}"),
+    }
+    if pair.contestation is not None:
+        details["state-reason"] += f" — {pair.contestation.reason}"
+    elif pair.verdict is not None and pair.verdict.rationale:
+        details["state-reason"] += f" — {pair.verdict.rationale}"
+    return details
 
 
 def audit_frozen_quote(site: SiteModel, article: str, extraction_id: str) -> str:
@@ -468,7 +508,17 @@ def audit_context(site: SiteModel, theme: Theme, audit, page: str) -> dict[str, 
         history.append({"id": proposal.id, "method": provenance.get("method", "?"),
                         "model": provenance.get("model", ""), "applied": proposal.applied_on,
                         "operations": operations})
+    states: dict[str, int] = {}
+    for assessment in site.assessments.get(audit.slug, []):
+        states[assessment.state.state] = states.get(assessment.state.state, 0) + 1
+    verification = {
+        "states": [{"state": s, "label": theme.tr(f"state_{s}"), "count": states.get(s, 0)}
+                   for s in ("verified", "weak", "unsourced", "contested", "debate-sourced")],
+        "unjudged": sum(a.judgeable for a in site.assessments.get(audit.slug, [])),
+        "unsourced_claims": sum(not c.sourced for c in audit.claims),
+    }
     return {
+        "verification": verification,
         "proposals": history,
         "perimeter_source": audit.perimeter_source,
         "perimeter_notes": len(audit.perimeter_notes or []),

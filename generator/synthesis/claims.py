@@ -106,7 +106,8 @@ def read_claims(article: str, tokens: list[Token], body_line: int) -> list[Claim
         line = body_line + (token.map[0] if token.map else 0)
 
         def emit(text: str, markers: list[Marker]) -> None:
-            folded = _fold(text)
+            # the punctuation right after a marker group ends the previous claim
+            folded = _fold(text).lstrip(".,;:!?…) ")
             if not markers and not is_statement(folded):
                 return
             if not folded and not markers:

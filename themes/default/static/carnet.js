@@ -176,6 +176,17 @@
       meta.textContent = parts.join(" · ");
       box.appendChild(quote);
       box.appendChild(meta);
+      if (link.dataset.previewState) {  // what was checked, by what, and what it does not establish
+        var state = document.createElement("p");
+        state.className = "state";
+        state.textContent = link.dataset.previewState + " — " + link.dataset.previewStateReason + ". " +
+          link.dataset.previewProvenance;
+        var limit = document.createElement("p");
+        limit.className = "limit";
+        limit.textContent = link.dataset.previewLimit;
+        box.appendChild(state);
+        box.appendChild(limit);
+      }
       box.hidden = false;
       var rect = link.getBoundingClientRect();
       var left = Math.max(8, Math.min(rect.left + window.scrollX, window.scrollX + document.documentElement.clientWidth - box.offsetWidth - 8));
