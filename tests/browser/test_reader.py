@@ -261,3 +261,14 @@ def test_notebook_tabs_are_keyboard_usable(page) -> None:
     page.keyboard.press("ArrowRight")
     assert page.locator("#tab-syntheses").is_visible() and page.locator("#tab-notes").is_hidden()
     assert "remplacée" in page.locator("#tab-syntheses").inner_text()
+
+
+def test_the_evidence_panel_says_the_state_its_provenance_and_its_limit(page) -> None:
+    page.goto(WIKI)
+    verified = page.locator(".note-body a.citation.state-verified").first
+    verified.hover()
+    text = page.locator("#citation-preview").inner_text()
+    assert "vérifié" in text and "Jugé par une personne" in text and "ne dit pas que l'affirmation est vraie" in text
+    weak = page.locator(".note-body a.citation.state-weak").first
+    weak.hover()
+    assert "faible" in page.locator("#citation-preview").inner_text()
