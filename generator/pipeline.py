@@ -19,6 +19,7 @@ from generator.corpus.publication import (
 )
 from generator.corpus.validate import validate_corpus
 from generator.synthesis.audit import ArticleAudit, audit_articles
+from generator.selection.select import select, selection_threshold
 from generator.verification.assess import Assessment, assess, verification_strict
 from generator.problems import ContentError, Problem, SettingsError, sorted_problems
 from generator.site.emitters import EMITTERS, Emitter
@@ -129,6 +130,9 @@ def site_model(analysis: Analysis, content_dir: Path, base_url: str | None = Non
     if not url.endswith("/"):
         url += "/"
     articles = {slug: audit for slug, audit in analysis.articles.items() if slug in published}
+    threshold = selection_threshold(publication.settings.extra)
+    selections = {slug: select(analysis.corpus, audit.perimeter_extractions or [], threshold)
+                  for slug, audit in articles.items() if audit.kind == "wiki"}
     reuse: dict[str, list[str]] = {}
     for slug, audit in articles.items():
         for link in audit.links:
@@ -141,6 +145,8 @@ def site_model(analysis: Analysis, content_dir: Path, base_url: str | None = Non
         articles=articles,
         reuse={key: sorted(value) for key, value in sorted(reuse.items())},
         assessments={slug: analysis.assessments.get(slug, []) for slug in articles},
+        selections=selections,
+        oppositions={slug: analysis.corpus.oppositions[slug] for slug in selections if slug in analysis.corpus.oppositions},
         proposals=sorted((p for p in analysis.corpus.proposals if p.target in articles),
                          key=lambda p: (p.target, p.id)),
         links=links,

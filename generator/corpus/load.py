@@ -18,6 +18,7 @@ from typing import Any
 
 from generator.corpus.article import parse_article
 from generator.corpus.proposal import parse_proposal
+from generator.selection.oppositions import parse_oppositions
 from generator.verification.records import VerificationRecords, parse_contestations, parse_verdicts
 from generator.corpus.fields import ID_PATTERN, SLUG_PATTERN, Fields
 from generator.corpus.model import (
@@ -50,6 +51,7 @@ class ContentFiles:
     proposals: dict[str, bytes] = field(default_factory=dict)
     verdicts: dict[str, bytes] = field(default_factory=dict)
     contestations: dict[str, bytes] = field(default_factory=dict)
+    oppositions: dict[str, bytes] = field(default_factory=dict)
     assets: set[str] = field(default_factory=set)
     problems: list[Problem] = field(default_factory=list)
 
@@ -68,7 +70,7 @@ def read_content_dir(root: Path) -> ContentFiles:
                     Severity.WARNING))
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not (Path(dirpath) / d).is_symlink())
         top = rel_dir.split("/")[0] if rel_dir != "." else ""
-        if top in RESERVED_DIRS and top not in ("proposals", "verdicts", "contestations"):
+        if top in RESERVED_DIRS and top not in ("proposals", "verdicts", "contestations", "oppositions"):
             dirnames[:] = []
             continue
         for name in sorted(filenames):
@@ -85,7 +87,7 @@ def read_content_dir(root: Path) -> ContentFiles:
             if top == "assets":
                 files.assets.add(rel)
                 continue
-            if top in ("verdicts", "contestations"):
+            if top in ("verdicts", "contestations", "oppositions"):
                 if rel.endswith(".yaml") and rel.count("/") == 1:
                     getattr(files, top)[rel] = path.read_bytes()
                 continue
@@ -187,6 +189,13 @@ def parse_content(files: ContentFiles) -> tuple[Corpus, list[Problem]]:
         readable, value = _read_yaml(rel, data, problems)
         if readable:
             parse_contestations(rel, value, problems, records)
+    oppositions = {}
+    for rel, data in sorted(files.oppositions.items()):
+        readable, value = _read_yaml(rel, data, problems)
+        if readable:
+            record = parse_oppositions(rel, value, problems)
+            if record is not None:
+                oppositions[record.wiki] = record
     corpus = Corpus(
         settings=settings,
         bases=dict(sorted(bases.items())),
@@ -195,6 +204,7 @@ def parse_content(files: ContentFiles) -> tuple[Corpus, list[Problem]]:
         assets=frozenset(files.assets),
         proposals=tuple(proposals),
         verification=records,
+        oppositions=oppositions,
     )
     return corpus, problems
 
@@ -255,7 +265,7 @@ def _parse_settings(data: bytes | None, problems: list[Problem]) -> SiteSettings
                 "Write the full address the site is published at, e.g. https://example.org/wiki/: canonical "
                 "links and annotation identifiers are absolute.")
     licence = _parse_licence(f)
-    extra_keys = ("llm", "embeddings", "verification")
+    extra_keys = ("llm", "embeddings", "verification", "selection")
     f.check_known(("title", "base_url", "language", "licence", "description", "contest_url", *extra_keys))
     contest_url = f.text("contest_url", "")
     if contest_url and (not contest_url.startswith(("http://", "https://", "mailto:")) or "{claim}" not in contest_url):

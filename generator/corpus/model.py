@@ -278,6 +278,7 @@ class Corpus:
     assets: frozenset[str]
     proposals: tuple[Any, ...] = ()
     verification: Any = None
+    oppositions: dict[str, Any] = field(default_factory=dict)
 
     def notes_of(self, notebook: str) -> list[Note]:
         return [note for note in self.notes.values() if note.membership(notebook)]

@@ -14,8 +14,9 @@ from typing import Iterator, Protocol
 from generator.site import pages
 from generator.site.annotations import note_annotations
 from generator.site.model import (
-    SiteModel, annotations_path, base_path, category_path, note_path, notebook_path, text_path,
+    SiteModel, annotations_path, base_path, category_path, note_path, notebook_path, selection_path, text_path,
 )
+from generator.site.selection_page import selection_context
 from generator.site.theme import Theme
 
 Output = Iterator[tuple[str, bytes]]
@@ -130,7 +131,19 @@ class WebAnnotations:
                                            + "\n").encode("utf-8")
 
 
+@dataclass(frozen=True)
+class SelectionPages:
+    """``notes/<wiki>.selection.html``: groups, explanations, warnings, oppositions, map."""
+
+    name: str = "selection-pages"
+    reads: frozenset[str] = frozenset({"settings", "notes", "anchors", "theme"})
+
+    def emit(self, site: SiteModel, theme: Theme) -> Output:
+        for slug in site.selections:
+            yield selection_path(slug), theme.render("selection.html", **selection_context(site, theme, slug))
+
+
 EMITTERS: tuple[Emitter, ...] = (
     ThemeStatic(), ContentAssets(), HomePage(), BasePages(), NotebookPages(), CategoryPages(), NotePages(),
-    TextProjections(), WebAnnotations(),
+    TextProjections(), WebAnnotations(), SelectionPages(),
 )

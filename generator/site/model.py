@@ -6,6 +6,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from generator.anchoring import AnchoredNote
 from generator.corpus.links import LinkTarget, LinkUse
@@ -25,6 +26,10 @@ def text_path(slug: str) -> str:
 
 def annotations_path(slug: str) -> str:
     return f"notes/{slug}.annotations.jsonld"
+
+
+def selection_path(slug: str) -> str:
+    return f"notes/{slug}.selection.html"
 
 
 def notebook_path(slug: str) -> str:
@@ -73,6 +78,8 @@ class SiteModel:
     reuse: dict[str, list[str]] = field(default_factory=dict)
     proposals: list = field(default_factory=list)
     assessments: dict[str, list] = field(default_factory=dict)
+    selections: dict[str, Any] = field(default_factory=dict)
+    oppositions: dict[str, Any] = field(default_factory=dict)
 
     def bases_of(self, notebook: str) -> list[str]:
         return [slug for slug, base in self.publication.bases.items() if notebook in base.notebooks]

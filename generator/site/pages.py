@@ -18,7 +18,8 @@ from generator.corpus.model import Note, NoteType
 from generator.corpus.publication import published_ids
 from generator.site.markdown_html import CitationView, Href, Mark, RenderState, render_body
 from generator.site.model import (
-    SiteModel, annotations_path, base_path, category_path, note_path, notebook_path, relative, text_path,
+    SiteModel, annotations_path, base_path, category_path, note_path, notebook_path, relative, selection_path,
+    text_path,
 )
 from generator.site.theme import Theme
 
@@ -518,6 +519,7 @@ def audit_context(site: SiteModel, theme: Theme, audit, page: str) -> dict[str, 
         "unsourced_claims": sum(not c.sourced for c in audit.claims),
     }
     return {
+        "selection_url": relative(selection_path(audit.slug), page) if audit.slug in site.selections else None,
         "verification": verification,
         "proposals": history,
         "perimeter_source": audit.perimeter_source,

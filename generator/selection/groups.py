@@ -1,0 +1,132 @@
+"""Single-linkage groups under a distance threshold, explained by their edges (INV-10).
+
+Distances are 100 × (1 − cosine), rounded to :data:`PRECISION` decimals before any
+comparison, so results do not differ across machines. No k, no seed; singletons are
+groups. Only pairs under the threshold are kept (a sparse neighbour graph, computed by
+blocks), and a minimum spanning tree gives each member the edge that joined it. Each
+group of 3+ reports its diameter and the share of its member pairs beyond the
+threshold (never closer than it: together only by a chain); above one third, a warning
+names the chaining and the members that bridge it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import combinations
+
+import networkx as nx
+import numpy as np
+from scipy import sparse
+from scipy.sparse.csgraph import connected_components, minimum_spanning_tree
+
+PRECISION = 1
+CHAINING_SHARE = 1 / 3
+BLOCK = 512
+
+
+@dataclass(frozen=True)
+class Edge:
+    """``member`` joined its group at ``distance`` from ``via``."""
+
+    member: str
+    via: str
+    distance: float
+
+
+@dataclass
+class Group:
+    """Attributes:
+        members: ids, in the canonical (sorted) order.
+        edges: for every member but the first, the edge that joined it (a real edge under
+            the threshold, from the minimum spanning tree).
+        diameter, beyond_share: for groups of 3+.
+        chaining: the share beyond the threshold exceeds one third.
+        bridges: members whose removal splits the group (where the chain passes).
+    """
+
+    members: list[str]
+    edges: list[Edge] = field(default_factory=list)
+    diameter: float = 0.0
+    beyond_share: float = 0.0
+    chaining: bool = False
+    bridges: list[str] = field(default_factory=list)
+
+
+def _round(values: np.ndarray) -> np.ndarray:
+    return np.round(values, PRECISION)
+
+
+def distances_under(vectors: sparse.csr_matrix, threshold: float) -> list[tuple[int, int, float]]:
+    """(i, j, distance) for i < j with distance ≤ threshold, computed block by block."""
+    edges = []
+    n = vectors.shape[0]
+    transposed = vectors.T.tocsc()
+    for start in range(0, n, BLOCK):
+        block = (vectors[start:start + BLOCK] @ transposed).tocoo()
+        distance = _round(100.0 * (1.0 - np.clip(block.data, -1.0, 1.0)))
+        keep = (block.row + start < block.col) & (distance <= threshold)
+        edges += list(zip((block.row[keep] + start).tolist(), block.col[keep].tolist(), distance[keep].tolist()))
+    return edges
+
+
+def pair_distance(vectors: sparse.csr_matrix, i: int, j: int) -> float:
+    value = float((vectors[i] @ vectors[j].T).toarray()[0, 0])
+    return float(_round(np.array([100.0 * (1.0 - min(1.0, max(-1.0, value)))]))[0])
+
+
+def group(ids: list[str], vectors: sparse.csr_matrix, threshold: float) -> list[Group]:
+    """Groups of ``ids`` (rows of ``vectors``) under ``threshold``; the output does not
+    depend on the order of ``ids``."""
+    order = sorted(range(len(ids)), key=lambda i: ids[i])
+    ids = [ids[i] for i in order]
+    vectors = vectors[order]
+    n = len(ids)
+    edges = distances_under(vectors, threshold)
+    # the graph's weights are distance + 1 (a zero would read as "no edge")
+    graph = sparse.csr_matrix(([d + 1.0 for _i, _j, d in edges], ([i for i, _j, _d in edges], [j for _i, j, _d in edges])),
+                              shape=(n, n))
+    count, labels = connected_components(graph, directed=False)
+    tree = minimum_spanning_tree(graph).tocoo()
+    neighbours: dict[int, list[tuple[int, float]]] = {i: [] for i in range(n)}
+    for i, j, w in zip(tree.row.tolist(), tree.col.tolist(), tree.data.tolist()):
+        neighbours[i].append((j, round(w - 1.0, PRECISION)))
+        neighbours[j].append((i, round(w - 1.0, PRECISION)))
+    adjacency: dict[int, list[int]] = {i: [] for i in range(n)}
+    for i, j, _d in edges:
+        adjacency[i].append(j)
+        adjacency[j].append(i)
+    members_of: dict[int, list[int]] = {}
+    for index in range(n):
+        members_of.setdefault(int(labels[index]), []).append(index)
+    groups = []
+    for members in sorted(members_of.values(), key=lambda m: ids[m[0]]):
+        result = Group([ids[m] for m in members])
+        # explain each membership by its tree edge, walking from the first member
+        seen, queue = {members[0]}, [members[0]]
+        while queue:
+            current = queue.pop(0)
+            for other, distance in sorted(neighbours[current], key=lambda e: ids[e[0]]):
+                if other not in seen:
+                    seen.add(other)
+                    queue.append(other)
+                    result.edges.append(Edge(ids[other], ids[current], distance))
+        if len(members) >= 3:
+            pairs = [pair_distance(vectors, a, b) for a, b in combinations(members, 2)]
+            result.diameter = max(pairs)
+            result.beyond_share = sum(d > threshold for d in pairs) / len(pairs)
+            result.chaining = result.beyond_share > CHAINING_SHARE
+            if result.chaining:
+                subgraph = nx.Graph()
+                subgraph.add_nodes_from(members)
+                subgraph.add_edges_from((a, b) for a in members for b in adjacency[a] if b in set(members))
+                result.bridges = sorted(ids[m] for m in nx.articulation_points(subgraph))
+        groups.append(result)
+    return groups
+
+
+def central_member(members: list[str], vectors: sparse.csr_matrix, ids: list[str]) -> str:
+    """The member with the least total distance to the others — only to show what
+    "represent the group by its central member" would erase, never to select."""
+    position = {i: ids.index(i) for i in members}
+    totals = {m: sum(pair_distance(vectors, position[m], position[o]) for o in members if o != m) for m in members}
+    return min(sorted(totals), key=lambda m: totals[m])

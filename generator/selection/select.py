@@ -1,0 +1,96 @@
+"""A wiki's evidence selection: the perimeter's extractions grouped, explained, ordered
+by the debate, with the oppositions recorded for it and a deterministic 2-D map. Pure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from generator.corpus.model import Corpus, Extraction
+from generator.selection.embeddings import tfidf
+from generator.selection.groups import Group, central_member, group, pair_distance
+
+DEFAULT_THRESHOLD = 75.0
+
+
+def selection_threshold(extra: dict) -> float:
+    """``selection: {threshold: N}`` in carnet.yaml (0–100 scale; default 75)."""
+    raw = extra.get("selection") or {}
+    value = raw.get("threshold", DEFAULT_THRESHOLD) if isinstance(raw, dict) else DEFAULT_THRESHOLD
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else DEFAULT_THRESHOLD
+MAP_LIMIT = 2000
+
+
+def debate_key(extraction: Extraction, position: int) -> tuple[int, int, int]:
+    """Most disagreeing comments first, then most comments, then document order (INV-10)."""
+    live = [c for c in extraction.comments if c.withdrawn is None]
+    return (-sum(c.stance == "disagree" for c in live), -len(live), position)
+
+
+@dataclass
+class Selection:
+    """Attributes:
+        order: the perimeter's extraction ids in debate order.
+        groups: every group (singletons included), members in debate order, groups
+            ordered by their most debated member.
+        points: id → (x, y) of the 2-D map (classical MDS), empty above :data:`MAP_LIMIT`.
+        central_erased: how many extractions "represent each group by its central member"
+            would erase, and how many disagreeing comments would go with them.
+    """
+
+    threshold: float
+    order: list[str]
+    groups: list[Group]
+    points: dict[str, tuple[float, float]] = field(default_factory=dict)
+    central_erased: tuple[int, int] = (0, 0)
+
+
+def select(corpus: Corpus, ids: list[str], threshold: float = DEFAULT_THRESHOLD) -> Selection:
+    extraction = {e.id: e for n in corpus.notes.values() for e in n.extractions}
+    ids = [i for i in ids if i in extraction]
+    position = {i: n for n, i in enumerate(ids)}
+    order = sorted(ids, key=lambda i: debate_key(extraction[i], position[i]))
+    if not ids:
+        return Selection(threshold, [], [])
+    canonical = sorted(ids)
+    vectors = tfidf([extraction[i].quote for i in canonical])
+    groups = group(canonical, vectors, threshold)
+    rank = {i: n for n, i in enumerate(order)}
+    for g in groups:
+        g.members.sort(key=lambda i: rank[i])
+    groups.sort(key=lambda g: rank[g.members[0]])
+    erased = disagreeing = 0
+    for g in groups:
+        if len(g.members) > 1:
+            keep = central_member(g.members, vectors, canonical)
+            for member in g.members:
+                if member != keep:
+                    erased += 1
+                    disagreeing += sum(c.stance == "disagree" and c.withdrawn is None
+                                       for c in extraction[member].comments)
+    points = _map(canonical, vectors) if len(canonical) <= MAP_LIMIT else {}
+    return Selection(threshold, order, groups, points, (erased, disagreeing))
+
+
+def _map(ids: list[str], vectors) -> dict[str, tuple[float, float]]:
+    """Classical MDS of the distances, eigenvector signs fixed (largest component
+    positive), coordinates rounded: the same map on every machine."""
+    n = len(ids)
+    if n == 1:
+        return {ids[0]: (0.0, 0.0)}
+    similarity = (vectors @ vectors.T).toarray()
+    distance = np.round(100.0 * (1.0 - np.clip(similarity, -1.0, 1.0)), 1)
+    squared = distance ** 2
+    centring = np.eye(n) - np.ones((n, n)) / n
+    gram = -0.5 * centring @ squared @ centring
+    values, vectors_ = np.linalg.eigh(gram)
+    top = np.argsort(values)[::-1][:2]
+    coordinates = []
+    for k in top:
+        vector = vectors_[:, k]
+        if vector[np.argmax(np.abs(vector))] < 0:
+            vector = -vector
+        coordinates.append(vector * np.sqrt(max(values[k], 0.0)))
+    xs, ys = (np.round(c, 1) for c in coordinates) if len(coordinates) == 2 else (np.round(coordinates[0], 1), np.zeros(n))
+    return {i: (float(x), float(y)) for i, x, y in zip(ids, xs, ys)}
