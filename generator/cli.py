@@ -89,7 +89,22 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("articles", nargs="*", help="article slugs (default: every wiki and synthesis)")
     verify.add_argument("--content", type=Path, default=Path("content"), help="content directory (default: content)")
     verify.add_argument("--batch", type=int, default=8, help="pairs per request (default: 8)")
+    selection = commands.add_parser(
+        "select", help="print a wiki's evidence groups, chaining warnings and oppositions",
+        description="Group the wiki's perimeter by single linkage under a distance threshold (0–100), explain each "
+                    "membership by its edge, warn about chaining; with --oppositions, run the oppositions pass "
+                    "through the endpoint of carnet.yaml and record it under content/oppositions/.")
+    selection.add_argument("wiki", help="the wiki's slug")
+    selection.add_argument("--content", type=Path, default=Path("content"), help="content directory (default: content)")
+    selection.add_argument("--threshold", type=float, help="distance threshold, 0–100 (default: carnet.yaml or 75)")
+    selection.add_argument("--oppositions", action="store_true", help="run and record the oppositions pass (model)")
     return parser
+
+
+def run_selection(args: argparse.Namespace) -> int:
+    from generator.commands.select import run_select
+
+    return run_select(args.content, args.wiki, args.threshold, args.oppositions)
 
 
 def run_verify(args: argparse.Namespace) -> int:
@@ -226,7 +241,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     handler = {"build": run_build, "check": run_check, "adopt": run_adopt, "propose": run_propose,
-               "review": run_review, "apply": run_apply, "verify": run_verify}[args.command]
+               "review": run_review, "apply": run_apply, "verify": run_verify,
+               "select": run_selection}[args.command]
     try:
         return handler(args)
     except CarnetError as exc:

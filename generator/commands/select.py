@@ -1,0 +1,71 @@
+"""``carnet select WIKI [--threshold T] [--oppositions]``: print the wiki's groups with
+their explanations and warnings, and its oppositions; with ``--oppositions``, run the
+oppositions pass through the model and record it under ``content/oppositions/``."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import yaml
+
+from generator.pipeline import analyse
+from generator.problems import CarnetError
+from generator.selection.select import select, selection_threshold
+
+
+def run_select(content: Path, wiki: str, threshold: float | None, oppositions: bool, out=sys.stdout) -> int:
+    analysis = analyse(content)
+    audit = analysis.articles.get(wiki)
+    if audit is None or audit.kind != "wiki":
+        raise CarnetError(f"{wiki!r} is not a wiki article of this content")
+    quotes = {e.id: e.quote for n in analysis.corpus.notes.values() for e in n.extractions}
+    chosen = threshold if threshold is not None else selection_threshold(analysis.corpus.settings.extra)
+    selection = select(analysis.corpus, audit.perimeter_extractions or [], chosen)
+    print(f"{wiki}: {len(selection.order)} extractions, {len(selection.groups)} groups under the threshold "
+          f"{chosen:g} (single linkage, 0–100 scale)", file=out)
+    for number, group in enumerate(selection.groups, start=1):
+        print(f"\ngroup {number} ({len(group.members)})" + (f": diameter {group.diameter:g}, "
+              f"{group.beyond_share:.0%} of member pairs beyond the threshold" if len(group.members) >= 3 else ""),
+              file=out)
+        if group.chaining:
+            print(f"  WARNING chaining: members are together through a path; it runs through "
+                  f"{', '.join(group.bridges) or 'several members'}", file=out)
+        edges = {e.member: e for e in group.edges}
+        for member in group.members:
+            edge = edges.get(member)
+            why = f"  (joined at {edge.distance:g} from {edge.via}, under {chosen:g})" if edge else ""
+            print(f"  - {member}: {quotes[member][:70]!r}{why}", file=out)
+    erased, lost = selection.central_erased
+    print(f"\nrepresenting each group by its central member would erase {erased} of {len(selection.order)} "
+          f"extractions and {lost} disagreeing comments", file=out)
+    if oppositions:
+        path = record_oppositions(content, analysis, wiki, audit.perimeter_extractions or [], quotes)
+        print(f"oppositions recorded in {path}", file=out)
+    recorded = analyse(content).corpus.oppositions.get(wiki) if oppositions else analysis.corpus.oppositions.get(wiki)
+    if recorded is None:
+        print("oppositions: not run for this wiki (carnet select WIKI --oppositions, with an endpoint)", file=out)
+    else:
+        print(f"oppositions ({recorded.provenance.get('method')}):", file=out)
+        for item in recorded.oppositions:
+            print(f"  - {item.question}: {item.a} ⟷ {item.b}", file=out)
+    return 0
+
+
+def record_oppositions(content: Path, analysis, wiki: str, ids: list[str], quotes: dict[str, str]) -> Path:
+    from generator.llm import LLMClient, llm_settings
+    from generator.llm.prompts import load_prompt
+    from generator.selection.oppositions import find_oppositions
+
+    client = LLMClient(llm_settings(analysis.corpus.settings.extra))
+    found, provenance, _requests = find_oppositions(client, load_prompt("find_oppositions"),
+                                                    [(i, quotes[i]) for i in sorted(ids)])
+    record = {"wiki": wiki, "provenance": provenance,
+              "oppositions": [{"a": o.a, "b": o.b, "question": o.question} for o in found]}
+    path = content / "oppositions" / f"{wiki}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    temporary.write_text(yaml.safe_dump(record, allow_unicode=True, sort_keys=False, width=100), encoding="utf-8")
+    os.replace(temporary, path)
+    return path

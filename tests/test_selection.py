@@ -1,0 +1,134 @@
+"""Evidence selection: singletons kept, order-independent, edges real, chaining warned and
+persistent, groups enumerated, oppositions over real HTTP (chunked too), debate order."""
+
+from __future__ import annotations
+
+import json
+import random
+from itertools import combinations
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+from generator.llm import LLMClient, LLMSettings
+from generator.llm.prompts import Prompt
+from generator.pipeline import analyse
+from generator.selection.embeddings import tfidf
+from generator.selection.groups import group, pair_distance
+from generator.selection.oppositions import find_oppositions, requests
+from generator.selection.select import select
+from support.llm_server import reply
+
+# two topics and a text that bridges them (the spending threshold *and* the statutes)
+TEXTS = {
+    "seuil-1": "Toute dépense de plus de 500 euros est votée en séance par le conseil",
+    "seuil-2": "La dépense de plus de 500 euros doit être votée en séance",
+    "seuil-3": "Les dépenses de plus de 500 euros sont votées par le conseil en séance",
+    "pont": "Les statuts prévoient que toute dépense de plus de 500 euros est votée en séance",
+    "statuts-1": "Les statuts du conseil de vie lycéenne sont approuvés par le conseil d'administration",
+    "statuts-2": "La révision des statuts du conseil est approuvée par le conseil d'administration",
+    "statuts-3": "Les statuts révisés du conseil de vie lycéenne prévoient un quorum",
+    "bail": "Le bail de la salle repose sur un accord verbal avec le propriétaire actuel",
+}
+
+
+def grouped(threshold: float, order: list[str] | None = None):
+    ids = order or list(TEXTS)
+    return group(ids, tfidf([TEXTS[i] for i in ids]), threshold)
+
+
+def test_singletons_are_kept_and_every_member_is_enumerated() -> None:
+    groups = grouped(60)
+    assert sorted(m for g in groups for m in g.members) == sorted(TEXTS)
+    assert ["bail"] in [g.members for g in groups]
+
+
+def test_identical_output_across_runs_and_input_orders() -> None:
+    reference = [(g.members, g.edges, g.diameter, g.beyond_share, g.bridges) for g in grouped(70)]
+    for seed in range(5):
+        order = list(TEXTS)
+        random.Random(seed).shuffle(order)
+        assert [(g.members, g.edges, g.diameter, g.beyond_share, g.bridges) for g in grouped(70, order)] == reference
+
+
+def test_explanation_edges_are_real_edges_under_the_threshold() -> None:
+    ids = sorted(TEXTS)
+    vectors = tfidf([TEXTS[i] for i in ids])
+    for threshold in (50, 65, 80):
+        for g in group(ids, vectors, threshold):
+            assert len(g.edges) == len(g.members) - 1
+            for edge in g.edges:
+                assert edge.distance <= threshold
+                assert edge.distance == pair_distance(vectors, ids.index(edge.member), ids.index(edge.via))
+
+
+def _bridged(threshold: float):
+    return next((g for g in grouped(threshold) if "seuil-1" in g.members and "statuts-1" in g.members), None)
+
+
+def test_the_chaining_warning_names_the_bridge_and_persists_while_the_clusters_stay_joined() -> None:
+    joined = [t for t in range(40, 100) if _bridged(t) is not None]
+    assert joined, "the two topics merge at some threshold"
+    first = joined[0]
+    persisting = []
+    for threshold in range(first, first + 15):
+        g = _bridged(threshold)
+        if g is None:
+            continue
+        # the clusters are joined only through a chain while some member pairs stay beyond the threshold
+        beyond = [1 for a, b in combinations(g.members, 2) if a.startswith("seuil") and b.startswith("statuts")
+                  or a.startswith("statuts") and b.startswith("seuil")]
+        assert beyond
+        persisting.append((threshold, g.chaining, g.bridges))
+    assert persisting and all(chaining for _t, chaining, _b in persisting)
+    assert "pont" in persisting[0][2]
+
+
+def test_the_example_keeps_the_lease_singleton_and_first_by_debate() -> None:
+    analysis = analyse(Path(__file__).resolve().parents[1] / "content")
+    ids = analysis.articles["cvl-wiki-budget"].perimeter_extractions
+    selection = select(analysis.corpus, ids)
+    assert selection.order[0] == "cvl-1114-bail-verbal"
+    assert selection.groups[0].members == ["cvl-1114-bail-verbal"]
+    assert any(g.chaining and g.bridges for g in selection.groups), "a chaining warning is shown on the example"
+    erased, lost = selection.central_erased
+    assert erased == sum(len(g.members) - 1 for g in selection.groups if len(g.members) > 1) and lost > 0
+
+
+def test_the_selection_page_enumerates_every_member(example_site: Path) -> None:
+    page = BeautifulSoup((example_site / "notes" / "cvl-wiki-budget.selection.html").read_bytes(), "html.parser")
+    analysis = analyse(Path(__file__).resolve().parents[1] / "content")
+    ids = set(analysis.articles["cvl-wiki-budget"].perimeter_extractions)
+    shown = [li["data-ext"] for li in page.select(".members > li")]
+    assert sorted(shown) == sorted(ids), "no group is represented by one member"
+    assert page.select_one(".group.chaining .warning") is not None
+    assert len(page.select("svg.selection-map circle")) == len(ids)
+    assert "effacerait" in page.select_one(".limit").get_text()
+    assert "méthode human" in page.select_one(".oppositions").get_text()
+    foyer = BeautifulSoup((example_site / "notes" / "cvl-wiki-foyer.selection.html").read_bytes(), "html.parser")
+    assert "pas été faite" in foyer.select_one(".oppositions .refusal").get_text()
+
+
+PROMPT = Prompt("oppositions", "{% for e in extractions %}[{{ e.id }}] {{ e.quote }}\n{% endfor %}")
+
+
+def test_oppositions_pass_over_http(llm_server) -> None:
+    items = [(k, v) for k, v in sorted(TEXTS.items())]
+    llm_server.script(reply(json.dumps({"oppositions": [{"a": "seuil-1", "b": "bail", "question": "Q ?"},
+                                                        {"a": "inconnu", "b": "bail", "question": "ignorée"}]})))
+    client = LLMClient(LLMSettings(llm_server.url, "juge"))
+    found, provenance, sent = find_oppositions(client, PROMPT, items)
+    assert sent == 1 and [(o.a, o.b) for o in found] == [("bail", "seuil-1")]
+    assert provenance["method"] == "llm" and provenance["usage"]["total_tokens"] == 160
+
+
+def test_a_perimeter_too_large_for_one_request_covers_every_pair_of_chunks(llm_server) -> None:
+    items = [(f"x{i:02d}", "mot " * 30) for i in range(12)]
+    batches = requests(items, budget=600)
+    assert len(batches) > 1
+    seen = {frozenset((a, b)) for batch in batches for (a, _q1), (b, _q2) in combinations(batch, 2)}
+    assert seen == {frozenset((a, b)) for (a, _q1), (b, _q2) in combinations(items, 2)}, "every pair is seen"
+    llm_server.script(*[reply(json.dumps({"oppositions": []})) for _ in batches])
+    _found, provenance, sent = find_oppositions(LLMClient(LLMSettings(llm_server.url, "juge")), PROMPT, items, 600)
+    assert sent == len(batches) == len(llm_server.requests) and provenance["requests"] == sent
