@@ -135,3 +135,15 @@ def test_the_site_shows_the_proposal_history(small: Path, tmp_path: Path, llm_se
     shown = operations[1].select_one("pre.content").get_text()
     assert "Un mécène finance les foyers" in shown, "rejected content is kept and shown"
     assert "secret-ext" not in page.decode(), "but a private source's id is not published"
+
+
+def test_the_model_sees_the_evidence_structured_by_group(small: Path, llm_server) -> None:
+    configure_llm(small, llm_server.url)
+    with (small / "carnet.yaml").open("a", encoding="utf-8") as f:
+        f.write("selection:\n  threshold: 99\n")  # one group holding both extractions
+    llm_server.script(reply(_llm_answer(GOOD)))
+    propose(small, "wiki-budget", provider="llm", today=TODAY)
+    prompt = llm_server.requests[-1]["body"]["messages"][1]["content"]
+    assert "Groupe 1" in prompt
+    assert "[[ext:a-budget]] (déjà citée)" in prompt, "cited members by id and first line"
+    assert "[[ext:a-two-paragraphs]] : voté à l'unanimité. Deuxième paragraphe" in prompt, "uncited ones in full"

@@ -154,12 +154,36 @@ def _from_model(analysis: Analysis, slug: str, uncited, max_operations: int, tod
         evidence.append({"id": item.extraction, "note": source.title if source else item.note,
                          "date": source.date.isoformat() if source and source.date else "", "quote": item.quote,
                          "comments": item.comments, "disagreements": item.disagreements})
+    groups = evidence_groups(analysis, slug, [item["id"] for item in evidence])
     client = LLMClient(llm_settings(analysis.corpus.settings.extra), today=today)
     data, provenance = client.chat_json(load_prompt("propose_sections"), OPERATIONS_SCHEMA, title=note.title,
-                                        sections=context_sections, evidence=evidence,
+                                        sections=context_sections, evidence=evidence, groups=groups,
                                         max_operations=max_operations)
     operations = [Operation(o["op"], o["heading"], o["after_heading"], o["content"]) for o in data["operations"]]
     return operations, provenance.as_record()
+
+
+def evidence_groups(analysis: Analysis, slug: str, chosen: list[str]) -> list[dict[str, Any]]:
+    """The groups holding the chosen evidence: every uncited member in full, the cited
+    ones by id and first line — a group structures the context, never reduces it, and
+    only groups the update touches are sent (the cost follows the diff)."""
+    from generator.selection.select import select, selection_threshold
+
+    audit = analysis.articles[slug]
+    cited = {link.extraction for link in audit.links if link.marker.kind == "ext" and not link.broken}
+    quotes = {e.id: e.quote for n in analysis.corpus.notes.values() for e in n.extractions}
+    selection = select(analysis.corpus, audit.perimeter_extractions or [],
+                       selection_threshold(analysis.corpus.settings.extra))
+    wanted = set(chosen)
+    groups = []
+    for number, group in enumerate(selection.groups, start=1):
+        if not wanted & set(group.members):
+            continue
+        groups.append({"number": number, "members": [
+            {"id": m, "cited": m in cited,
+             "text": quotes[m].strip().split("\n")[0] if m in cited else " ".join(quotes[m].split())}
+            for m in group.members]})
+    return groups
 
 
 def load_proposal(path: Path) -> tuple[Path, Proposal]:

@@ -12,7 +12,6 @@ names the chaining and the members that bridge it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import combinations
 
 import networkx as nx
 import numpy as np
@@ -69,6 +68,23 @@ def distances_under(vectors: sparse.csr_matrix, threshold: float) -> list[tuple[
     return edges
 
 
+def _metrics(sub: sparse.csr_matrix, threshold: float) -> tuple[float, float]:
+    """Diameter and share of member pairs beyond the threshold, by blocks of rows (no
+    m×m matrix is held for a large group)."""
+    m = sub.shape[0]
+    transposed = sub.T.tocsc()
+    beyond, diameter = 0, 0.0
+    step = max(1, min(BLOCK, 4_000_000 // max(m, 1)))
+    for start in range(0, m, step):
+        block = (sub[start:start + step] @ transposed).toarray()
+        distance = _round(100.0 * (1.0 - np.clip(block, -1.0, 1.0)))
+        rows = np.arange(start, min(start + step, m))[:, None]
+        upper = np.arange(m)[None, :] > rows
+        beyond += int(np.count_nonzero((distance > threshold) & upper))
+        diameter = max(diameter, float(distance[upper].max()) if upper.any() else 0.0)
+    return diameter, beyond / (m * (m - 1) / 2)
+
+
 def pair_distance(vectors: sparse.csr_matrix, i: int, j: int) -> float:
     value = float((vectors[i] @ vectors[j].T).toarray()[0, 0])
     return float(_round(np.array([100.0 * (1.0 - min(1.0, max(-1.0, value)))]))[0])
@@ -111,9 +127,7 @@ def group(ids: list[str], vectors: sparse.csr_matrix, threshold: float) -> list[
                     queue.append(other)
                     result.edges.append(Edge(ids[other], ids[current], distance))
         if len(members) >= 3:
-            pairs = [pair_distance(vectors, a, b) for a, b in combinations(members, 2)]
-            result.diameter = max(pairs)
-            result.beyond_share = sum(d > threshold for d in pairs) / len(pairs)
+            result.diameter, result.beyond_share = _metrics(vectors[members], threshold)
             result.chaining = result.beyond_share > CHAINING_SHARE
             if result.chaining:
                 subgraph = nx.Graph()
@@ -127,6 +141,9 @@ def group(ids: list[str], vectors: sparse.csr_matrix, threshold: float) -> list[
 def central_member(members: list[str], vectors: sparse.csr_matrix, ids: list[str]) -> str:
     """The member with the least total distance to the others — only to show what
     "represent the group by its central member" would erase, never to select."""
-    position = {i: ids.index(i) for i in members}
-    totals = {m: sum(pair_distance(vectors, position[m], position[o]) for o in members if o != m) for m in members}
-    return min(sorted(totals), key=lambda m: totals[m])
+    index = {i: n for n, i in enumerate(ids)}
+    ordered = sorted(members)
+    sub = vectors[[index[m] for m in ordered]]
+    distance = _round(100.0 * (1.0 - np.clip((sub @ sub.T).toarray(), -1.0, 1.0)))
+    totals = distance.sum(axis=1)
+    return ordered[int(np.argmin(totals))]
