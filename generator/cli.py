@@ -98,13 +98,15 @@ def _parser() -> argparse.ArgumentParser:
     selection.add_argument("--content", type=Path, default=Path("content"), help="content directory (default: content)")
     selection.add_argument("--threshold", type=float, help="distance threshold, 0–100 (default: carnet.yaml or 75)")
     selection.add_argument("--oppositions", action="store_true", help="run and record the oppositions pass (model)")
+    selection.add_argument("--reindex", action="store_true",
+                           help="embed the texts missing from the endpoint model's cache (embeddings: provider endpoint)")
     return parser
 
 
 def run_selection(args: argparse.Namespace) -> int:
     from generator.commands.select import run_select
 
-    return run_select(args.content, args.wiki, args.threshold, args.oppositions)
+    return run_select(args.content, args.wiki, args.threshold, args.oppositions, reindex_vectors=args.reindex)
 
 
 def run_verify(args: argparse.Namespace) -> int:

@@ -20,6 +20,7 @@ from generator.corpus.publication import (
 from generator.corpus.validate import validate_corpus
 from generator.synthesis.audit import ArticleAudit, audit_articles
 from generator.selection.select import select, selection_threshold
+from generator.selection.vectors import embeddings_settings, load_cache
 from generator.verification.assess import Assessment, assess, verification_strict
 from generator.problems import ContentError, Problem, SettingsError, sorted_problems
 from generator.site.emitters import EMITTERS, Emitter
@@ -131,7 +132,9 @@ def site_model(analysis: Analysis, content_dir: Path, base_url: str | None = Non
         url += "/"
     articles = {slug: audit for slug, audit in analysis.articles.items() if slug in published}
     threshold = selection_threshold(publication.settings.extra)
-    selections = {slug: select(analysis.corpus, audit.perimeter_extractions or [], threshold)
+    provider, model = embeddings_settings(publication.settings.extra)
+    cache = load_cache(content_dir, model) if provider == "endpoint" else {}
+    selections = {slug: select(analysis.corpus, audit.perimeter_extractions or [], threshold, provider, cache)
                   for slug, audit in articles.items() if audit.kind == "wiki"}
     reuse: dict[str, list[str]] = {}
     for slug, audit in articles.items():

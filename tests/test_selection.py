@@ -132,3 +132,26 @@ def test_a_perimeter_too_large_for_one_request_covers_every_pair_of_chunks(llm_s
     llm_server.script(*[reply(json.dumps({"oppositions": []})) for _ in batches])
     _found, provenance, sent = find_oppositions(LLMClient(LLMSettings(llm_server.url, "juge")), PROMPT, items, 600)
     assert sent == len(batches) == len(llm_server.requests) and provenance["requests"] == sent
+
+
+def test_endpoint_embeddings_are_cached_per_model_and_never_mixed(small: Path, llm_server) -> None:
+    import io
+
+    from generator.commands.select import run_select
+    from generator.selection.vectors import cache_path, load_cache
+    with (small / "carnet.yaml").open("a", encoding="utf-8") as f:
+        f.write(f"llm:\n  base_url: {llm_server.url}\n  model: m\nembeddings:\n  provider: endpoint\n  model: emb-a\n")
+    out = io.StringIO()
+    run_select(small, "wiki-budget", None, False, out)
+    assert "TF-IDF used instead" in out.getvalue(), "an empty cache is announced, not silently filled"
+    llm_server.script(reply(""))
+    out = io.StringIO()
+    run_select(small, "wiki-budget", None, False, out, reindex_vectors=True)
+    assert "re-indexing 2 text(s) with the embeddings model 'emb-a'" in out.getvalue()
+    assert len(load_cache(small, "emb-a")) == 2 and llm_server.requests[-1]["body"]["model"] == "emb-a"
+    text = (small / "carnet.yaml").read_text(encoding="utf-8").replace("model: emb-a", "model: emb-b")
+    (small / "carnet.yaml").write_text(text, encoding="utf-8")
+    out = io.StringIO()
+    run_select(small, "wiki-budget", None, False, out)
+    assert "TF-IDF used instead" in out.getvalue(), "a new model needs its own re-index"
+    assert cache_path(small, "emb-a").exists() and not cache_path(small, "emb-b").exists()

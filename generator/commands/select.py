@@ -15,14 +15,47 @@ from generator.problems import CarnetError
 from generator.selection.select import select, selection_threshold
 
 
-def run_select(content: Path, wiki: str, threshold: float | None, oppositions: bool, out=sys.stdout) -> int:
+def reindex(content: Path, analysis, model: str, texts: list[str], out=sys.stdout) -> Path:
+    """Embed the texts the cache of ``model`` lacks, through the endpoint (explicit, announced)."""
+    from generator.llm import LLMClient, llm_settings
+    from generator.selection.vectors import load_cache, save_cache
+    from generator.verification.records import text_hash
+
+    settings = llm_settings(analysis.corpus.settings.extra)
+    if model and model != settings.embeddings_model:
+        settings = type(settings)(settings.base_url, settings.model, settings.api_key_env, settings.timeout,
+                                  settings.max_retries, model)
+    cache = load_cache(content, model)
+    missing = sorted({t for t in texts if text_hash(t) not in cache})
+    print(f"re-indexing {len(missing)} text(s) with the embeddings model {model!r} "
+          f"(vectors of other models are kept apart, never mixed)", file=out)
+    if missing:
+        vectors, _provenance = LLMClient(settings).embed(missing)
+        for text, vector in zip(missing, vectors):
+            cache[text_hash(text)] = [round(float(v), 6) for v in vector]
+    return save_cache(content, model, cache)
+
+
+def run_select(content: Path, wiki: str, threshold: float | None, oppositions: bool, out=sys.stdout,
+               reindex_vectors: bool = False) -> int:
     analysis = analyse(content)
     audit = analysis.articles.get(wiki)
     if audit is None or audit.kind != "wiki":
         raise CarnetError(f"{wiki!r} is not a wiki article of this content")
     quotes = {e.id: e.quote for n in analysis.corpus.notes.values() for e in n.extractions}
     chosen = threshold if threshold is not None else selection_threshold(analysis.corpus.settings.extra)
-    selection = select(analysis.corpus, audit.perimeter_extractions or [], chosen)
+    from generator.selection.vectors import embeddings_settings, load_cache
+    provider, model = embeddings_settings(analysis.corpus.settings.extra)
+    if reindex_vectors:
+        if provider != "endpoint":
+            raise CarnetError("--reindex needs 'embeddings: {provider: endpoint, model: …}' in carnet.yaml")
+        path = reindex(content, analysis, model, [quotes[i] for i in audit.perimeter_extractions or []], out)
+        print(f"embeddings cached in {path}", file=out)
+    cache = load_cache(content, model) if provider == "endpoint" else {}
+    selection = select(analysis.corpus, audit.perimeter_extractions or [], chosen, provider, cache)
+    if selection.vectors == "tfidf-fallback":
+        print(f"the cache of {model!r} lacks some texts: TF-IDF used instead (carnet select {wiki} --reindex)",
+              file=out)
     print(f"{wiki}: {len(selection.order)} extractions, {len(selection.groups)} groups under the threshold "
           f"{chosen:g} (single linkage, 0–100 scale)", file=out)
     for number, group in enumerate(selection.groups, start=1):

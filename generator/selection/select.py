@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from generator.corpus.model import Corpus, Extraction
-from generator.selection.embeddings import tfidf
+from generator.selection.vectors import vectors_for
 from generator.selection.groups import Group, central_member, group, pair_distance
 
 DEFAULT_THRESHOLD = 75.0
@@ -44,9 +44,11 @@ class Selection:
     groups: list[Group]
     points: dict[str, tuple[float, float]] = field(default_factory=dict)
     central_erased: tuple[int, int] = (0, 0)
+    vectors: str = "tfidf"
 
 
-def select(corpus: Corpus, ids: list[str], threshold: float = DEFAULT_THRESHOLD) -> Selection:
+def select(corpus: Corpus, ids: list[str], threshold: float = DEFAULT_THRESHOLD, provider: str = "tfidf",
+           cache: dict[str, list[float]] | None = None) -> Selection:
     extraction = {e.id: e for n in corpus.notes.values() for e in n.extractions}
     ids = [i for i in ids if i in extraction]
     position = {i: n for n, i in enumerate(ids)}
@@ -54,7 +56,7 @@ def select(corpus: Corpus, ids: list[str], threshold: float = DEFAULT_THRESHOLD)
     if not ids:
         return Selection(threshold, [], [])
     canonical = sorted(ids)
-    vectors = tfidf([extraction[i].quote for i in canonical])
+    vectors, produced_by = vectors_for([extraction[i].quote for i in canonical], provider, cache or {})
     groups = group(canonical, vectors, threshold)
     rank = {i: n for n, i in enumerate(order)}
     for g in groups:
@@ -70,7 +72,7 @@ def select(corpus: Corpus, ids: list[str], threshold: float = DEFAULT_THRESHOLD)
                     disagreeing += sum(c.stance == "disagree" and c.withdrawn is None
                                        for c in extraction[member].comments)
     points = _map(canonical, vectors) if len(canonical) <= MAP_LIMIT else {}
-    return Selection(threshold, order, groups, points, (erased, disagreeing))
+    return Selection(threshold, order, groups, points, (erased, disagreeing), produced_by)
 
 
 def _map(ids: list[str], vectors) -> dict[str, tuple[float, float]]:

@@ -59,6 +59,7 @@ def selection_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any
         "wiki": {"title": wiki.title, "url": url(note_path(slug))},
         "threshold": f"{selection.threshold:g}", "groups": groups, "oppositions": oppositions,
         "total": len(selection.order), "erased": erased, "lost": lost,
+        "vectors": theme.tr(f"vectors_{selection.vectors.replace('-', '_')}"),
         "map": _svg(selection, groups, extraction),
     })
     return ctx

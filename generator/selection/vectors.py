@@ -1,0 +1,61 @@
+"""Which vectors a selection uses: the embedded TF-IDF (default), or an endpoint's
+embeddings read from a cache kept per model, ``content/cache/embeddings/<model>.json``,
+keyed by the text's hash. ``build`` only reads the cache; ``carnet select --reindex``
+fills it (announced, per model: vectors of two models are never mixed)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+from scipy import sparse
+
+from generator.selection.embeddings import tfidf
+from generator.verification.records import text_hash
+
+
+def embeddings_settings(extra: dict) -> tuple[str, str]:
+    """(provider, model) from carnet.yaml's ``embeddings:`` (default: tfidf)."""
+    raw = extra.get("embeddings") or {}
+    if not isinstance(raw, dict) or raw.get("provider", "tfidf") != "endpoint":
+        return "tfidf", ""
+    return "endpoint", str(raw.get("model", "") or "")
+
+
+def cache_path(content: Path, model: str) -> Path:
+    return content / "cache" / "embeddings" / (re.sub(r"[^A-Za-z0-9_.-]+", "_", model) + ".json")
+
+
+def load_cache(content: Path, model: str) -> dict[str, list[float]]:
+    path = cache_path(content, model)
+    if not path.exists():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return data.get("vectors", {}) if data.get("model") == model else {}
+
+
+def save_cache(content: Path, model: str, vectors: dict[str, list[float]]) -> Path:
+    path = cache_path(content, model)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    temporary.write_text(json.dumps({"model": model, "vectors": dict(sorted(vectors.items()))}, separators=(",", ":")),
+                         encoding="utf-8")
+    os.replace(temporary, path)
+    return path
+
+
+def vectors_for(texts: list[str], provider: str, cache: dict[str, list[float]]) -> tuple[sparse.csr_matrix, str]:
+    """Rows for ``texts`` and what produced them. The endpoint's vectors are used only when
+    the cache holds every text; otherwise the embedded TF-IDF, and the caller says so."""
+    if provider == "endpoint":
+        keys = [text_hash(t) for t in texts]
+        if keys and all(k in cache for k in keys):
+            dense = np.array([cache[k] for k in keys], dtype=np.float64)
+            norms = np.linalg.norm(dense, axis=1)
+            norms[norms == 0] = 1.0
+            return sparse.csr_matrix(dense / norms[:, None]), "endpoint"
+        return tfidf(texts), "tfidf-fallback"
+    return tfidf(texts), "tfidf"
