@@ -47,6 +47,8 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--format", choices=("text", "github"), default="text",
                        help="text (default) or github (workflow annotations ::error file=…,line=…::)")
     check.add_argument("--strict", action="store_true", help="exit non-zero on warnings too")
+    check.add_argument("--site", type=Path, metavar="DIR",
+                       help="check a built site instead: every internal link and #fragment resolves (INV-17)")
     check.add_argument("--fix-anchors", action="store_true",
                        help="show the quote each relocated extraction would get from the note's current text")
     check.add_argument("--write", action="store_true",
@@ -201,6 +203,17 @@ def run_build(args: argparse.Namespace) -> int:
 def run_check(args: argparse.Namespace) -> int:
     from generator.pipeline import analyse, blocking
 
+    if args.site is not None:
+        from generator.site.integrity import check_site
+
+        if not args.site.is_dir():
+            print(f"carnet: no built site at {args.site}", file=sys.stderr)
+            return EXIT_USAGE
+        problems = check_site(args.site)
+        _print_problems(problems, args.site, args.format)
+        pages = sum(1 for _ in args.site.rglob("*.html"))
+        print(f"checked the links of {pages} pages: {len(problems)} broken", file=sys.stderr)
+        return EXIT_CONTENT if problems else EXIT_OK
     analysis = analyse(args.content)
     if args.write and not args.fix_anchors:
         print("carnet: --write goes with --fix-anchors", file=sys.stderr)

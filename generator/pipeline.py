@@ -23,7 +23,7 @@ from generator.selection.select import select, selection_threshold
 from generator.selection.vectors import embeddings_settings, load_cache
 from generator.verification.assess import Assessment, assess, verification_strict
 from generator.problems import ContentError, Problem, SettingsError, sorted_problems
-from generator.site.emitters import EMITTERS, Emitter
+from generator.site.emitters import EMITTERS, Emitter, derived_outputs
 from generator.site.model import SiteModel
 from generator.site.output import check_output_dir, write_site
 from generator.site.theme import Theme, check_theme
@@ -169,6 +169,10 @@ def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = E
                 raise SettingsError(f"{emitter.name} and {owner[path]} both write {path}")
             files[path] = data
             owner[path] = emitter.name
+    for path, data in derived_outputs(site, files).items():
+        if path in files:
+            raise SettingsError(f"a derived output and {owner[path]} both write {path}")
+        files[path] = data
     return dict(sorted(files.items()))
 
 

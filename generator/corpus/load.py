@@ -265,7 +265,7 @@ def _parse_settings(data: bytes | None, problems: list[Problem]) -> SiteSettings
                 "Write the full address the site is published at, e.g. https://example.org/wiki/: canonical "
                 "links and annotation identifiers are absolute.")
     licence = _parse_licence(f)
-    extra_keys = ("llm", "embeddings", "verification", "selection")
+    extra_keys = ("llm", "embeddings", "verification", "selection", "crawlers", "outputs")
     f.check_known(("title", "base_url", "language", "licence", "description", "contest_url", *extra_keys))
     contest_url = f.text("contest_url", "")
     if contest_url and (not contest_url.startswith(("http://", "https://", "mailto:")) or "{claim}" not in contest_url):

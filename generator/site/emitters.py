@@ -13,6 +13,10 @@ from typing import Iterator, Protocol
 
 from generator.site import pages
 from generator.site.annotations import note_annotations
+from generator.site.graph import graph_outputs
+from generator.site.machine import (
+    DEFAULT_FULL_CAP, feeds, llms_full, llms_txt, manifest, not_found_page, robots, siblings, sitemap,
+)
 from generator.site.model import (
     SiteModel, annotations_path, base_path, category_path, note_path, notebook_path, selection_path, text_path,
 )
@@ -143,7 +147,49 @@ class SelectionPages:
             yield selection_path(slug), theme.render("selection.html", **selection_context(site, theme, slug))
 
 
+@dataclass(frozen=True)
+class NotFoundPage:
+    name: str = "not-found"
+    reads: frozenset[str] = frozenset({"settings", "bases", "notebooks", "theme"})
+
+    def emit(self, site: SiteModel, theme: Theme) -> Output:
+        yield "404.html", not_found_page(site, theme)
+
+
+@dataclass(frozen=True)
+class Feeds:
+    name: str = "feeds"
+    reads: frozenset[str] = frozenset({"settings", "notebooks", "notes"})
+
+    def emit(self, site: SiteModel, theme: Theme) -> Output:
+        yield from feeds(site)
+
+
+@dataclass(frozen=True)
+class Robots:
+    name: str = "robots"
+    reads: frozenset[str] = frozenset({"settings"})
+
+    def emit(self, site: SiteModel, theme: Theme) -> Output:
+        yield "robots.txt", robots(site)
+
+
 EMITTERS: tuple[Emitter, ...] = (
     ThemeStatic(), ContentAssets(), HomePage(), BasePages(), NotebookPages(), CategoryPages(), NotePages(),
-    TextProjections(), WebAnnotations(), SelectionPages(),
+    TextProjections(), WebAnnotations(), SelectionPages(), NotFoundPage(), Feeds(), Robots(),
 )
+
+
+def derived_outputs(site: SiteModel, files: dict[str, bytes]) -> dict[str, bytes]:
+    """Outputs read from the pages themselves, in order: siblings of every page, llms.txt,
+    llms-full.txt, the sitemap, the graph — then the manifest of everything."""
+    derived = dict(siblings(site, files))
+    everything = {**files, **derived}
+    raw = site.publication.settings.extra.get("outputs") or {}
+    cap = raw.get("llms_full_cap", DEFAULT_FULL_CAP) if isinstance(raw, dict) else DEFAULT_FULL_CAP
+    derived["llms.txt"] = llms_txt(site, everything)
+    derived["llms-full.txt"] = llms_full(site, everything, int(cap))
+    derived["sitemap.xml"] = sitemap(site, everything)
+    derived.update(graph_outputs(site))
+    derived["manifest.json"] = manifest({**files, **derived})
+    return derived

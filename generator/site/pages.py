@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import posixpath
 import re
 from html import escape
@@ -42,6 +43,51 @@ def format_time(seconds: int) -> str:
     return f"{hours:02d}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60:02d}:{rest % 60:02d}"
 
 
+def json_ld(data: dict[str, Any]) -> str:
+    """JSON-LD for a <script type="application/ld+json"> block: '</' can never close it."""
+    return json.dumps(data, ensure_ascii=False, sort_keys=True).replace("</", "<\\/")
+
+
+def page_metadata(site: SiteModel, path: str, title: str, kind: str) -> dict[str, Any]:
+    """Open Graph / Twitter meta and schema.org JSON-LD of a page, dates from the content."""
+    publication = site.publication
+    settings = publication.settings
+    canonical = site.base_url + ("" if path == "index.html" else path)
+    description = settings.description
+    data: dict[str, Any] = {"@context": "https://schema.org", "@id": canonical, "url": canonical, "name": title,
+                            "inLanguage": settings.language, "license": settings.licence.url or settings.licence.name}
+    if kind == "home":
+        data["@type"] = "WebSite"
+    elif kind == "note":
+        slug = posixpath.basename(path)[: -len(".html")]
+        note = publication.notes[slug]
+        description = note.summary or description
+        data["@type"] = {"note": "Article", "wiki": "Article", "synthesis": "Report"}[note.type.value]
+        data["headline"] = note.title
+        if note.date:
+            data["datePublished"] = note.date.isoformat()
+        data["author"] = [{"@type": "Person", "name": publication.name(slug, a)} for a in note.authors]
+        data["isPartOf"] = [{"@type": "Collection", "name": publication.notebooks[m.notebook].title,
+                             "url": site.base_url + notebook_path(m.notebook)} for m in note.memberships]
+        assessments = site.assessments.get(slug, [])
+        if assessments:
+            data["citation"] = sorted({f"{site.base_url}{note_path(a.link.note)}#ext-{a.link.extraction}"
+                                       for a in assessments if a.link.marker.kind == "ext" and a.link.note
+                                       and a.link.note in publication.notes})
+            claims: dict[str, dict[str, Any]] = {}
+            for a in assessments:
+                claim = claims.setdefault(a.claim.id, {"@type": "Claim", "text": a.claim.text, "additionalProperty": []})
+                verifier = ("human" if a.state.contestation else
+                            a.state.verdict.provenance.get("method", "") if a.state.verdict else "build")
+                claim["additionalProperty"].append({"@type": "PropertyValue", "name": "verification",
+                                                    "value": a.state.state, "description": f"verifier: {verifier}"})
+            data["hasPart"] = [claims[k] for k in sorted(claims)]
+    else:
+        data["@type"] = "CollectionPage"
+    return {"description": description, "og_type": "article" if kind == "note" else "website",
+            "jsonld": json_ld(data)}
+
+
 def common(site: SiteModel, theme: Theme, path: str, title: str, kind: str) -> dict[str, Any]:
     """What every page needs: site, navigation, addresses relative to this page."""
     publication = site.publication
@@ -61,6 +107,7 @@ def common(site: SiteModel, theme: Theme, path: str, title: str, kind: str) -> d
                           for s, nb in publication.notebooks.items()],
         "format_date": lambda d: format_date(d, theme),
         "home_url": url("index.html"),
+        "meta": page_metadata(site, path, title, kind),
     }
 
 

@@ -1,0 +1,54 @@
+"""Link integrity of a built site (INV-17): every internal href/src of every page points
+to an emitted file, and every #fragment to an id on the page it names."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from generator.problems import Problem
+
+_ATTRIBUTES = {"a": "href", "link": "href", "script": "src", "img": "src", "audio": "src", "video": "src",
+               "source": "src"}
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.ids: set[str] = set()
+        self.links: list[tuple[int, str]] = []
+
+    def handle_starttag(self, tag, attrs):
+        attributes = dict(attrs)
+        if attributes.get("id"):
+            self.ids.add(attributes["id"])
+        name = _ATTRIBUTES.get(tag)
+        if name and attributes.get(name):
+            self.links.append((self.getpos()[0], attributes[name]))
+
+
+def check_site(root: Path) -> list[Problem]:
+    files = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+    pages: dict[str, _Links] = {}
+    for path in sorted(f for f in files if f.endswith(".html")):
+        reader = _Links()
+        reader.feed((root / path).read_text(encoding="utf-8"))
+        pages[path] = reader
+    problems = []
+    for path, reader in pages.items():
+        for line, url in reader.links:
+            parts = urlsplit(url)
+            if parts.scheme or url.startswith("//") or re.match(r"^[a-z]+:", url):
+                continue
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(path), unquote(parts.path))) \
+                if parts.path else path
+            if target not in files:
+                problems.append(Problem(path, line, "broken-link", f"{url!r} leads to no emitted file",
+                                        "Rebuild the site; report it if it persists (a link Carnet wrote)."))
+            elif parts.fragment and target in pages and parts.fragment not in pages[target].ids:
+                problems.append(Problem(path, line, "broken-fragment", f"{url!r}: no id {parts.fragment!r} there",
+                                        "Rebuild the site; report it if it persists (a link Carnet wrote)."))
+    return problems

@@ -1,0 +1,272 @@
+"""Outputs for crawlers and agents, derived from the finished model and the pages:
+``.txt``/``.json`` siblings of every page, ``llms.txt`` and ``llms-full.txt``,
+``sitemap.xml``, Atom feeds, ``robots.txt`` and ``manifest.json``. Deterministic:
+sorted everything, dates from the content, never from the clock."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import posixpath
+import re
+from html import escape
+from html.parser import HTMLParser
+from typing import Iterator
+from xml.sax.saxutils import escape as xml_escape
+
+from generator.corpus.model import NoteType
+from generator.site.model import SiteModel, base_path, note_path, notebook_path
+
+DEFAULT_FULL_CAP = 5 * 1024 * 1024
+_BLOCKS = {"p", "li", "h1", "h2", "h3", "h4", "blockquote", "pre", "tr", "dt", "dd", "figcaption", "summary"}
+
+
+class _MainText(HTMLParser):
+    """Plain text of a page's <main>, one line per block; internal links collected."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.depth = 0
+        self.skip = 0
+        self.lines: list[str] = []
+        self.current: list[str] = []
+        self.links: list[str] = []
+        self.title = ""
+        self._in_title = False
+
+    def handle_starttag(self, tag, attrs):
+        attributes = dict(attrs)
+        if tag == "title":
+            self._in_title = True
+        if tag == "main":
+            self.depth += 1
+        if not self.depth:
+            return
+        if tag in ("script", "style", "svg", "button"):
+            self.skip += 1
+        if tag in _BLOCKS:
+            self._flush()
+        if tag == "a" and attributes.get("href"):
+            self.links.append(attributes["href"])
+
+    def handle_endtag(self, tag):
+        if tag == "title":
+            self._in_title = False
+        if not self.depth:
+            return
+        if tag in ("script", "style", "svg", "button") and self.skip:
+            self.skip -= 1
+        if tag in _BLOCKS:
+            self._flush()
+        if tag == "main":
+            self._flush()
+            self.depth -= 1
+
+    def handle_data(self, data):
+        if self._in_title:
+            self.title += data
+        if self.depth and not self.skip:
+            self.current.append(data)
+
+    def _flush(self) -> None:
+        text = " ".join("".join(self.current).split())
+        if text:
+            self.lines.append(text)
+        self.current = []
+
+
+def read_page(html: bytes) -> _MainText:
+    reader = _MainText()
+    reader.feed(html.decode("utf-8"))
+    return reader
+
+
+def _absolute(site: SiteModel, page: str, href: str) -> str | None:
+    if re.match(r"^[a-z][a-z0-9+.-]*:", href) or href.startswith("//"):
+        return None
+    path, _, fragment = href.partition("#")
+    path = path.split("?")[0]
+    target = posixpath.normpath(posixpath.join(posixpath.dirname(page), path)) if path else page
+    return site.base_url + target + (f"#{fragment}" if fragment else "")
+
+
+def siblings(site: SiteModel, files: dict[str, bytes]) -> Iterator[tuple[str, bytes]]:
+    """``x.txt`` (unless a note's text projection is already there) and ``x.json`` for
+    every ``x.html``."""
+    for path in sorted(files):
+        if not path.endswith(".html") or path == "404.html":
+            continue
+        stem = path[: -len(".html")]
+        page = read_page(files[path])
+        kind = _kind(site, path)
+        body = "\n".join(page.lines)
+        if f"{stem}.txt" not in files:
+            yield f"{stem}.txt", (body + "\n").encode("utf-8")
+        links = sorted({url for url in (_absolute(site, path, h) for h in page.links) if url})
+        record = {"title": page.title.split(" · ")[0].strip(), "kind": kind, "url": site.base_url + path,
+                  "body": body, "links": links, "citations": _citations(site, path)}
+        yield f"{stem}.json", (json.dumps(record, ensure_ascii=False, indent=1, sort_keys=True) + "\n").encode("utf-8")
+
+
+def _kind(site: SiteModel, path: str) -> str:
+    if path == "index.html":
+        return "home"
+    if path.startswith("bases/"):
+        return "base"
+    if path.startswith("notebooks/"):
+        return "category" if path.count("/") > 1 else "notebook"
+    if path.endswith(".selection.html"):
+        return "selection"
+    slug = posixpath.basename(path)[: -len(".html")]
+    note = site.publication.notes.get(slug)
+    return note.type.value if note else "page"
+
+
+def _citations(site: SiteModel, path: str) -> list[dict]:
+    slug = posixpath.basename(path)[: -len(".html")]
+    result = []
+    for assessment in site.assessments.get(slug, []) if path.startswith("notes/") else []:
+        link = assessment.link
+        if not link.note or link.note not in site.publication.notes:
+            continue
+        fragment = f"ext-{link.extraction}" if link.marker.kind == "ext" else f"com-{link.marker.key}"
+        result.append({"claim": assessment.claim.text, "source_url": f"{site.base_url}{note_path(link.note)}#{fragment}",
+                       "quote": assessment.passage, "state": assessment.state.state,
+                       "verifier": (assessment.state.verdict.provenance.get("method")
+                                    if assessment.state.verdict else "build")})
+    return result
+
+
+def llms_txt(site: SiteModel, files: dict[str, bytes]) -> bytes:
+    """https://llmstxt.org: H1, > summary, an info paragraph, H2 sections of links, Optional."""
+    publication = site.publication
+    settings = publication.settings
+    base = site.base_url
+    licence = settings.licence.name + (f" ({settings.licence.url})" if settings.licence.url else "")
+    lines = [f"# {settings.title}", "", f"> {settings.description or settings.title}", "",
+             f"Notebooks of minutes, transcripts and debates, published with Carnet. Content licence: {licence}. "
+             "Every note has a plain-text projection (.txt) and a JSON sibling (.json); citations in wiki articles "
+             "and syntheses land on exact passages (#ext-…) and carry a verification state.", ""]
+
+    def section(title: str, entries: list[tuple[str, str, str]]) -> None:
+        if entries:
+            lines.append(f"## {title}")
+            lines.extend(f"- [{name}]({base}{path}): {' '.join(note.split())}" for name, path, note in entries)
+            lines.append("")
+
+    notes = publication.notes
+    section("Wikis and syntheses", [(n.title, note_path(s), n.summary or n.type.value) for s, n in notes.items()
+                                    if n.type is not NoteType.NOTE])
+    section("Notebooks", [(nb.title, notebook_path(s), nb.description or "notebook")
+                          for s, nb in publication.notebooks.items()])
+    section("Bases", [(b.title, base_path(s), b.description or "knowledge base") for s, b in publication.bases.items()])
+    section("Notes", [(n.title, note_path(s), n.summary or (n.date.isoformat() if n.date else "note"))
+                      for s, n in notes.items() if n.type is NoteType.NOTE])
+    listed = {note_path(s) for s in notes} | {notebook_path(s) for s in publication.notebooks} | \
+        {base_path(s) for s in publication.bases}
+    others = [(p, p) for p in sorted(files) if p.endswith(".html") and p not in listed and p != "404.html"]
+    optional = [(p, p, "page") for p, _ in others] + [
+        ("llms-full.txt", "llms-full.txt", "every page's text in one file"),
+        ("graph.json", "graph.json", "the typed graph of the corpus"),
+        ("sitemap.xml", "sitemap.xml", "every page")]
+    section("Optional", optional)
+    return "\n".join(lines).rstrip("\n").encode("utf-8") + b"\n"
+
+
+def llms_full(site: SiteModel, files: dict[str, bytes], cap: int = DEFAULT_FULL_CAP) -> bytes:
+    parts, size = [], 0
+    marker = "\n\n[… llms-full.txt truncated at {cap} bytes: the rest is in each page's .txt]\n"
+    for path in sorted(p for p in files if p.endswith(".html") and p != "404.html"):
+        text = files.get(path[: -len(".html")] + ".txt", b"").decode("utf-8")
+        chunk = f"# {site.base_url}{path}\n\n{text.strip()}\n\n"
+        encoded = chunk.encode("utf-8")
+        if size + len(encoded) > cap:
+            room = max(0, cap - size)
+            parts.append(encoded[:room].decode("utf-8", errors="ignore"))
+            parts.append(marker.format(cap=cap))
+            break
+        parts.append(chunk)
+        size += len(encoded)
+    return "".join(parts).encode("utf-8")
+
+
+def _page_date(site: SiteModel, path: str) -> str:
+    slug = posixpath.basename(path)[: -len(".html")]
+    note = site.publication.notes.get(slug) if path.startswith("notes/") else None
+    if note is None:
+        return ""
+    if note.date:
+        return note.date.isoformat()
+    dates = [c.date.isoformat() for e in note.extractions for c in e.comments]
+    return max(dates) if dates else ""
+
+
+def sitemap(site: SiteModel, files: dict[str, bytes]) -> bytes:
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>', '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">']
+    for path in sorted(p for p in files if p.endswith(".html") and p != "404.html"):
+        date = _page_date(site, path)
+        lastmod = f"<lastmod>{date}</lastmod>" if date else ""
+        lines.append(f"  <url><loc>{xml_escape(site.base_url + path)}</loc>{lastmod}</url>")
+    lines.append("</urlset>")
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def robots(site: SiteModel) -> bytes:
+    """Points to the sitemap and llms.txt; ``ai_training: disallow`` in carnet.yaml's
+    ``crawlers`` setting turns away the known AI-training crawlers."""
+    raw = site.publication.settings.extra.get("crawlers") or {}
+    disallow_training = isinstance(raw, dict) and raw.get("ai_training") == "disallow"
+    lines = ["User-agent: *", "Allow: /", ""]
+    if disallow_training:
+        for agent in ("GPTBot", "CCBot", "Google-Extended", "anthropic-ai", "ClaudeBot", "Applebot-Extended",
+                      "Bytespider", "meta-externalagent"):
+            lines += [f"User-agent: {agent}", "Disallow: /", ""]
+    lines += [f"Sitemap: {site.base_url}sitemap.xml", f"# llms.txt: {site.base_url}llms.txt"]
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def feeds(site: SiteModel) -> Iterator[tuple[str, bytes]]:
+    """Atom feeds dated by the content: new notes, and wikis and syntheses; site-wide and
+    per notebook."""
+    publication = site.publication
+
+    def feed(path: str, title: str, notes) -> bytes:
+        dated = sorted(((n, _page_date(site, note_path(n.slug))) for n in notes),
+                       key=lambda item: (item[1], item[0].slug), reverse=True)
+        updated = dated[0][1] if dated and dated[0][1] else "1970-01-01"
+        lines = ['<?xml version="1.0" encoding="UTF-8"?>', '<feed xmlns="http://www.w3.org/2005/Atom">',
+                 f"  <title>{xml_escape(title)}</title>", f"  <id>{xml_escape(site.base_url + path)}</id>",
+                 f'  <link rel="self" href="{xml_escape(site.base_url + path)}"/>',
+                 f"  <updated>{updated}T00:00:00Z</updated>",
+                 f"  <author><name>{xml_escape(publication.settings.title)}</name></author>"]
+        for note, date in dated:
+            url = site.base_url + note_path(note.slug)
+            lines += ["  <entry>", f"    <title>{xml_escape(note.title)}</title>", f"    <id>{xml_escape(url)}</id>",
+                      f'    <link href="{xml_escape(url)}"/>', f"    <updated>{date or updated}T00:00:00Z</updated>",
+                      f"    <summary>{xml_escape(note.summary or note.title)}</summary>", "  </entry>"]
+        lines.append("</feed>")
+        return ("\n".join(lines) + "\n").encode("utf-8")
+
+    notes = list(publication.notes.values())
+    yield "feeds/notes.xml", feed("feeds/notes.xml", f"{publication.settings.title} — notes",
+                                  [n for n in notes if n.type is NoteType.NOTE])
+    yield "feeds/articles.xml", feed("feeds/articles.xml", f"{publication.settings.title} — wikis & syntheses",
+                                     [n for n in notes if n.type is not NoteType.NOTE])
+    for slug, notebook in publication.notebooks.items():
+        members = publication.notes_of(slug)
+        yield f"feeds/{slug}.xml", feed(f"feeds/{slug}.xml", f"{notebook.title}", members)
+
+
+def manifest(files: dict[str, bytes]) -> bytes:
+    entries = {path: {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
+               for path, data in sorted(files.items())}
+    return (json.dumps({"files": entries}, indent=1, sort_keys=True) + "\n").encode("utf-8")
+
+
+def not_found_page(site: SiteModel, theme) -> bytes:
+    from generator.site.pages import common
+    ctx = common(site, theme, "404.html", theme.tr("not_found"), "not-found")
+    return theme.render("404.html", **ctx)
+
+
+__all__ = ["escape", "feeds", "llms_full", "llms_txt", "manifest", "robots", "siblings", "sitemap"]

@@ -1,0 +1,120 @@
+"""Outputs for crawlers and agents: siblings, llms.txt (reference parser), manifest, link
+integrity, feeds, sitemap, robots, graph, JSON-LD, budgets — and privacy in all of them."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+from xml.etree import ElementTree
+
+from bs4 import BeautifulSoup
+from llms_txt.miniparse import parse_llms_txt
+
+from generator.pipeline import build
+from generator.site.integrity import check_site
+from support.corpus import site_files
+
+
+def test_every_page_has_its_txt_and_json_siblings(example_site: Path) -> None:
+    files = site_files(example_site)
+    pages = [p for p in files if p.endswith(".html") and p != "404.html"]
+    for page in pages:
+        stem = page[: -len(".html")]
+        assert f"{stem}.txt" in files and f"{stem}.json" in files, page
+        record = json.loads(files[f"{stem}.json"])
+        assert set(record) == {"title", "kind", "url", "body", "links", "citations"}
+    wiki = json.loads(files["notes/cvl-wiki-budget.json"])
+    assert wiki["kind"] == "wiki" and wiki["citations"]
+    assert all("#ext-" in c["source_url"] or "#com-" in c["source_url"] for c in wiki["citations"])
+    assert {c["state"] for c in wiki["citations"]} >= {"verified", "weak", "debate-sourced"}
+
+
+def test_llms_txt_parses_lists_every_public_page_and_its_links_resolve(example_site: Path) -> None:
+    files = site_files(example_site)
+    parsed = parse_llms_txt(files["llms.txt"].decode("utf-8"))
+    assert parsed["title"] == "Carnets partagés" and parsed["summary"] and "CC BY-SA 4.0" in parsed["info"]
+    assert "Optional" in parsed["sections"] and "Notebooks" in parsed["sections"]
+    base = "https://carnets.example.org/"
+    urls = [link["url"] for links in parsed["sections"].values() for link in links]
+    assert all(u.startswith(base) and u[len(base):] in files for u in urls), "every link resolves"
+    listed = {u[len(base):] for u in urls}
+    assert {p for p in files if p.endswith(".html") and p != "404.html"} <= listed, "every public page is listed"
+
+
+def test_llms_full_is_capped_with_a_marker(tmp_path: Path) -> None:
+    content = Path(__file__).resolve().parents[1] / "content"
+    copy = tmp_path / "content"
+    subprocess.run(["cp", "-r", str(content), str(copy)], check=True)
+    with (copy / "carnet.yaml").open("a", encoding="utf-8") as f:
+        f.write("outputs:\n  llms_full_cap: 5000\n")
+    build(copy, tmp_path / "site")
+    text = (tmp_path / "site" / "llms-full.txt").read_bytes()
+    assert len(text) < 5200 and b"llms-full.txt truncated at 5000 bytes" in text
+
+
+def test_manifest_matches_the_files(example_site: Path) -> None:
+    files = site_files(example_site)
+    manifest = json.loads(files["manifest.json"])["files"]
+    expected = {p for p in files if p not in ("manifest.json", ".carnet-build")}
+    assert set(manifest) == expected
+    for path, entry in manifest.items():
+        assert entry == {"sha256": hashlib.sha256(files[path]).hexdigest(), "size": len(files[path])}
+
+
+def test_link_integrity_of_the_example_site(example_site: Path) -> None:
+    assert check_site(example_site) == []
+    result = subprocess.run([sys.executable, "-m", "generator", "check", "--site", str(example_site)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and "0 broken" in result.stderr
+
+
+def test_link_integrity_catches_a_broken_link(tmp_path: Path, example_site: Path) -> None:
+    subprocess.run(["cp", "-r", str(example_site), str(tmp_path / "site")], check=True)
+    page = tmp_path / "site" / "index.html"
+    page.write_text(page.read_text(encoding="utf-8").replace("</main>", '<a href="nulle-part.html#x">x</a></main>'),
+                    encoding="utf-8")
+    (problem,) = check_site(tmp_path / "site")
+    assert problem.file == "index.html" and problem.code == "broken-link"
+
+
+def test_sitemap_feeds_robots_and_graph(example_site: Path) -> None:
+    files = site_files(example_site)
+    ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9", "a": "http://www.w3.org/2005/Atom"}
+    locations = [e.text for e in ElementTree.fromstring(files["sitemap.xml"]).findall("s:url/s:loc", ns)]
+    assert len(locations) == len([p for p in files if p.endswith(".html") and p != "404.html"])
+    for feed in ("feeds/notes.xml", "feeds/articles.xml", "feeds/cvl.xml", "feeds/veille-financement.xml"):
+        entries = ElementTree.fromstring(files[feed]).findall("a:entry", ns)
+        assert entries, feed
+    assert "feeds/bureau-reseau.xml" not in files
+    robots = files["robots.txt"].decode("utf-8")
+    assert "Sitemap: https://carnets.example.org/sitemap.xml" in robots and "llms.txt" in robots
+    graph = json.loads(files["graph.json"])
+    types = {n["type"] for n in graph["nodes"]}
+    assert {"note", "wiki", "synthesis", "extraction", "comment", "claim", "group", "opposition", "element"} <= types
+    assert {e["type"] for e in graph["links"]} >= {"cites", "anchored-in", "comments-on", "member-of-group",
+                                                   "opposes", "supersedes", "discarded-from", "member-of"}
+    assert b"ClaimReview" not in files["graph.jsonld"]
+
+
+def test_pages_carry_json_ld_and_open_graph(example_site: Path) -> None:
+    page = BeautifulSoup((example_site / "notes" / "cvl-wiki-budget.html").read_bytes(), "html.parser")
+    data = json.loads(page.select_one('script[type="application/ld+json"]').string)
+    assert data["@type"] == "Article" and data["isPartOf"][0]["@type"] == "Collection"
+    assert data["citation"] and all("#ext-" in c for c in data["citation"])
+    properties = [p for claim in data["hasPart"] for p in claim["additionalProperty"]]
+    assert {p["value"] for p in properties} >= {"verified", "weak"} and all("verifier:" in p["description"] for p in properties)
+    assert page.select_one('meta[property="og:url"]')["content"] == data["url"]
+
+
+def test_budgets(example_site: Path) -> None:
+    files = site_files(example_site)
+    for path, data in files.items():
+        if path.endswith(".html"):
+            assert len(gzip.compress(data)) <= 60 * 1024, path
+    css = sum(len(d) for p, d in files.items() if p.startswith("static/") and p.endswith(".css"))
+    js = sum(len(d) for p, d in files.items() if p.startswith("static/") and p.endswith(".js"))
+    assert css <= 30 * 1024 and js <= 25 * 1024, (css, js)
