@@ -102,7 +102,22 @@ def _parser() -> argparse.ArgumentParser:
     selection.add_argument("--oppositions", action="store_true", help="run and record the oppositions pass (model)")
     selection.add_argument("--reindex", action="store_true",
                            help="embed the texts missing from the endpoint model's cache (embeddings: provider endpoint)")
+    context = commands.add_parser(
+        "context", help="a deterministic, cited markdown bundle for agents",
+        description="Seed nodes from a lexical search, rank the graph around them (personalised PageRank), and "
+                    "write three sections within a character budget: what the wikis say, the evidence passages "
+                    "with their states and links, the open debates. A failing section is left empty.")
+    context.add_argument("query")
+    context.add_argument("--content", type=Path, default=Path("content"), help="content directory (default: content)")
+    context.add_argument("--budget", type=int, default=8000, help="characters (default: 8000)")
     return parser
+
+
+def run_context(args: argparse.Namespace) -> int:
+    from generator.commands.context import context_bundle
+
+    sys.stdout.write(context_bundle(args.content, args.query, max(200, args.budget)))
+    return EXIT_OK
 
 
 def run_selection(args: argparse.Namespace) -> int:
@@ -257,7 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     handler = {"build": run_build, "check": run_check, "adopt": run_adopt, "propose": run_propose,
                "review": run_review, "apply": run_apply, "verify": run_verify,
-               "select": run_selection}[args.command]
+               "select": run_selection, "context": run_context}[args.command]
     try:
         return handler(args)
     except CarnetError as exc:

@@ -1,0 +1,142 @@
+"""``carnet context QUERY [--budget N]``: a deterministic, cited markdown bundle for agents.
+
+Seeds come from a lexical search over the published corpus; a personalised PageRank
+over the typed graph ranks what lies around them; three sections are filled within
+the character budget — what the wikis say, the evidence passages with their states and
+links, the open debates. Each section degrades on its own: a failing one is left empty
+with a message on stderr, the others come. Same inputs, same bytes.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import unicodedata
+from pathlib import Path
+from typing import Callable
+
+import networkx as nx
+
+from generator.pipeline import analyse, site_model
+from generator.site.graph import build_graph
+from generator.site.model import SiteModel, note_path
+
+SHARES = (0.4, 0.4, 0.2)
+_WORD = re.compile(r"\w{3,}", re.UNICODE)
+
+
+def _terms(text: str) -> set[str]:
+    folded = "".join(c for c in unicodedata.normalize("NFKD", text.casefold()) if not unicodedata.combining(c))
+    return set(_WORD.findall(folded))
+
+
+def rank(site: SiteModel, query: str) -> dict[str, float]:
+    """Personalised PageRank from the nodes whose text shares the most terms with the query."""
+    graph = build_graph(site).graph
+    wanted = _terms(query)
+    seeds: dict[str, float] = {}
+    for key, data in graph.nodes(data=True):
+        text = " ".join(str(data.get(k, "")) for k in ("title", "quote", "text", "question"))
+        score = len(wanted & _terms(text))
+        if score:
+            seeds[key] = float(score)
+    if not seeds:
+        return {}
+    simple = nx.Graph()
+    simple.add_nodes_from(sorted(graph.nodes))
+    simple.add_edges_from(sorted((u, v) for u, v in graph.edges()))
+    scores = nx.pagerank(simple, alpha=0.85, personalization=seeds, max_iter=200, tol=1e-12)
+    return {key: round(value, 10) for key, value in scores.items()}
+
+
+def _ordered(scores: dict[str, float], prefix: str) -> list[str]:
+    return [k for k, _v in sorted(((k, v) for k, v in scores.items() if k.startswith(prefix)),
+                                  key=lambda item: (-item[1], item[0]))]
+
+
+def _fill(lines: list[str], budget: int) -> str:
+    out, size = [], 0
+    for line in lines:
+        if size + len(line) + 1 > budget:
+            break
+        out.append(line)
+        size += len(line) + 1
+    return "\n".join(out)
+
+
+def wiki_section(site: SiteModel, scores: dict[str, float], budget: int) -> str:
+    lines = []
+    by_claim = {f"claim:{a.article}/{a.claim.id}": a for items in site.assessments.values() for a in items}
+    claims = {f"claim:{slug}/{c.id}": (slug, c) for slug, audit in site.articles.items() for c in audit.claims}
+    for key in _ordered(scores, "claim:"):
+        slug, claim = claims[key]
+        title = site.publication.notes[slug].title
+        state = by_claim[key].state.state if key in by_claim else "unsourced"
+        anchor = f"#{claim.id}" if claim.sourced else ""  # only a sourced claim has an anchor on its page
+        lines.append(f"- {claim.text} — [{title}]({site.base_url}{note_path(slug)}{anchor}) ({state})")
+    return _fill(lines, budget)
+
+
+def evidence_section(site: SiteModel, scores: dict[str, float], budget: int) -> str:
+    extraction = {e.id: (n, e) for n in site.publication.notes.values() for e in n.extractions}
+    states: dict[str, str] = {}
+    for items in site.assessments.values():
+        for a in items:
+            if a.link.marker.kind == "ext":
+                states.setdefault(a.link.extraction, a.state.state)
+    lines = []
+    for key in _ordered(scores, "extraction:"):
+        ext_id = key.split(":", 1)[1]
+        if ext_id not in extraction:
+            continue
+        note, item = extraction[ext_id]
+        date = note.date.isoformat() if note.date else ""
+        state = f"; cited, {states[ext_id]}" if ext_id in states else ""
+        lines.append(f"- « {' '.join(item.quote.split())} » — [{note.title}]({site.base_url}{note_path(note.slug)}"
+                     f"#ext-{ext_id}) ({date}{state})")
+    return _fill(lines, budget)
+
+
+def debate_section(site: SiteModel, scores: dict[str, float], budget: int) -> str:
+    extraction = {e.id: (n, e) for n in site.publication.notes.values() for e in n.extractions}
+    lines = []
+    for key in _ordered(scores, "extraction:"):
+        ext_id = key.split(":", 1)[1]
+        if ext_id not in extraction:
+            continue
+        note, item = extraction[ext_id]
+        against = [c for c in item.comments if c.withdrawn is None and c.stance == "disagree"]
+        if against:
+            lines.append(f"- [{ext_id}]({site.base_url}{note_path(note.slug)}#ext-{ext_id}): "
+                         f"{len(against)} disagreement(s) — « {' '.join(against[0].text.split())} »")
+    for slug, record in sorted(site.oppositions.items()):
+        for item in record.oppositions:
+            if f"extraction:{item.a}" in scores or f"extraction:{item.b}" in scores:
+                lines.append(f"- opposition ({record.provenance.get('method')}): {item.question} — {item.a} ⟷ {item.b}")
+    return _fill(lines, budget)
+
+
+SECTIONS: tuple[tuple[str, Callable[[SiteModel, dict[str, float], int], str]], ...] = (
+    ("Ce que disent les wikis et synthèses", wiki_section),
+    ("Passages cités, avec leur état", evidence_section),
+    ("Débats ouverts", debate_section),
+)
+
+
+def context_bundle(content: Path, query: str, budget: int = 8000, errors=sys.stderr) -> str:
+    analysis = analyse(content)
+    site = site_model(analysis, content)
+    scores = rank(site, query)
+    parts = [f"# Contexte : {query}", "",
+             f"Source : {site.publication.settings.title} ({site.base_url}). Chaque ligne renvoie à son passage.", ""]
+    heading = sum(len(p) + 1 for p in parts)
+    remaining = max(0, budget - heading)
+    for (title, section), share in zip(SECTIONS, SHARES):
+        allowance = max(0, int(remaining * share) - len(title) - 6)
+        try:
+            body = section(site, scores, allowance) if scores else ""
+        except Exception as exc:  # one failing source never blocks the others
+            print(f"carnet context: section «{title}» failed: {exc}", file=errors)
+            body = ""
+        parts += [f"## {title}", "", body or "(rien)", ""]
+    return "\n".join(parts).rstrip("\n") + "\n"
