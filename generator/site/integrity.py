@@ -30,7 +30,8 @@ class _Links(HTMLParser):
             self.links.append((self.getpos()[0], attributes[name]))
 
 
-def check_site(root: Path) -> list[Problem]:
+def check_site(root: Path, root_prefix: str = "") -> list[Problem]:
+    """``root_prefix``: the path of the base URL when it is not ``/`` (e.g. ``/wiki/``)."""
     files = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
     pages: dict[str, _Links] = {}
     for path in sorted(f for f in files if f.endswith(".html")):
@@ -43,8 +44,13 @@ def check_site(root: Path) -> list[Problem]:
             parts = urlsplit(url)
             if parts.scheme or url.startswith("//") or re.match(r"^[a-z]+:", url):
                 continue
-            target = posixpath.normpath(posixpath.join(posixpath.dirname(path), unquote(parts.path))) \
-                if parts.path else path
+            if parts.path.startswith("/"):  # root-relative (404.html): from the site's root
+                target = posixpath.normpath(unquote(parts.path).lstrip("/")) if parts.path != "/" else "index.html"
+                if root_prefix and parts.path.startswith(root_prefix):
+                    target = posixpath.normpath(unquote(parts.path)[len(root_prefix):]) or "index.html"
+            else:
+                target = posixpath.normpath(posixpath.join(posixpath.dirname(path), unquote(parts.path))) \
+                    if parts.path else path
             if target not in files:
                 problems.append(Problem(path, line, "broken-link", f"{url!r} leads to no emitted file",
                                         "Rebuild the site; report it if it persists (a link Carnet wrote)."))

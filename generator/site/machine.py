@@ -265,7 +265,7 @@ def manifest(files: dict[str, bytes]) -> bytes:
 
 def not_found_page(site: SiteModel, theme) -> bytes:
     from generator.site.pages import common
-    ctx = common(site, theme, "404.html", theme.tr("not_found"), "not-found")
+    ctx = common(site, theme, "404.html", theme.tr("not_found"), "not-found", absolute=True)
     return theme.render("404.html", **ctx)
 
 

@@ -7,7 +7,7 @@ import json
 import posixpath
 import re
 from html import escape
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 from typing import Any, Callable
 
 from generator.anchoring import AnchorStatus
@@ -88,13 +88,17 @@ def page_metadata(site: SiteModel, path: str, title: str, kind: str) -> dict[str
             "jsonld": json_ld(data)}
 
 
-def common(site: SiteModel, theme: Theme, path: str, title: str, kind: str) -> dict[str, Any]:
-    """What every page needs: site, navigation, addresses relative to this page."""
+def common(site: SiteModel, theme: Theme, path: str, title: str, kind: str, absolute: bool = False) -> dict[str, Any]:
+    """What every page needs: site, navigation, addresses relative to this page (root-relative
+    for a page served at any address, like 404.html)."""
     publication = site.publication
     settings = publication.settings
 
+    root = urlsplit(site.base_url).path or "/"
+
     def url(target: str) -> str:
-        return relative(target, path)
+        # root-relative for a page served at any address (404.html): same host, any depth
+        return root + target if absolute else relative(target, path)
 
     return {
         "site": settings,
