@@ -54,6 +54,15 @@ def _ordered(scores: dict[str, float], prefix: str) -> list[str]:
                                   key=lambda item: (-item[1], item[0]))]
 
 
+def _ranked_extractions(site: SiteModel, scores: dict[str, float]):
+    """Published extractions by rank: (id, note, extraction)."""
+    extraction = {e.id: (n, e) for n in site.publication.notes.values() for e in n.extractions}
+    for key in _ordered(scores, "extraction:"):
+        ext_id = key.split(":", 1)[1]
+        if ext_id in extraction:
+            yield ext_id, *extraction[ext_id]
+
+
 def _fill(lines: list[str], budget: int) -> str:
     out, size = [], 0
     for line in lines:
@@ -78,18 +87,13 @@ def wiki_section(site: SiteModel, scores: dict[str, float], budget: int) -> str:
 
 
 def evidence_section(site: SiteModel, scores: dict[str, float], budget: int) -> str:
-    extraction = {e.id: (n, e) for n in site.publication.notes.values() for e in n.extractions}
     states: dict[str, str] = {}
     for items in site.assessments.values():
         for a in items:
             if a.link.marker.kind == "ext":
                 states.setdefault(a.link.extraction, a.state.state)
     lines = []
-    for key in _ordered(scores, "extraction:"):
-        ext_id = key.split(":", 1)[1]
-        if ext_id not in extraction:
-            continue
-        note, item = extraction[ext_id]
+    for ext_id, note, item in _ranked_extractions(site, scores):
         date = note.date.isoformat() if note.date else ""
         state = f"; cited, {states[ext_id]}" if ext_id in states else ""
         lines.append(f"- « {' '.join(item.quote.split())} » — [{note.title}]({site.base_url}{note_path(note.slug)}"
@@ -98,13 +102,8 @@ def evidence_section(site: SiteModel, scores: dict[str, float], budget: int) -> 
 
 
 def debate_section(site: SiteModel, scores: dict[str, float], budget: int) -> str:
-    extraction = {e.id: (n, e) for n in site.publication.notes.values() for e in n.extractions}
     lines = []
-    for key in _ordered(scores, "extraction:"):
-        ext_id = key.split(":", 1)[1]
-        if ext_id not in extraction:
-            continue
-        note, item = extraction[ext_id]
+    for ext_id, note, item in _ranked_extractions(site, scores):
         against = [c for c in item.comments if c.withdrawn is None and c.stance == "disagree"]
         if against:
             lines.append(f"- [{ext_id}]({site.base_url}{note_path(note.slug)}#ext-{ext_id}): "
