@@ -21,7 +21,7 @@ from support.corpus import site_files
 
 def test_every_page_has_its_txt_and_json_siblings(example_site: Path) -> None:
     files = site_files(example_site)
-    pages = [p for p in files if p.endswith(".html") and p != "404.html"]
+    pages = [p for p in files if p.endswith(".html") and p != "404.html" and b'http-equiv="refresh"' not in files[p]]
     for page in pages:
         stem = page[: -len(".html")]
         assert f"{stem}.txt" in files and f"{stem}.json" in files, page
@@ -42,7 +42,8 @@ def test_llms_txt_parses_lists_every_public_page_and_its_links_resolve(example_s
     urls = [link["url"] for links in parsed["sections"].values() for link in links]
     assert all(u.startswith(base) and u[len(base):] in files for u in urls), "every link resolves"
     listed = {u[len(base):] for u in urls}
-    assert {p for p in files if p.endswith(".html") and p != "404.html"} <= listed, "every public page is listed"
+    pages = {p for p in files if p.endswith(".html") and p != "404.html" and b'http-equiv="refresh"' not in files[p]}
+    assert pages <= listed, "every public page is listed"
 
 
 def test_llms_full_is_capped_with_a_marker(tmp_path: Path) -> None:
@@ -85,7 +86,8 @@ def test_sitemap_feeds_robots_and_graph(example_site: Path) -> None:
     files = site_files(example_site)
     ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9", "a": "http://www.w3.org/2005/Atom"}
     locations = [e.text for e in ElementTree.fromstring(files["sitemap.xml"]).findall("s:url/s:loc", ns)]
-    assert len(locations) == len([p for p in files if p.endswith(".html") and p != "404.html"])
+    assert len(locations) == len([p for p in files if p.endswith(".html") and p != "404.html"
+                                  and b'http-equiv="refresh"' not in files[p]])
     for feed in ("feeds/notes.xml", "feeds/articles.xml", "feeds/cvl.xml", "feeds/veille-financement.xml"):
         entries = ElementTree.fromstring(files[feed]).findall("a:entry", ns)
         assert entries, feed

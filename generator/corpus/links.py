@@ -102,6 +102,9 @@ def _resolve(use: LinkUse, note: Note, corpus: Corpus, index: CorpusIndex) -> tu
         if target.kind == "note":
             if target.key in corpus.notes:
                 return LinkTarget("note", target.key, fragment=target.fragment), None
+            renamed = next((n.slug for n in corpus.notes.values() if target.key in n.aliases), None)
+            if renamed:  # a former slug: the link follows the note
+                return LinkTarget("note", renamed, fragment=target.fragment), None
             return LinkTarget("broken", use.raw), Problem(
                 file, use.line, "broken-link", f"[[{use.raw}]] names no note",
                 "Fix the slug (the note's file name without .md).", Severity.WARNING)

@@ -399,7 +399,7 @@ def _parse_note(rel: str, slug: str, data: bytes, sidecar: tuple[str, Any] | Non
     if "extractions" in f.data:
         f.error("extractions", "misplaced-extractions", "extractions are not read from the front matter",
                 f"Move them to {slug}.extractions.yaml beside the note (see docs/content-format.md).")
-    f.check_known(("title", "date", "type", "authors", "summary", "notebooks", "media", "duration", "extractions",
+    f.check_known(("title", "date", "type", "authors", "summary", "notebooks", "media", "duration", "extractions", "aliases",
                    *article_keys, *later_keys))
     article = parse_article(f) if note_type is not NoteType.NOTE else None
     if article is None:
@@ -438,6 +438,7 @@ def _parse_note(rel: str, slug: str, data: bytes, sidecar: tuple[str, Any] | Non
         extra={key: f.data[key] for key in later_keys if key in f.data},
         article=article,
         field_lines={str(key): line for key, line in f.data.key_lines.items()},
+        aliases=tuple(f.text_list("aliases")),
     )
 
 

@@ -237,6 +237,7 @@ class Note:
         extra: front-matter keys owned by later stages (wiki perimeter, adoption…).
         field_lines: line of each front-matter field (for messages).
         article: for a wiki or a synthesis, its :class:`~generator.corpus.article.ArticleSpec`.
+        aliases: former slugs of the note; their addresses redirect to it.
     """
 
     slug: str
@@ -255,6 +256,7 @@ class Note:
     extra: dict[str, Any] = field(default_factory=dict)
     field_lines: dict[str, int] = field(default_factory=dict, compare=False)
     article: Any = None
+    aliases: tuple[str, ...] = ()
 
     def membership(self, notebook: str) -> Membership | None:
         return next((m for m in self.memberships if m.notebook == notebook), None)

@@ -3,6 +3,7 @@ unique ids, assets. Pure: corpus in, problems out."""
 
 from __future__ import annotations
 
+from generator.corpus.fields import SLUG_PATTERN
 from generator.corpus.model import Corpus, NoteType
 from generator.problems import Problem
 
@@ -15,7 +16,26 @@ def validate_corpus(corpus: Corpus) -> list[Problem]:
     _check_unique_ids(corpus, problems)
     _check_media(corpus, problems)
     _check_proposals(corpus, problems)
+    _check_aliases(corpus, problems)
     return problems
+
+
+def _check_aliases(corpus: Corpus, problems: list[Problem]) -> None:
+    seen: dict[str, str] = {}
+    for note in corpus.notes.values():
+        for alias in note.aliases:
+            line = note.field_lines.get("aliases", 1)
+            if not SLUG_PATTERN.match(alias):
+                problems.append(Problem(note.source.file, line, "invalid-slug", f"alias {alias!r} is not a slug",
+                                        "An alias is a former slug: lowercase letters, digits and hyphens."))
+            elif alias in corpus.notes:
+                problems.append(Problem(note.source.file, line, "duplicate-slug",
+                                        f"alias {alias!r} is the slug of an existing note", "Remove the alias."))
+            elif alias in seen:
+                problems.append(Problem(note.source.file, line, "duplicate-slug",
+                                        f"alias {alias!r} is already an alias of {seen[alias]!r}", "Keep one."))
+            else:
+                seen[alias] = note.slug
 
 
 def _check_proposals(corpus: Corpus, problems: list[Problem]) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 from typing import Iterator, Protocol
 
 from generator.site import pages
@@ -174,17 +175,42 @@ class Robots:
         yield "robots.txt", robots(site)
 
 
+@dataclass(frozen=True)
+class Redirects:
+    """Former slugs (``aliases:``) keep working: ``_redirects`` for Netlify, and a small
+    HTML page at each old address for other hosts."""
+
+    name: str = "redirects"
+    reads: frozenset[str] = frozenset({"settings", "notes"})
+
+    def emit(self, site: SiteModel, theme: Theme) -> Output:
+        root = urlsplit(site.base_url).path  # "/" or "/wiki/"
+        lines = []
+        for slug, note in site.publication.notes.items():
+            for alias in sorted(note.aliases):
+                lines.append(f"{root}{note_path(alias)} {root}{note_path(slug)} 301")
+                target = f"{slug}.html"
+                yield note_path(alias), theme.render("redirect.html", target=target, title=note.title,
+                                                     canonical=site.base_url + note_path(slug),
+                                                     language=site.publication.settings.language)
+        if lines:
+            yield "_redirects", ("\n".join(sorted(lines)) + "\n").encode("utf-8")
+
+
+
 EMITTERS: tuple[Emitter, ...] = (
     ThemeStatic(), ContentAssets(), HomePage(), BasePages(), NotebookPages(), CategoryPages(), NotePages(),
-    TextProjections(), WebAnnotations(), SelectionPages(), NotFoundPage(), Feeds(), Robots(),
+    TextProjections(), WebAnnotations(), SelectionPages(), NotFoundPage(), Feeds(), Robots(), Redirects(),
 )
 
 
 def derived_outputs(site: SiteModel, files: dict[str, bytes]) -> dict[str, bytes]:
     """Outputs read from the pages themselves, in order: siblings of every page, llms.txt,
     llms-full.txt, the sitemap, the graph — then the manifest of everything."""
-    derived = dict(siblings(site, files))
-    everything = {**files, **derived}
+    redirects = {note_path(alias) for note in site.publication.notes.values() for alias in note.aliases}
+    pages = {path: data for path, data in files.items() if path not in redirects}  # redirects are not pages
+    derived = dict(siblings(site, pages))
+    everything = {**pages, **derived}
     raw = site.publication.settings.extra.get("outputs") or {}
     cap = raw.get("llms_full_cap", DEFAULT_FULL_CAP) if isinstance(raw, dict) else DEFAULT_FULL_CAP
     derived["llms.txt"] = llms_txt(site, everything)
@@ -193,3 +219,4 @@ def derived_outputs(site: SiteModel, files: dict[str, bytes]) -> dict[str, bytes
     derived.update(graph_outputs(site))
     derived["manifest.json"] = manifest({**files, **derived})
     return derived
+
