@@ -37,6 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--base-url", help="absolute URL the site is published at (overrides carnet.yaml)")
     build.add_argument("--theme", type=Path, help="theme directory (default: the bundled theme)")
     build.add_argument("--quiet", action="store_true", help="print only problems")
+    build.add_argument("--no-search", action="store_true", help="skip the Pagefind search index (quick previews)")
 
     check = commands.add_parser(
         "check", help="check the content without building",
@@ -199,7 +200,8 @@ def run_build(args: argparse.Namespace) -> int:
     from generator.pipeline import build
 
     try:
-        result = build(args.content, args.out, strict=args.strict, base_url=args.base_url, theme_dir=args.theme)
+        result = build(args.content, args.out, strict=args.strict, base_url=args.base_url, theme_dir=args.theme,
+                       search=not args.no_search)
     except ContentError as exc:
         _print_problems(exc.problems, args.content)
         print(f"carnet: build stopped: {exc}", file=sys.stderr)

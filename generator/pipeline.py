@@ -26,6 +26,7 @@ from generator.problems import ContentError, Problem, SettingsError, sorted_prob
 from generator.site.emitters import EMITTERS, Emitter, derived_outputs
 from generator.site.model import SiteModel
 from generator.site.output import check_output_dir, write_site
+from generator.site.search import index_site
 from generator.site.theme import Theme, check_theme
 
 
@@ -177,7 +178,8 @@ def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = E
 
 
 def build(content_dir: Path, out_dir: Path, *, strict: bool = False, base_url: str | None = None,
-          theme_dir: Path | None = None, emitters: tuple[Emitter, ...] = EMITTERS) -> BuildResult:
+          theme_dir: Path | None = None, emitters: tuple[Emitter, ...] = EMITTERS,
+          search: bool = True) -> BuildResult:
     if base_url is not None and not base_url.startswith(("http://", "https://")):
         raise SettingsError(f"--base-url {base_url!r} must be an absolute http(s) URL (e.g. https://example.org/)")
     check_output_dir(out_dir, content_dir)  # refuse early, before any work
@@ -189,7 +191,8 @@ def build(content_dir: Path, out_dir: Path, *, strict: bool = False, base_url: s
     site = site_model(analysis, content_dir, base_url)
     theme = Theme.load(theme_dir, analysis.publication.settings.language)
     files = render_site(site, theme, emitters)
-    write_site(files, out_dir, content_dir)
+    language = analysis.publication.settings.language
+    write_site(files, out_dir, content_dir, (lambda tree: index_site(tree, language)) if search else None)
     return BuildResult(out_dir, len(files) + 1, publication_reports(analysis), analysis.problems)
 
 

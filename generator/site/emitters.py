@@ -158,6 +158,18 @@ class NotFoundPage:
 
 
 @dataclass(frozen=True)
+class SearchPage:
+    name: str = "search-page"
+    reads: frozenset[str] = frozenset({"settings", "bases", "notebooks", "theme"})
+
+    def emit(self, site: SiteModel, theme: Theme) -> Output:
+        from generator.site.pages import common
+        context = common(site, theme, "search.html", theme.tr("search"), "search")
+        context["results_label"] = theme.tr("search_results", n=2)
+        yield "search.html", theme.render("search.html", **context)
+
+
+@dataclass(frozen=True)
 class Feeds:
     name: str = "feeds"
     reads: frozenset[str] = frozenset({"settings", "notebooks", "notes"})
@@ -200,7 +212,7 @@ class Redirects:
 
 EMITTERS: tuple[Emitter, ...] = (
     ThemeStatic(), ContentAssets(), HomePage(), BasePages(), NotebookPages(), CategoryPages(), NotePages(),
-    TextProjections(), WebAnnotations(), SelectionPages(), NotFoundPage(), Feeds(), Robots(), Redirects(),
+    TextProjections(), WebAnnotations(), SelectionPages(), NotFoundPage(), SearchPage(), Feeds(), Robots(), Redirects(),
 )
 
 

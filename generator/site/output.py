@@ -13,7 +13,7 @@ import os
 import posixpath
 import shutil
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping
 
 from generator.problems import OutputDirectoryError
 
@@ -44,8 +44,10 @@ def _safe_relative(path: str) -> bool:
     return bool(path) and not path.startswith("/") and normal == path and not normal.startswith("..")
 
 
-def write_site(files: Mapping[str, bytes], out_dir: Path, content_dir: Path) -> None:
-    """Write ``files`` (site-relative POSIX path → bytes) as the new content of ``out_dir``."""
+def write_site(files: Mapping[str, bytes], out_dir: Path, content_dir: Path,
+               before_swap: Callable[[Path], None] | None = None) -> None:
+    """Write ``files`` (site-relative POSIX path → bytes) as the new content of ``out_dir``;
+    ``before_swap`` runs on the complete new tree (the search index) before it goes live."""
     check_output_dir(out_dir, content_dir)
     for path in files:
         if not _safe_relative(path) or path == MARKER:
@@ -62,6 +64,8 @@ def write_site(files: Mapping[str, bytes], out_dir: Path, content_dir: Path) -> 
             target = staging / path
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(files[path])
+        if before_swap is not None:
+            before_swap(staging)
         _swap_in(staging, out_dir.absolute())
     finally:
         if staging.exists():

@@ -274,3 +274,49 @@ def test_the_evidence_panel_says_the_state_its_provenance_and_its_limit(page) ->
     weak = page.locator(".note-body a.citation.state-weak").first
     weak.hover()
     assert "faible" in page.locator("#citation-preview").inner_text()
+
+
+def test_search_finds_a_note_by_a_word_of_its_body_and_filters_narrow(page) -> None:
+    page.goto("index.html")
+    page.keyboard.press("/")
+    page.wait_for_url("**/search.html")
+    page.fill("#search-input", "propriétaire")
+    page.wait_for_selector(".search-results li a")
+    titles = page.locator(".search-results li a").all_inner_texts()
+    assert "Séance budgétaire du 14 novembre 2024" in titles
+    page.fill("#search-input", "budget")
+    page.wait_for_function("() => document.querySelectorAll('.search-results li').length > 3")
+    before = page.locator(".search-results li").count()
+    page.select_option('select[name="notebook"]', "Veille financement")
+    page.wait_for_function("(n) => document.querySelectorAll('.search-results li').length < n", arg=before)
+    page.locator(".search-results li a").first.click()
+    page.wait_for_load_state()
+    assert "/notes/" in page.url
+
+
+def test_search_results_are_the_same_across_builds(browser, site_url, example_site, tmp_path) -> None:
+    """Pagefind 1.5.2 names some shards differently from build to build: equality is checked
+    by search results, not bytes."""
+    from generator.pipeline import build
+    from pathlib import Path
+    content = Path(__file__).resolve().parents[2] / "content"
+    build(content, tmp_path / "again")
+    import functools
+    import threading
+    from http.server import ThreadingHTTPServer
+    from tests.browser.conftest import _Handler
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=str(tmp_path / "again")))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        results = []
+        for url in (site_url, f"http://127.0.0.1:{server.server_address[1]}/"):
+            context = browser.new_context(base_url=url)
+            page = context.new_page()
+            page.goto("search.html?q=budget")
+            page.wait_for_selector(".search-results li a")
+            results.append(page.locator(".search-results li a").evaluate_all("as => as.map(a => a.getAttribute('href'))"))
+            context.close()
+        assert results[0] == results[1] and results[0]
+    finally:
+        server.shutdown()
+        server.server_close()

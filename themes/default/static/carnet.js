@@ -238,7 +238,95 @@
     select(wanted || tabs[0]);
   }
 
+  // Search: "/" or Ctrl/Cmd+K from any page opens the search page; there, Pagefind
+  // (pagefind/pagefind.js, loaded on demand) answers, with its filters as selects.
+  function setUpSearchShortcut() {
+    var link = document.querySelector("a.search-open");
+    if (!link) return;
+    document.addEventListener("keydown", function (event) {
+      var typing = /INPUT|TEXTAREA|SELECT/.test((event.target && event.target.tagName) || "");
+      if ((event.key === "/" && !typing) || ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "k")) {
+        event.preventDefault();
+        var input = document.getElementById("search-input");
+        if (input) input.focus(); else window.location.href = link.href;
+      }
+    });
+  }
+
+  function setUpSearch() {
+    var input = document.getElementById("search-input");
+    if (!input) return;
+    var results = document.querySelector(".search-results");
+    var status = document.querySelector(".search-status");
+    var filtersBox = document.querySelector(".search-filters");
+    var root = document.body.dataset.root || "./";  // a bare "pagefind/…" would be a module name
+    var pagefind = null, selects = {}, pending = 0;
+    function chosen() {
+      var filters = {};
+      Object.keys(selects).forEach(function (key) { if (selects[key].value) filters[key] = selects[key].value; });
+      return filters;
+    }
+    function run() {
+      var term = input.value.trim(), ticket = ++pending;
+      if (!pagefind) return;
+      if (!term && !Object.keys(chosen()).length) { results.textContent = ""; status.textContent = ""; return; }
+      pagefind.search(term || null, { filters: chosen() }).then(function (search) {
+        return Promise.all(search.results.slice(0, 20).map(function (r) { return r.data(); }));
+      }).then(function (items) {
+        if (ticket !== pending) return;
+        results.textContent = "";
+        items.forEach(function (item) {
+          var li = document.createElement("li");
+          var a = document.createElement("a");
+          var target = item.sub_results && item.sub_results.length ? item.sub_results[0].url : item.url;
+          a.href = target;
+          a.textContent = (item.meta && item.meta.title) || item.url;
+          var excerpt = document.createElement("p");
+          excerpt.textContent = (item.excerpt || "").replace(/<[^>]+>/g, "");
+          li.appendChild(a);
+          li.appendChild(excerpt);
+          results.appendChild(li);
+        });
+        var label = items.length < 2 ? document.body.dataset.resultsLabelOne : document.body.dataset.resultsLabel;
+        status.textContent = label.replace(/\d+/, String(items.length));
+      });
+    }
+    // resolved against the page: a module specifier alone would resolve against this script
+    import(new URL(root + "pagefind/pagefind.js", document.baseURI).href).then(function (module) {
+      pagefind = module;
+      return pagefind.filters();
+    }).then(function (filters) {
+      Object.keys(filters).sort().forEach(function (key) {
+        var label = document.createElement("label");
+        label.textContent = key + " ";
+        var select = document.createElement("select");
+        select.name = key;
+        var all = document.createElement("option");
+        all.value = "";
+        all.textContent = document.body.dataset.allLabel;
+        select.appendChild(all);
+        Object.keys(filters[key]).sort().forEach(function (value) {
+          var option = document.createElement("option");
+          option.value = value;
+          option.textContent = value + " (" + filters[key][value] + ")";
+          select.appendChild(option);
+        });
+        select.addEventListener("change", run);
+        selects[key] = select;
+        label.appendChild(select);
+        filtersBox.appendChild(label);
+      });
+      var query = new URLSearchParams(window.location.search).get("q");
+      if (query) input.value = query;
+      run();
+    }).catch(function () { status.textContent = "—"; });
+    input.addEventListener("input", run);
+    input.form.addEventListener("submit", function (event) { event.preventDefault(); run(); });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    setUpSearchShortcut();
+    setUpSearch();
     setUpCitationPreviews();
     setUpTabs();
     setUpThemeToggle();

@@ -1,0 +1,42 @@
+"""Search: the Pagefind bundle is built from published pages only; --no-search omits it."""
+
+from __future__ import annotations
+
+import gzip
+import subprocess
+import sys
+from pathlib import Path
+
+from generator.pipeline import build
+from support.corpus import site_files
+
+
+def fragments(site: Path) -> bytes:
+    return b"".join(gzip.decompress(p.read_bytes()) for p in sorted((site / "pagefind" / "fragment").glob("*")))
+
+
+def test_the_index_holds_published_pages_only(small: Path, tmp_path: Path) -> None:
+    build(small, tmp_path / "site")
+    text = fragments(tmp_path / "site").decode("utf-8")
+    assert "/site/notes/conseil-a.html" in text or "/notes/conseil-a.html" in text
+    for secret in ("PRIVATETOKEN", "PRIVATETITLE", "Gaston Confidentiel", "Zoé Realname", "MASKEDCOMMENT",
+                   "WITHDRAWNTEXT"):
+        assert secret not in text, secret
+
+
+def test_no_search_omits_the_bundle_and_nothing_else_changes(small: Path, tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "generator", "build", str(small), "--out", str(tmp_path / "quick"),
+                             "--no-search", "--quiet"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    build(small, tmp_path / "full")
+    quick, full = site_files(tmp_path / "quick"), site_files(tmp_path / "full")
+    assert not any(p.startswith("pagefind/") for p in quick)
+    assert any(p.startswith("pagefind/") for p in full)
+    assert {p: d for p, d in full.items() if not p.startswith("pagefind/")} == quick
+
+
+def test_pages_declare_their_filters(example_site: Path) -> None:
+    page = (example_site / "notes" / "cvl-wiki-budget.html").read_text(encoding="utf-8")
+    for marker in ('data-pagefind-body', 'data-pagefind-filter="type:Article wiki"',
+                   'data-pagefind-filter="notebook:Conseil de vie lycéenne"', 'data-pagefind-filter="state:vérifié"'):
+        assert marker in page, marker
