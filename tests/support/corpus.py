@@ -43,5 +43,8 @@ def line_of(root: Path, rel: str, needle: str, occurrence: int = 1) -> int:
     raise AssertionError(f"{needle!r} not in {rel}")
 
 
-def site_files(out: Path) -> dict[str, bytes]:
-    return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+def site_files(out: Path, search: bool = True) -> dict[str, bytes]:
+    """Every file of a built site; ``search=False`` leaves out the Pagefind bundle, whose
+    shard names vary between builds (its equality is checked by search results)."""
+    files = {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    return files if search else {k: v for k, v in files.items() if not k.startswith("pagefind/")}
