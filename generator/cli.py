@@ -111,7 +111,32 @@ def _parser() -> argparse.ArgumentParser:
     context.add_argument("query")
     context.add_argument("--content", type=Path, default=Path("content"), help="content directory (default: content)")
     context.add_argument("--budget", type=int, default=8000, help="characters (default: 8000)")
+    serve = commands.add_parser(
+        "serve", help="build, serve on 127.0.0.1 and rebuild on every change (live reload)",
+        description="Build the site, serve it with the published security headers, watch content/, themes/ and "
+                    "prompts/, rebuild after each change and reload the open page; a content error shows an "
+                    "overlay with file:line while the previous site stays served.")
+    serve.add_argument("content", nargs="?", default="content", type=Path)
+    serve.add_argument("--out", default=Path("build"), type=Path)
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--theme", type=Path)
+    serve.add_argument("--no-search", action="store_true", help="no search index")
     return parser
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    import time
+
+    from generator.commands.serve import Server
+
+    server = Server(args.content, args.out, port=args.port, theme=args.theme, search=not args.no_search)
+    server.start()
+    print(f"serving {args.out} at {server.url} — watching for changes (Ctrl+C to stop)")
+    try:
+        while True:
+            time.sleep(3600)
+    finally:
+        server.close()
 
 
 def run_context(args: argparse.Namespace) -> int:
@@ -274,7 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     handler = {"build": run_build, "check": run_check, "adopt": run_adopt, "propose": run_propose,
                "review": run_review, "apply": run_apply, "verify": run_verify,
-               "select": run_selection, "context": run_context}[args.command]
+               "select": run_selection, "context": run_context, "serve": run_serve}[args.command]
     try:
         return handler(args)
     except CarnetError as exc:

@@ -65,6 +65,7 @@ class BuildResult:
     files: int
     reports: list[NotebookReport]
     problems: list[Problem]
+    language: str = "fr"
 
 
 def analyse(content_dir: Path) -> Analysis:
@@ -193,7 +194,7 @@ def build(content_dir: Path, out_dir: Path, *, strict: bool = False, base_url: s
     files = render_site(site, theme, emitters)
     language = analysis.publication.settings.language
     write_site(files, out_dir, content_dir, (lambda tree: index_site(tree, language)) if search else None)
-    return BuildResult(out_dir, len(files) + 1, publication_reports(analysis), analysis.problems)
+    return BuildResult(out_dir, len(files) + 1, publication_reports(analysis), analysis.problems, language)
 
 
 def publication_reports(analysis: Analysis) -> list[NotebookReport]:
