@@ -194,8 +194,4 @@ def build(content_dir: Path, out_dir: Path, *, strict: bool = False, base_url: s
     files = render_site(site, theme, emitters)
     language = analysis.publication.settings.language
     write_site(files, out_dir, content_dir, (lambda tree: index_site(tree, language)) if search else None)
-    return BuildResult(out_dir, len(files) + 1, publication_reports(analysis), analysis.problems, language)
-
-
-def publication_reports(analysis: Analysis) -> list[NotebookReport]:
-    return analysis.publication.reports
+    return BuildResult(out_dir, len(files) + 1, analysis.publication.reports, analysis.problems, language)

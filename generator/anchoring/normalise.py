@@ -30,7 +30,7 @@ def normalise(text: str) -> tuple[str, list[int]]:
     translated = text.translate(_TRANSLATION)
     parts: list[str] = []
     origin: list[int] = []
-    position = 0
+    position = position_of_space = 0  # a joining space is only written after some text
     for run in _SPACE_RUN.finditer(translated):
         begin, end = run.span()
         if begin > position:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 from pathlib import Path
 
+from generator.files import write_atomic
 from generator.corpus.model import NoteType
-from generator.corpus.source import decode_text, parse_yaml, split_front_matter
+from generator.corpus.source import decode_text, split_front_matter
 from generator.pipeline import analyse
 from generator.problems import CarnetError
 from generator.synthesis.audit import default_spec
@@ -109,9 +109,7 @@ def adopt(file: Path, by: str, date: dt.date, record_perimeter: bool = True) -> 
     digest = adoption_hash(parsed.body, meta.get("perimeter"), meta.get("proposed"), by.strip(), date)
     final = draft.replace("  hash: PENDING", f"  hash: {digest}", 1)
     data = final.replace("\n", "\r\n") if b"\r\n" in raw else final
-    temporary = file.with_name(f".{file.name}.tmp-{os.getpid()}")
-    temporary.write_bytes((b"\xef\xbb\xbf" if raw.startswith(b"\xef\xbb\xbf") else b"") + data.encode("utf-8"))
-    os.replace(temporary, file)
+    write_atomic(file, (b"\xef\xbb\xbf" if raw.startswith(b"\xef\xbb\xbf") else b"") + data.encode("utf-8"))
     after = analyse(content)
     still = [p for p in after.problems if p.is_error and p.file == rel]
     if still:

@@ -4,10 +4,10 @@ nothing is deleted. Files are rewritten atomically, with their comments and layo
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from generator.files import write_atomic
 from generator.anchoring import AnchorStatus
 from generator.anchoring.fix import current_quote, replace_value
 from generator.corpus.source import decode_text
@@ -57,8 +57,6 @@ def write_fixes(content_dir: Path, analysis: Analysis, fixes: list[AnchorFix]) -
             text = replace_value(text, spans[fix.extraction], fix.new)
         data = text.replace("\n", "\r\n") if b"\r\n" in raw else text
         encoded = (b"\xef\xbb\xbf" if raw.startswith(b"\xef\xbb\xbf") else b"") + data.encode("utf-8")
-        temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-        temporary.write_bytes(encoded)
-        os.replace(temporary, path)
+        write_atomic(path, encoded)
         written.append(rel)
     return written

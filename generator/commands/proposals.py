@@ -12,16 +12,16 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import hashlib
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from generator.files import write_atomic
 from generator.corpus.model import NoteType
 from generator.corpus.proposal import Proposal, parse_proposal
-from generator.corpus.source import decode_text, parse_yaml, split_front_matter
+from generator.corpus.source import decode_text, parse_yaml
 from generator.pipeline import Analysis, analyse
 from generator.problems import CarnetError
 from generator.synthesis.sections import Operation, OperationResult, Sources, apply_operations, sections
@@ -36,13 +36,6 @@ class ProposalError(CarnetError):
 
 def file_hash(path: Path) -> str:
     return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    temporary.write_bytes(data)
-    os.replace(temporary, path)
 
 
 def _wiki(analysis: Analysis, slug: str):
@@ -98,7 +91,7 @@ def propose(content: Path, slug: str, provider: str = "extractive", max_operatio
         number += 1
         record["id"] = f"{today.isoformat()}-{provider}-{number}"
         path = folder / f"{record['id']}.yaml"
-    _write_atomic(path, _dump(record))
+    write_atomic(path, _dump(record))
     return path
 
 
@@ -266,7 +259,7 @@ def apply(path: Path, only: list[int] | None = None, today: dt.date | None = Non
     new_text = head + "\n" + body
     if new_text != text.replace("\r\n", "\n"):
         data = new_text.replace("\n", "\r\n") if "\r\n" in text else new_text
-        _write_atomic(article, data.encode("utf-8"))
+        write_atomic(article, data.encode("utf-8"))
     by_position = iter(results)
     decisions = []
     for index, op in enumerate(chosen):
@@ -285,5 +278,5 @@ def apply(path: Path, only: list[int] | None = None, today: dt.date | None = Non
     if not existing.endswith(b"\n"):
         existing += b"\n"
     applied = _dump({"applied": {"date": (today or dt.date.today()).isoformat(), "results": decisions}})
-    _write_atomic(path, existing + applied)
+    write_atomic(path, existing + applied)
     return results

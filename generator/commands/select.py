@@ -4,12 +4,12 @@ oppositions pass through the model and record it under ``content/oppositions/``.
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import yaml
 
+from generator.files import write_atomic
 from generator.pipeline import analyse
 from generator.problems import CarnetError
 from generator.selection.select import select, selection_threshold
@@ -97,8 +97,5 @@ def record_oppositions(content: Path, analysis, wiki: str, ids: list[str], quote
     record = {"wiki": wiki, "provenance": provenance,
               "oppositions": [{"a": o.a, "b": o.b, "question": o.question} for o in found]}
     path = content / "oppositions" / f"{wiki}.yaml"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    temporary.write_text(yaml.safe_dump(record, allow_unicode=True, sort_keys=False, width=100), encoding="utf-8")
-    os.replace(temporary, path)
+    write_atomic(path, yaml.safe_dump(record, allow_unicode=True, sort_keys=False, width=100).encode("utf-8"))
     return path

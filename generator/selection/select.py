@@ -9,7 +9,7 @@ import numpy as np
 
 from generator.corpus.model import Corpus, Extraction
 from generator.selection.vectors import vectors_for
-from generator.selection.groups import Group, central_member, group, pair_distance
+from generator.selection.groups import Group, central_member, group
 
 DEFAULT_THRESHOLD = 75.0
 

@@ -6,13 +6,13 @@ fills it (announced, per model: vectors of two models are never mixed)."""
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
 import numpy as np
 from scipy import sparse
 
+from generator.files import write_atomic
 from generator.selection.embeddings import tfidf
 from generator.verification.records import text_hash
 
@@ -39,11 +39,8 @@ def load_cache(content: Path, model: str) -> dict[str, list[float]]:
 
 def save_cache(content: Path, model: str, vectors: dict[str, list[float]]) -> Path:
     path = cache_path(content, model)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    temporary.write_text(json.dumps({"model": model, "vectors": dict(sorted(vectors.items()))}, separators=(",", ":")),
-                         encoding="utf-8")
-    os.replace(temporary, path)
+    write_atomic(path, json.dumps({"model": model, "vectors": dict(sorted(vectors.items()))},
+                                  separators=(",", ":")).encode("utf-8"))
     return path
 
 

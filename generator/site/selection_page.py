@@ -6,7 +6,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from generator.site.model import SiteModel, note_path, relative, selection_path
+from generator.site.model import SiteModel, note_path, selection_path
 from generator.site.pages import common
 from generator.site.theme import Theme
 

@@ -8,13 +8,12 @@ the batches before it. What could not be judged is reported; other work goes on.
 
 from __future__ import annotations
 
-import datetime as dt
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
+from generator.files import write_atomic
 from generator.llm import LLMClient, LLMError
 from generator.llm.prompts import Prompt, load_prompt
 from generator.verification.assess import Assessment
@@ -63,10 +62,7 @@ def append_verdicts(path: Path, records: list[dict]) -> None:
         existing += "\n"
     addition = yaml.safe_dump(records, allow_unicode=True, sort_keys=False, width=100)
     text = existing + "".join(f"  {line}\n" if line else "\n" for line in addition.rstrip("\n").split("\n"))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
+    write_atomic(path, text.encode("utf-8"))
 
 
 def judge(content: Path, pending: dict[str, list[Assessment]], client: LLMClient,
@@ -91,6 +87,3 @@ def judge(content: Path, pending: dict[str, list[Assessment]], client: LLMClient
                 report.usage[key] = report.usage.get(key, 0) + value
     return report
 
-
-def today() -> dt.date:
-    return dt.date.today()
