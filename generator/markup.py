@@ -81,8 +81,16 @@ def make_parser() -> MarkdownIt:
     return md
 
 
+_PARSER: MarkdownIt | None = None
+
+
 def parse(body: str) -> list[Token]:
-    return make_parser().parse(body)
+    # One parser for the process: building one costs as much as parsing a short note,
+    # and parsing keeps no state between calls (each call gets fresh env and tokens).
+    global _PARSER
+    if _PARSER is None:
+        _PARSER = make_parser()
+    return _PARSER.parse(body, {})
 
 
 def leaf_text(token: Token) -> str:

@@ -19,15 +19,18 @@ _EQUIVALENT = {
 
 
 _TRANSLATION = str.maketrans(_EQUIVALENT)  # one character for one: offsets are kept
+_FOLDED = re.compile("[" + "".join(_EQUIVALENT) + "]")  # translate() with a table is slow: only when needed
 _SPACE_RUN = re.compile(r"[\s\u00a0\u202f\u2007\u200b]+")
 
 
-def normalise(text: str) -> tuple[str, list[int]]:
+def normalise(text: str) -> tuple[str, "list[int] | range"]:
     """Return the normalised text and, for each of its characters, the offset of the
     original character it comes from. Runs of white space become one space; leading
     and trailing white space go. ``text`` is expected in NFC already (the loader
     normalises every file)."""
-    translated = text.translate(_TRANSLATION)
+    translated = text.translate(_TRANSLATION) if _FOLDED.search(text) else text
+    if "\u200b" not in translated and " ".join(translated.split()) == translated:
+        return translated, range(len(translated))  # already normal (most elements): identity map
     parts: list[str] = []
     origin: list[int] = []
     position = position_of_space = 0  # a joining space is only written after some text

@@ -6,6 +6,8 @@ and never mutated afterwards by the pipeline.
 
 from __future__ import annotations
 
+import functools
+
 import datetime as dt
 from dataclasses import dataclass, field
 from enum import Enum
@@ -284,3 +286,8 @@ class Corpus:
 
     def notes_of(self, notebook: str) -> list[Note]:
         return [note for note in self.notes.values() if note.membership(notebook)]
+
+    @functools.cached_property
+    def extractions(self) -> dict[str, "Extraction"]:
+        """Every extraction by id (computed once: the corpus never changes after loading)."""
+        return {e.id: e for note in self.notes.values() for e in note.extractions}

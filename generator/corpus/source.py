@@ -63,7 +63,11 @@ class _DuplicateKey:
     line: int
 
 
-class _LineLoader(yaml.SafeLoader):
+# libyaml's parser when present (about six times faster); same nodes, marks and errors classes.
+_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _LineLoader(_SafeLoader):  # type: ignore[misc,valid-type]
     """SafeLoader building YamlMap/YamlList and noting duplicate keys instead of
     silently keeping the last one (PyYAML's default)."""
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.linalg
 
 from generator.corpus.model import Corpus, Extraction
 from generator.selection.vectors import vectors_for
@@ -49,7 +50,7 @@ class Selection:
 
 def select(corpus: Corpus, ids: list[str], threshold: float = DEFAULT_THRESHOLD, provider: str = "tfidf",
            cache: dict[str, list[float]] | None = None) -> Selection:
-    extraction = {e.id: e for n in corpus.notes.values() for e in n.extractions}
+    extraction = corpus.extractions
     ids = [i for i in ids if i in extraction]
     position = {i: n for n, i in enumerate(ids)}
     order = sorted(ids, key=lambda i: debate_key(extraction[i], position[i]))
@@ -84,9 +85,12 @@ def _map(ids: list[str], vectors) -> dict[str, tuple[float, float]]:
     similarity = (vectors @ vectors.T).toarray()
     distance = np.round(100.0 * (1.0 - np.clip(similarity, -1.0, 1.0)), 1)
     squared = distance ** 2
-    centring = np.eye(n) - np.ones((n, n)) / n
-    gram = -0.5 * centring @ squared @ centring
-    values, vectors_ = np.linalg.eigh(gram)
+    # double centring J·D²·J without the two n³ products, then only the top two
+    # eigenpairs (LAPACK's subset driver): the map of 2,000 points in a fraction of a second
+    row_means = squared.mean(axis=1)
+    gram = -0.5 * (squared - row_means[:, None] - row_means[None, :] + row_means.mean())
+    gram = (gram + gram.T) / 2  # exactly symmetric, whatever the rounding
+    values, vectors_ = scipy.linalg.eigh(gram, subset_by_index=[max(0, n - 2), n - 1])
     top = np.argsort(values)[::-1][:2]
     coordinates = []
     for k in top:

@@ -7,7 +7,6 @@ memberships, extractions, comments), ``anchors``, ``links``, ``assets``, ``theme
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 from typing import Iterator, Protocol
@@ -15,6 +14,7 @@ from typing import Iterator, Protocol
 from generator.site import pages
 from generator.site.annotations import note_annotations
 from generator.site.graph import graph_outputs
+from generator.site.jsonout import dumps
 from generator.site.machine import (
     DEFAULT_FULL_CAP, feeds, llms_full, llms_txt, manifest, not_found_page, robots, siblings, sitemap,
 )
@@ -132,8 +132,7 @@ class WebAnnotations:
     def emit(self, site: SiteModel, theme: Theme) -> Output:
         for slug in site.publication.notes:
             data = note_annotations(site, slug)
-            yield annotations_path(slug), (json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True)
-                                           + "\n").encode("utf-8")
+            yield annotations_path(slug), dumps(data, levels=3)
 
 
 @dataclass(frozen=True)

@@ -3,11 +3,10 @@ types, exported as node-link JSON (sorted) and as schema.org JSON-LD."""
 
 from __future__ import annotations
 
-import json
-
 import networkx as nx
 
 from generator.corpus.model import NoteType
+from generator.site.jsonout import dumps
 from generator.site.model import SiteModel, base_path, note_path, notebook_path
 
 NODE_TYPES = frozenset({"base", "notebook", "category", "note", "element", "extraction", "comment", "wiki",
@@ -117,7 +116,4 @@ def graph_outputs(site: SiteModel) -> dict[str, bytes]:
          "name": data.get("title") or data.get("quote") or data.get("text") or key}
         for key, data in sorted(g.nodes(data=True))
         if data["type"] in ("note", "wiki", "synthesis", "notebook", "base", "extraction", "claim")]}
-    return {
-        "graph.json": (json.dumps(node_link, ensure_ascii=False, sort_keys=True, indent=1) + "\n").encode("utf-8"),
-        "graph.jsonld": (json.dumps(jsonld, ensure_ascii=False, sort_keys=True, indent=1) + "\n").encode("utf-8"),
-    }
+    return {"graph.json": dumps(node_link, levels=2), "graph.jsonld": dumps(jsonld, levels=2)}
