@@ -38,6 +38,11 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--theme", type=Path, help="theme directory (default: the bundled theme)")
     build.add_argument("--quiet", action="store_true", help="print only problems")
     build.add_argument("--no-search", action="store_true", help="skip the Pagefind search index (quick previews)")
+    build.add_argument("--no-cache", action="store_true",
+                       help="a full build, without reading or writing the build cache")
+    build.add_argument("--cache", type=Path, metavar="FILE",
+                       help="the build cache (default: .carnet-cache/<out name>.pickle beside the output directory; "
+                            "always safe to delete)")
 
     check = commands.add_parser(
         "check", help="check the content without building",
@@ -221,16 +226,45 @@ def _summary(problems: Sequence[Problem]) -> str:
     return text + (f", {counts[Severity.NOTICE]} notice(s)" if counts[Severity.NOTICE] else "")
 
 
+class _Progress:
+    """The current stage on one rewritten terminal line; silent when stderr is not a
+    terminal (CI logs) or with --quiet."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.shown = False
+
+    def __call__(self, stage: str) -> None:
+        if self.enabled:
+            print(f"\r\033[K  {stage}…", end="", file=sys.stderr, flush=True)
+            self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            print("\r\033[K", end="", file=sys.stderr, flush=True)
+            self.shown = False
+
+
 def run_build(args: argparse.Namespace) -> int:
+    import os
+    import time
+
+    from generator.cache import BuildCache, default_cache_path
     from generator.pipeline import build
 
+    started = time.perf_counter()
+    progress = _Progress(sys.stderr.isatty() and not args.quiet and os.environ.get("CI") != "true")
+    cache = None if args.no_cache else BuildCache.open(args.cache or default_cache_path(args.out))
     try:
         result = build(args.content, args.out, strict=args.strict, base_url=args.base_url, theme_dir=args.theme,
-                       search=not args.no_search)
+                       search=not args.no_search, cache=cache, progress=progress)
     except ContentError as exc:
+        progress.clear()
         _print_problems(exc.problems, args.content)
         print(f"carnet: build stopped: {exc}", file=sys.stderr)
         return EXIT_CONTENT
+    finally:
+        progress.clear()
     _print_problems(result.problems, args.content)
     if not args.quiet:
         for report in result.reports:
@@ -238,7 +272,17 @@ def run_build(args: argparse.Namespace) -> int:
             withdrawn = f" (+{report.withdrawn} withdrawn, shown as tombstones)" if report.withdrawn else ""
             print(f"published notebook {report.notebook}: {report.notes} note(s), {report.comments} "
                   f"comment(s){withdrawn}; names shown: {authors}")
-        print(f"built {result.files} files into {result.out_dir} ({_summary(result.problems)})")
+        elapsed = time.perf_counter() - started
+        if result.changed == 0:
+            what = "nothing changed"
+        elif result.changed >= result.files:
+            what = "full build"
+        else:
+            what = f"{result.changed} file(s) rewritten"
+        print(f"built {result.files} files into {result.out_dir} in {elapsed:.2f} s ({what}; "
+              f"{_summary(result.problems)})")
+        for line in result.summary.lines():
+            print(line)
     return EXIT_OK
 
 

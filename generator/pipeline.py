@@ -7,10 +7,12 @@ reads the clock: the same content gives the same bytes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Callable
 
 from generator.anchoring import AnchoredNote, anchor_note
+from generator.cache import BuildCache, digest_of
 from generator.corpus.links import CorpusIndex, LinkTarget, LinkUse, collect_links, resolve_link
 from generator.corpus.load import load_corpus
 from generator.corpus.model import Corpus
@@ -25,8 +27,9 @@ from generator.verification.assess import Assessment, assess, verification_stric
 from generator.problems import ContentError, Problem, SettingsError, sorted_problems
 from generator.site.emitters import EMITTERS, Emitter, derived_outputs
 from generator.site.model import SiteModel
-from generator.site.output import check_output_dir, write_site
-from generator.site.search import index_site
+from generator.site.output import MARKER, check_output_dir, write_changed, write_site, written_state
+from generator.site.search import index_site, reindex_site
+from generator.site.summary import BuildSummary, summarise
 from generator.site.theme import Theme, check_theme
 
 
@@ -59,25 +62,38 @@ class Analysis:
 
 @dataclass
 class BuildResult:
-    """What a build wrote and published."""
+    """What a build wrote and published.
+
+    Attributes:
+        files: files in the site (the marker included, the search bundle not).
+        changed: files written or removed by this build (0 for a no-op rebuild).
+        summary: the counts the build's closing summary shows.
+    """
 
     out_dir: Path
     files: int
     reports: list[NotebookReport]
     problems: list[Problem]
     language: str = "fr"
+    changed: int = 0
+    summary: BuildSummary = field(default_factory=BuildSummary)
 
 
-def analyse(content_dir: Path) -> Analysis:
+def analyse(content_dir: Path, cache: BuildCache | None = None) -> Analysis:
     if not content_dir.is_dir():
         raise SettingsError(f"content directory not found: {content_dir}")
     # 1. load and validate every file, collecting all problems
-    corpus, problems = load_corpus(content_dir)
+    corpus, problems = load_corpus(content_dir, cache)
     problems += validate_corpus(corpus)
     # 2. anchor: elements of each note, each extraction's quote → portions
     anchored: dict[str, AnchoredNote] = {}
     for slug, note in corpus.notes.items():
-        anchored[slug], anchor_problems = anchor_note(note)
+        if cache is None:
+            anchored[slug], anchor_problems = anchor_note(note)
+        else:  # a pure function of the note's body and extractions
+            key = digest_of((note.body, note.body_line, note.media is not None,
+                             [(e.id, e.quote, e.prefix, e.suffix, e.occurrence, e.source) for e in note.extractions]))
+            anchored[slug], anchor_problems = cache.memo("anchors", key, lambda note=note: anchor_note(note))
         problems += anchor_problems
     # 3. links between notes, to extractions and to assets
     index = CorpusIndex.of(corpus)
@@ -112,7 +128,8 @@ def blocking(problems: list[Problem], strict: bool) -> list[Problem]:
     return [p for p in problems if p.stops(strict)]
 
 
-def site_model(analysis: Analysis, content_dir: Path, base_url: str | None = None) -> SiteModel:
+def site_model(analysis: Analysis, content_dir: Path, base_url: str | None = None,
+               cache: BuildCache | None = None) -> SiteModel:
     publication = analysis.publication
     published = set(publication.notes)
     backlinks: dict[str, set[str]] = {}
@@ -135,8 +152,16 @@ def site_model(analysis: Analysis, content_dir: Path, base_url: str | None = Non
     articles = {slug: audit for slug, audit in analysis.articles.items() if slug in published}
     threshold = selection_threshold(publication.settings.extra)
     provider, model = embeddings_settings(publication.settings.extra)
-    cache = load_cache(content_dir, model) if provider == "endpoint" else {}
-    selections = {slug: select(analysis.corpus, audit.perimeter_extractions or [], threshold, provider, cache)
+    vectors = load_cache(content_dir, model) if provider == "endpoint" else {}
+
+    def selection(ids: list[str]):
+        if cache is None:
+            return select(analysis.corpus, ids, threshold, provider, vectors)
+        known = analysis.corpus.extractions
+        key = digest_of((ids, [known.get(i) for i in ids], threshold, provider, vectors))
+        return cache.memo("selections", key, lambda: select(analysis.corpus, ids, threshold, provider, vectors))
+
+    selections = {slug: selection(audit.perimeter_extractions or [])
                   for slug, audit in articles.items() if audit.kind == "wiki"}
     reuse: dict[str, list[str]] = {}
     for slug, audit in articles.items():
@@ -162,16 +187,21 @@ def site_model(analysis: Analysis, content_dir: Path, base_url: str | None = Non
     )
 
 
-def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = EMITTERS) -> dict[str, bytes]:
+def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = EMITTERS,
+                cache: BuildCache | None = None, digests: dict[str, str] | None = None) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     owner: dict[str, str] = {}
-    for emitter in emitters:
-        for path, data in emitter.emit(site, theme):
-            if path in files:
-                raise SettingsError(f"{emitter.name} and {owner[path]} both write {path}")
-            files[path] = data
-            owner[path] = emitter.name
-    for path, data in derived_outputs(site, files).items():
+    theme.memo = cache  # pages whose template and context are unchanged are not rendered again
+    try:
+        for emitter in emitters:
+            for path, data in emitter.emit(site, theme):
+                if path in files:
+                    raise SettingsError(f"{emitter.name} and {owner[path]} both write {path}")
+                files[path] = data
+                owner[path] = emitter.name
+    finally:
+        theme.memo = None
+    for path, data in derived_outputs(site, files, cache, digests).items():
         if path in files:
             raise SettingsError(f"a derived output and {owner[path]} both write {path}")
         files[path] = data
@@ -180,18 +210,56 @@ def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = E
 
 def build(content_dir: Path, out_dir: Path, *, strict: bool = False, base_url: str | None = None,
           theme_dir: Path | None = None, emitters: tuple[Emitter, ...] = EMITTERS,
-          search: bool = True) -> BuildResult:
+          search: bool = True, cache: BuildCache | None = None,
+          progress: Callable[[str], None] | None = None) -> BuildResult:
+    """A full build, or with ``cache`` an incremental one: only what changed is redone and
+    rewritten, and the result is byte for byte what a full build gives. ``progress`` is
+    told each stage as it starts (the CLI shows it on a terminal)."""
+    step = progress or (lambda stage: None)
     if base_url is not None and not base_url.startswith(("http://", "https://")):
         raise SettingsError(f"--base-url {base_url!r} must be an absolute http(s) URL (e.g. https://example.org/)")
     check_output_dir(out_dir, content_dir)  # refuse early, before any work
-    check_theme(theme_dir)
-    analysis = analyse(content_dir)
+    theme_root = check_theme(theme_dir)
+    inputs = ""
+    if cache is not None:
+        step("checking what changed")
+        cache.begin()
+        # digested before anything is read: an edit made during the build changes it again
+        inputs = cache.inputs_digest([content_dir, theme_root],
+                                     (strict, base_url, search, str(theme_root.resolve()),
+                                      [e.name for e in emitters]))
+        if (inputs == cache.inputs and cache.result is not None and cache.output_intact(out_dir)
+                and (not search or (out_dir / "pagefind").is_dir())):
+            return replace(cache.result, changed=0)
+    step("reading and anchoring the content")
+    analysis = analyse(content_dir, cache)
     stopping = blocking(analysis.problems, strict)
     if stopping:
         raise ContentError(analysis.problems, strict=strict)
-    site = site_model(analysis, content_dir, base_url)
+    step("grouping the evidence of wikis")
+    site = site_model(analysis, content_dir, base_url, cache)
     theme = Theme.load(theme_dir, analysis.publication.settings.language)
-    files = render_site(site, theme, emitters)
+    digests: dict[str, str] = {}
+    step("rendering pages")
+    files = render_site(site, theme, emitters, cache, digests)
+    step("writing the site" + (" and its search index" if search else ""))
     language = analysis.publication.settings.language
-    write_site(files, out_dir, content_dir, (lambda tree: index_site(tree, language)) if search else None)
-    return BuildResult(out_dir, len(files) + 1, analysis.publication.reports, analysis.problems, language)
+    incremental = cache is not None and cache.output_intact(out_dir) and (out_dir / MARKER).is_file()
+    if incremental:
+        assert cache is not None
+        changed = write_changed(files, digests, out_dir, content_dir, cache.written)
+        pages_changed = changed and any(
+            path.endswith(".html") and cache.written.get(path, ("",))[0] != digests.get(path)
+            for path in set(files) | set(cache.written))
+        if search and (pages_changed or not (out_dir / "pagefind").is_dir()):
+            reindex_site(out_dir, language)
+    else:
+        write_site(files, out_dir, content_dir, (lambda tree: index_site(tree, language)) if search else None)
+        changed = len(files) + 1
+    result = BuildResult(out_dir, len(files) + 1, analysis.publication.reports, analysis.problems, language,
+                         changed=changed, summary=summarise(analysis, site, files))
+    if cache is not None:
+        cache.written = written_state(files, digests, out_dir)
+        cache.inputs, cache.result = inputs, result
+        cache.save()
+    return result

@@ -131,31 +131,37 @@ def _kind_of(rel: str) -> str | None:
     return None
 
 
-def load_corpus(root: Path) -> tuple[Corpus, list[Problem]]:
-    """Read and parse every content file under ``root``. Never raises on bad content."""
+def load_corpus(root: Path, memo: Any = None) -> tuple[Corpus, list[Problem]]:
+    """Read and parse every content file under ``root``. Never raises on bad content.
+    With ``memo`` (a build cache), a note whose files are unchanged is not parsed again."""
     files = read_content_dir(root)
-    return parse_content(files)
+    return parse_content(files, memo)
 
 
-def parse_content(files: ContentFiles) -> tuple[Corpus, list[Problem]]:
+def parse_content(files: ContentFiles, memo: Any = None) -> tuple[Corpus, list[Problem]]:
     """The pure half of loading: bytes by kind → model + problems."""
     problems = list(files.problems)
     settings = _parse_settings(files.settings, problems)
     bases = _parse_keyed(files.bases, "base", _parse_base, problems)
     notebooks = _parse_keyed(files.notebooks, "notebook", _parse_notebook, problems)
 
-    extraction_sets: dict[str, tuple[str, Any]] = {}
-    for rel, data in files.extractions.items():
-        readable, value = _read_yaml(rel, data, problems)
-        if readable:
-            extraction_sets[rel[: -len(EXTRACTIONS_SUFFIX)]] = (rel, value)
+    sidecars = {rel[: -len(EXTRACTIONS_SUFFIX)]: rel for rel in sorted(files.extractions)}
+
+    def parse_note(rel: str, slug: str, data: bytes, sidecar_rel: str | None) -> tuple[Note | None, list[Problem]]:
+        found: list[Problem] = []
+        sidecar = None
+        if sidecar_rel is not None:
+            readable, value = _read_yaml(sidecar_rel, files.extractions[sidecar_rel], found)
+            if readable:
+                sidecar = (sidecar_rel, value)
+        return _parse_note(rel, slug, data, sidecar, found), found
 
     notes: dict[str, Note] = {}
     note_files: dict[str, str] = {}
     for rel, data in sorted(files.notes.items()):
         stem = rel[: -len(".md")]
         slug = posixpath.basename(stem)
-        sidecar = extraction_sets.pop(stem, None)
+        sidecar_rel = sidecars.pop(stem, None)
         if not _valid_slug(slug, rel, "note", problems):
             continue
         if slug in notes:
@@ -164,14 +170,22 @@ def parse_content(files: ContentFiles) -> tuple[Corpus, list[Problem]]:
                 f"another note already has the slug {slug!r} ({note_files[slug]})",
                 "Rename one of the files: a note's slug is its file name and must be unique."))
             continue
-        note = _parse_note(rel, slug, data, sidecar, problems)
+        if memo is None:
+            note, found = parse_note(rel, slug, data, sidecar_rel)
+        else:  # a pure function of the two files: the cache keys it by their bytes
+            key = hashlib.sha256(repr((rel, sidecar_rel)).encode("utf-8") + b"\0" + data + b"\0"
+                                 + (files.extractions[sidecar_rel] if sidecar_rel else b"")).hexdigest()
+            note, found = memo.memo("notes", key, lambda: parse_note(rel, slug, data, sidecar_rel))
+        problems += found
         if note is not None:
             notes[slug] = note
             note_files[slug] = rel
-    for stem, (rel, _value) in sorted(extraction_sets.items()):
-        problems.append(Problem(
-            rel, None, "orphan-extractions", f"no note {stem}.md goes with this extractions file",
-            "Rename it after its note (<note>.extractions.yaml, beside the note) or delete it."))
+    for stem, rel in sorted(sidecars.items()):
+        readable, _value = _read_yaml(rel, files.extractions[rel], problems)
+        if readable:
+            problems.append(Problem(
+                rel, None, "orphan-extractions", f"no note {stem}.md goes with this extractions file",
+                "Rename it after its note (<note>.extractions.yaml, beside the note) or delete it."))
 
     proposals = []
     for rel, data in sorted(files.proposals.items()):

@@ -7,9 +7,10 @@ memberships, extractions, comments), ``anchors``, ``links``, ``assets``, ``theme
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from urllib.parse import urlsplit
-from typing import Iterator, Protocol
+from typing import Any, Iterator, Protocol
 
 from generator.site import pages
 from generator.site.annotations import note_annotations
@@ -215,12 +216,14 @@ EMITTERS: tuple[Emitter, ...] = (
 )
 
 
-def derived_outputs(site: SiteModel, files: dict[str, bytes]) -> dict[str, bytes]:
+def derived_outputs(site: SiteModel, files: dict[str, bytes], memo: Any = None,
+                    digests: dict[str, str] | None = None) -> dict[str, bytes]:
     """Outputs read from the pages themselves, in order: siblings of every page, llms.txt,
-    llms-full.txt, the sitemap, the graph — then the manifest of everything."""
+    llms-full.txt, the sitemap, the graph — then the manifest of everything. ``digests``
+    receives the sha256 of every file (the manifest's and the incremental writer's)."""
     redirects = {note_path(alias) for note in site.publication.notes.values() for alias in note.aliases}
     pages = {path: data for path, data in files.items() if path not in redirects}  # redirects are not pages
-    derived = dict(siblings(site, pages))
+    derived = dict(siblings(site, pages, memo))
     everything = {**pages, **derived}
     raw = site.publication.settings.extra.get("outputs") or {}
     cap = raw.get("llms_full_cap", DEFAULT_FULL_CAP) if isinstance(raw, dict) else DEFAULT_FULL_CAP
@@ -228,6 +231,9 @@ def derived_outputs(site: SiteModel, files: dict[str, bytes]) -> dict[str, bytes
     derived["llms-full.txt"] = llms_full(site, everything, int(cap))
     derived["sitemap.xml"] = sitemap(site, everything)
     derived.update(graph_outputs(site))
-    derived["manifest.json"] = manifest({**files, **derived})
+    listed = {**files, **derived}
+    digests = {} if digests is None else digests
+    digests.update((path, hashlib.sha256(data).hexdigest()) for path, data in listed.items())
+    derived["manifest.json"] = manifest(listed, digests)
+    digests["manifest.json"] = hashlib.sha256(derived["manifest.json"]).hexdigest()
     return derived
-

@@ -13,7 +13,7 @@ import re
 from html import escape
 from html import unescape
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Any, Iterator
 from xml.sax.saxutils import escape as xml_escape
 
 from generator.corpus.model import NoteType
@@ -80,22 +80,37 @@ def _absolute_url(base_url: str, directory: str, href: str) -> str | None:
     return base_url + target + (f"#{fragment}" if fragment else "")
 
 
-def siblings(site: SiteModel, files: dict[str, bytes]) -> Iterator[tuple[str, bytes]]:
+def siblings(site: SiteModel, files: dict[str, bytes], memo: Any = None) -> Iterator[tuple[str, bytes]]:
     """``x.txt`` (unless a note's text projection is already there) and ``x.json`` for
-    every ``x.html``."""
+    every ``x.html``; with a build cache, a page whose bytes and citations are unchanged
+    reuses its siblings."""
     for path in sorted(files):
         if not path.endswith(".html") or path == "404.html":
             continue
         stem = path[: -len(".html")]
-        page = read_page(files[path])
         kind = _kind(site, path)
-        body = "\n".join(page.lines)
-        if f"{stem}.txt" not in files:
-            yield f"{stem}.txt", (body + "\n").encode("utf-8")
-        links = sorted({url for url in (_absolute(site, path, h) for h in page.links) if url})
-        record = {"title": page.title.split(" · ")[0].strip(), "kind": kind, "url": site.base_url + path,
-                  "body": body, "links": links, "citations": _citations(site, path)}
-        yield f"{stem}.json", dumps(record, levels=2)
+        citations = _citations(site, path)
+        has_text = f"{stem}.txt" in files
+        if memo is None:
+            yield from _page_siblings(site, path, files[path], kind, citations, has_text)
+            continue
+        key = hashlib.sha256(repr((path, site.base_url, kind, citations, has_text)).encode("utf-8")
+                             + hashlib.sha256(files[path]).digest()).hexdigest()
+        yield from memo.memo("siblings", key,
+                             lambda: list(_page_siblings(site, path, files[path], kind, citations, has_text)))
+
+
+def _page_siblings(site: SiteModel, path: str, html: bytes, kind: str, citations: list[dict],
+                   has_text: bool) -> Iterator[tuple[str, bytes]]:
+    stem = path[: -len(".html")]
+    page = read_page(html)
+    body = "\n".join(page.lines)
+    if not has_text:
+        yield f"{stem}.txt", (body + "\n").encode("utf-8")
+    links = sorted({url for url in (_absolute(site, path, h) for h in page.links) if url})
+    record = {"title": page.title.split(" · ")[0].strip(), "kind": kind, "url": site.base_url + path,
+              "body": body, "links": links, "citations": citations}
+    yield f"{stem}.json", dumps(record, levels=2)
 
 
 def _kind(site: SiteModel, path: str) -> str:
@@ -247,9 +262,8 @@ def feeds(site: SiteModel) -> Iterator[tuple[str, bytes]]:
         yield f"feeds/{slug}.xml", feed(f"feeds/{slug}.xml", f"{notebook.title}", members)
 
 
-def manifest(files: dict[str, bytes]) -> bytes:
-    entries = {path: {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
-               for path, data in sorted(files.items())}
+def manifest(files: dict[str, bytes], digests: dict[str, str]) -> bytes:
+    entries = {path: {"sha256": digests[path], "size": len(data)} for path, data in sorted(files.items())}
     return dumps({"files": entries}, levels=2)
 
 

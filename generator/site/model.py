@@ -3,6 +3,7 @@ links, backlinks and page addresses. Emitters decide nothing about evidence or p
 
 from __future__ import annotations
 
+import functools
 import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,8 +49,14 @@ def relative(target: str, page: str) -> str:
     """A link from ``page`` to ``target`` (both site-relative paths) that works from any
     base URL and from ``file://``."""
     path, hash_mark, fragment = target.partition("#")
-    rel = posixpath.relpath(path, posixpath.dirname(page) or ".") if path else ""
+    rel = _relative_path(path, posixpath.dirname(page) or ".") if path else ""
     return rel + (hash_mark + fragment if hash_mark else "")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _relative_path(path: str, directory: str) -> str:
+    # cached: pages link to the same few directories over and over (relpath is slow)
+    return posixpath.relpath(path, directory)
 
 
 @dataclass

@@ -11,6 +11,7 @@ from urllib.parse import quote, urlsplit
 from typing import Any, Callable
 
 from generator.anchoring import AnchorStatus
+from generator.cache import digest_of
 from generator.anchoring.normalise import normalise_quote
 from generator.anchoring.resolve import word_diff
 from generator.anchoring.timing import time_range
@@ -313,18 +314,22 @@ def note_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any]:
             } for c in sorted(extraction.comments, key=lambda c: (c.date, c.id))],
         })
 
-    targets = {(use.raw, use.wiki): target for use, target in site.links.get(slug, [])}
+    hrefs = {(use.raw, use.wiki): _href(site, theme, target, path) for use, target in site.links.get(slug, [])}
+    unchecked = Href(None, title=theme.tr("link_unchecked"))
 
     def resolve(raw: str, wiki: bool) -> Href:
-        target = targets.get((raw, wiki))
-        if target is None:
-            return Href(None, title=theme.tr("link_unchecked"))
-        return _href(site, theme, target, path)
+        return hrefs.get((raw, wiki), unchecked)
 
     covered = coverage(elements, [anchored.anchors[e.id] for e in note.extractions])
     audit = site.articles.get(slug)
     citations = citation_views(site, theme, audit, path) if audit else {}
-    body = render_body(RenderState(anchored, marks, resolve, covered=covered.covered, citations=citations))
+    state = RenderState(anchored, marks, resolve, covered=covered.covered, citations=citations)
+    if theme.memo is None:
+        body = render_body(state)
+    else:  # the body's HTML is a function of its text and of these resolved inputs only
+        key = digest_of((note.body, note.body_line, note.media is not None, sorted(marks.items()),
+                         sorted(hrefs.items()), unchecked, sorted(covered.covered), sorted(citations.items())))
+        body = theme.memo.memo("bodies", key, lambda: render_body(state))
     for entry in extractions:
         entry["cited_by"] = [{"title": publication.notes[a].title, "url": url(note_path(a)),
                               "count": sum(1 for link in site.articles[a].links

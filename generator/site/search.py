@@ -10,6 +10,7 @@ equality across builds is checked by search results (tests/browser).
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,8 +22,10 @@ class SearchIndexError(CarnetError):
     """Pagefind could not index the site."""
 
 
-def index_site(site_dir: Path, language: str) -> None:
-    command = [sys.executable, "-m", "pagefind", "--site", str(site_dir), "--output-subdir", "pagefind",
+def index_site(site_dir: Path, language: str, output: Path | None = None) -> None:
+    """Index ``site_dir`` into ``site_dir/pagefind`` (or into ``output``, to be swapped in)."""
+    where = ["--output-path", str(output.absolute())] if output else ["--output-subdir", "pagefind"]
+    command = [sys.executable, "-m", "pagefind", "--site", str(site_dir), *where,
                "--force-language", language.split("-")[0], "--silent"]
     try:
         result = subprocess.run(command, capture_output=True, text=True, timeout=600)
@@ -31,3 +34,19 @@ def index_site(site_dir: Path, language: str) -> None:
     if result.returncode != 0:
         detail = (result.stderr or result.stdout).strip().splitlines()[-3:]
         raise SearchIndexError("Pagefind failed: " + " / ".join(detail) + " (build with --no-search to skip it)")
+
+
+def reindex_site(site_dir: Path, language: str) -> None:
+    """Re-index a live site: the new index is built beside the old one and swapped in, so
+    the search keeps working meanwhile."""
+    from generator.site.output import swap_directory
+
+    fresh = site_dir / ".pagefind-next"
+    if fresh.exists():
+        shutil.rmtree(fresh)
+    try:
+        index_site(site_dir, language, fresh)
+        swap_directory(fresh, site_dir / "pagefind")
+    finally:
+        if fresh.exists():
+            shutil.rmtree(fresh, ignore_errors=True)

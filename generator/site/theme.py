@@ -53,6 +53,8 @@ class Theme:
         static: source name (``style.css``) → (published path, bytes).
         strings: the UI strings of the site's language (``strings/<language>.yaml``).
         language: the site's language.
+        fingerprint: sha256 of every file of the theme and the language: part of the key
+            of every cached page (a theme edit re-renders everything).
     """
 
     root: Path
@@ -60,6 +62,8 @@ class Theme:
     static: dict[str, tuple[str, bytes]]
     strings: dict[str, Any]
     language: str
+    fingerprint: str = ""
+    memo: Any = None  # a generator.cache.PageMemo while an incremental build renders
 
     @classmethod
     def load(cls, root: Path | None = None, language: str = "fr") -> "Theme":
@@ -83,7 +87,10 @@ class Theme:
                     stem, ext = posixpath.splitext(name)
                     digest = hashlib.sha256(data).hexdigest()[:10]
                     static[name] = (f"static/{stem}.{digest}{ext}", data)
-        theme = cls(root, env, static, _load_strings(root, language), language)
+        digest = hashlib.sha256(language.encode("utf-8"))
+        for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink()):
+            digest.update(path.relative_to(root).as_posix().encode("utf-8") + b"\0" + path.read_bytes() + b"\0")
+        theme = cls(root, env, static, _load_strings(root, language), language, digest.hexdigest())
         env.globals["tr"] = theme.tr
         return theme
 
@@ -103,6 +110,11 @@ class Theme:
         return self.static[name][0]
 
     def render(self, template: str, **context: object) -> bytes:
+        if self.memo is not None:
+            return self.memo.page(self, template, context, self._render)
+        return self._render(template, context)
+
+    def _render(self, template: str, context: dict[str, object]) -> bytes:
         try:
             return self.env.get_template(template).render(**context).encode("utf-8")
         except jinja2.TemplateError as exc:

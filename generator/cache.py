@@ -1,0 +1,250 @@
+"""The build cache: content-hash memos of a build's expensive pure steps, so a rebuild
+redoes only what its inputs changed — and gives the very bytes a full build gives.
+
+Every entry is keyed by a sha256 of *everything* its step reads, never by a file name
+or a date, so a stale entry can only be missed, never wrongly reused:
+
+- **inputs**: every content and theme file (read again only when its size, mtime or
+  inode moved), the build options and the generator's own source. Equal to the last
+  build's, with the output directory as that build left it → nothing to do.
+- **anchors**: a note's body and extractions → its parsed body and anchors.
+- **selections**: a wiki's perimeter extractions and settings → its grouping and map.
+- **pages**: the template, its whole context (closures by their code and captured
+  values) and the theme's fingerprint → the rendered bytes.
+- **siblings**: a page's bytes and citations → its ``.txt``/``.json`` siblings.
+
+In memory for ``carnet serve``; on disk for ``carnet build`` as one pickle under
+``.carnet-cache/``, written atomically. Deleting it is always safe: the next build is a
+full one. Entries not used by a build are dropped, so it never grows past one site.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import pickle
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from generator import __version__
+from generator.files import write_atomic
+
+CACHE_DIR = ".carnet-cache"
+_FORMAT = 1
+
+
+def _source_digest() -> str:
+    """The generator's own code: an edited generator never reuses what an older one made."""
+    digest = hashlib.sha256(f"{__version__}|{sys.version}|{_FORMAT}".encode())
+    package = Path(__file__).resolve().parent
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+class _KeyPickler(pickle.Pickler):
+    """Pickles a page context for its key: functions by their code and captured values
+    (the ``url``/``static`` helpers are closures over the page path), the theme by its
+    fingerprint."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        code = getattr(obj, "__code__", None)
+        if code is not None:
+            cells = tuple(cell.cell_contents for cell in (obj.__closure__ or ()))
+            return tuple, ((code.co_filename, code.co_qualname, code.co_code, code.co_consts, cells,
+                            getattr(obj, "__defaults__", None)),)
+        from generator.site.theme import Theme
+        if isinstance(obj, Theme):
+            return str, ("theme:" + obj.fingerprint,)
+        bound = getattr(obj, "__self__", None)
+        if bound is not None and getattr(obj, "__func__", None) is not None:
+            return tuple, ((obj.__func__, bound),)
+        return NotImplemented
+
+
+def digest_of(value: Any) -> str:
+    buffer = io.BytesIO()
+    _KeyPickler(buffer, protocol=5).dump(value)
+    return hashlib.sha256(buffer.getvalue()).hexdigest()
+
+
+@dataclass
+class CacheStats:
+    """What the last build reused and redid, for the build summary."""
+
+    reused: dict[str, int] = field(default_factory=dict)
+    redone: dict[str, int] = field(default_factory=dict)
+
+    def count(self, kind: str, hit: bool) -> None:
+        bucket = self.reused if hit else self.redone
+        bucket[kind] = bucket.get(kind, 0) + 1
+
+
+@dataclass
+class BuildCache:
+    """Attributes:
+        path: the pickle on disk, or ``None`` for a cache that lives in memory only.
+        source: digest of the generator's code the entries were made with.
+        stats: file path → (size, mtime_ns, inode, sha256), to avoid rehashing unchanged files.
+        inputs: digest of every input of the last complete build.
+        result: that build's result (reports and problems, for a no-op rebuild's summary).
+        written: site path → (sha256, size, mtime_ns) of what the last build left in the
+            output directory.
+        memos: kind → key → value (anchors, selections, pages, siblings).
+    """
+
+    path: Path | None = None
+    source: str = ""
+    memo_file_loaded: bool = field(default=True, repr=False)
+    memo_dirty: bool = field(default=False, repr=False)
+    stats: dict[str, tuple[int, int, int, str]] = field(default_factory=dict)
+    inputs: str = ""
+    result: Any = None
+    written: dict[str, tuple[str, int, int]] = field(default_factory=dict)
+    memos: dict[str, dict[str, Any]] = field(default_factory=dict)
+    used: dict[str, set[str]] = field(default_factory=dict, repr=False)
+    counts: CacheStats = field(default_factory=CacheStats, repr=False)
+
+    # -- life cycle --------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: Path | None) -> "BuildCache":
+        """The cache at ``path`` (a fresh one if missing, unreadable or from other code).
+        Only the small state is read here; the memos (large) are read on first use, so a
+        rebuild with nothing to do never pays for them."""
+        source = _source_digest()
+        if path is not None and path.is_file():
+            try:
+                with path.open("rb") as stream:
+                    cache = pickle.load(stream)
+                if isinstance(cache, cls) and cache.source == source:
+                    cache.path = path
+                    cache.memos = {}
+                    cache.memo_file_loaded = False
+                    cache.memo_dirty = False
+                    cache.begin()
+                    return cache
+            except Exception:  # noqa: BLE001 — a damaged cache is only a slower build
+                pass
+        cache = cls(path=path, source=source)
+        cache.begin()
+        return cache
+
+    @property
+    def memo_path(self) -> Path | None:
+        return None if self.path is None else self.path.with_name(self.path.stem + ".memos.pickle")
+
+    def _load_memos(self) -> None:
+        self.memo_file_loaded = True
+        memo_path = self.memo_path
+        if memo_path is None or not memo_path.is_file():
+            return
+        try:
+            with memo_path.open("rb") as stream:
+                source, memos = pickle.load(stream)
+            if source == self.source and isinstance(memos, dict):
+                self.memos = memos
+        except Exception:  # noqa: BLE001 — a damaged cache is only a slower build
+            self.memos = {}
+
+    def begin(self) -> None:
+        self.used = {}
+        self.counts = CacheStats()
+
+    def save(self) -> None:
+        """Keep only what this build used, then write the state (and the memos, when this
+        build touched them) atomically."""
+        if self.memo_file_loaded:
+            kept = {kind: {key: value for key, value in entries.items() if key in self.used.get(kind, ())}
+                    for kind, entries in self.memos.items()}
+            if any(len(kept[kind]) != len(self.memos[kind]) for kind in kept):
+                self.memo_dirty = True
+            self.memos = kept
+        if self.path is None:
+            return
+        if self.memo_dirty and self.memo_path is not None:
+            write_atomic(self.memo_path, pickle.dumps((self.source, self.memos), protocol=pickle.HIGHEST_PROTOCOL))
+            self.memo_dirty = False
+        write_atomic(self.path, pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["path"] = None
+        state["memos"] = {}
+        state["used"] = {}
+        state["counts"] = CacheStats()
+        return state
+
+    # -- memos -------------------------------------------------------------------------------
+
+    def memo(self, kind: str, key: str, compute: Callable[[], Any]) -> Any:
+        if not self.memo_file_loaded:
+            self._load_memos()
+        entries = self.memos.setdefault(kind, {})
+        self.used.setdefault(kind, set()).add(key)
+        hit = key in entries
+        self.counts.count(kind, hit)
+        if not hit:
+            entries[key] = compute()
+            self.memo_dirty = True
+        return entries[key]
+
+    def page(self, theme: Any, template: str, context: dict[str, Any],
+             render: Callable[[str, dict[str, Any]], bytes]) -> bytes:
+        key = digest_of((template, theme.fingerprint, context))
+        return self.memo("pages", key, lambda: render(template, context))
+
+    # -- inputs ------------------------------------------------------------------------------
+
+    def inputs_digest(self, folders: list[Path], options: tuple) -> str:
+        """sha256 of the options and of every file under ``folders`` (path and content);
+        a file is read again only when its size, mtime or inode changed."""
+        digest = hashlib.sha256(repr(options).encode("utf-8"))
+        stats: dict[str, tuple[int, int, int, str]] = {}
+
+        def walk(directory: str) -> None:
+            with os.scandir(directory) as scan:
+                entries = sorted(scan, key=lambda entry: entry.name)
+            for entry in entries:
+                if entry.is_symlink():
+                    digest.update(f"{entry.path}|link:{os.readlink(entry.path)}\n".encode())
+                elif entry.is_dir():
+                    walk(entry.path)
+                elif entry.is_file():
+                    info = entry.stat()
+                    known = self.stats.get(entry.path)
+                    if known and known[:3] == (info.st_size, info.st_mtime_ns, info.st_ino):
+                        sha = known[3]
+                    else:
+                        with open(entry.path, "rb") as stream:
+                            sha = hashlib.sha256(stream.read()).hexdigest()
+                    stats[entry.path] = (info.st_size, info.st_mtime_ns, info.st_ino, sha)
+                    digest.update(f"{entry.path}|{sha}\n".encode())
+
+        for folder in folders:
+            walk(os.path.abspath(folder))
+        self.stats = stats
+        return digest.hexdigest()
+
+    def output_intact(self, out_dir: Path) -> bool:
+        """The output directory still holds what the last build wrote: every file there,
+        with the size and modification time it was written with."""
+        if not self.written or not out_dir.is_dir():
+            return False
+        for path, (_sha, size, mtime) in self.written.items():
+            try:
+                info = (out_dir / path).stat()
+            except OSError:
+                return False
+            if (info.st_size, info.st_mtime_ns) != (size, mtime):
+                return False
+        return True
+
+
+def default_cache_path(out_dir: Path) -> Path:
+    """``.carnet-cache/<output name>.pickle`` beside the output directory."""
+    out = out_dir.absolute()
+    return out.parent / CACHE_DIR / f"{out.name}.pickle"

@@ -1,0 +1,156 @@
+"""INV-13 for incremental builds: after any sequence of edits, additions, renames and
+deletions, a build that reuses the cache leaves exactly the bytes a full build leaves,
+and a rebuild with nothing changed writes nothing."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from generator.cache import BuildCache, default_cache_path
+from generator.pipeline import build
+from generator.problems import ContentError
+from support.corpus import copy_fixture, site_files
+
+
+def _notes(content: Path) -> list[Path]:
+    return sorted((content / "notes").glob("*.md"))
+
+
+def _pick(paths: list[Path], n: int) -> Path | None:
+    return paths[n % len(paths)] if paths else None
+
+
+def edit_body(content: Path, n: int) -> None:
+    note = _pick(_notes(content), n)
+    if note:
+        note.write_text(note.read_text(encoding="utf-8") + f"\nUn paragraphe ajouté numéro {n}.\n", encoding="utf-8")
+
+
+def edit_title(content: Path, n: int) -> None:
+    note = _pick(_notes(content), n)
+    if note:
+        text = note.read_text(encoding="utf-8")
+        note.write_text(re.sub(r"^title: (.*)$", rf"title: \1 ({n})", text, count=1, flags=re.M), encoding="utf-8")
+
+
+def add_note(content: Path, n: int) -> None:
+    category = ("Budget", "Vie scolaire")[n % 2]
+    (content / "notes" / f"ajout-{n}.md").write_text(
+        f"---\ntitle: Ajout {n}\ndate: 2025-02-{n % 28 + 1:02d}\nauthors: [Nouvel Auteur {n % 3}]\nnotebooks:\n"
+        f"  conseil:\n    theme: [{category}]\n---\n## Point\n\nLe budget de {n} euros, voir [[conseil-a]].\n",
+        encoding="utf-8")
+
+
+def delete_note(content: Path, n: int) -> None:
+    note = _pick(_notes(content), n)
+    if note:
+        note.unlink()
+        sidecar = note.with_name(note.stem + ".extractions.yaml")
+        if sidecar.exists():
+            sidecar.unlink()
+
+
+def rename_note(content: Path, n: int) -> None:
+    note = _pick(_notes(content), n)
+    if note:
+        new = note.with_name(f"{note.stem}-r{n}.md")
+        note.rename(new)
+        sidecar = note.with_name(note.stem + ".extractions.yaml")
+        if sidecar.exists():
+            sidecar.rename(new.with_name(new.stem + ".extractions.yaml"))
+
+
+def edit_quote(content: Path, n: int) -> None:
+    sidecars = sorted((content / "notes").glob("*.extractions.yaml"))
+    sidecar = _pick(sidecars, n)
+    if sidecar:
+        text = sidecar.read_text(encoding="utf-8")
+        quotes = list(re.finditer(r"^(\s+quote: )(\S.*)$", text, flags=re.M))
+        if quotes:
+            match = quotes[n % len(quotes)]
+            quote = match.group(2)
+            changed = quote[:-1] if n % 2 and len(quote) > 10 else quote + " x"
+            sidecar.write_text(text[:match.start(2)] + changed + text[match.end(2):], encoding="utf-8")
+
+
+def edit_notebook(content: Path, n: int) -> None:
+    path = _pick(sorted((content / "notebooks").glob("*.yaml")), n)
+    if path:
+        text = path.read_text(encoding="utf-8")
+        path.write_text(re.sub(r"^title: (.*)$", rf"title: \1 {n}", text, count=1, flags=re.M), encoding="utf-8")
+
+
+def edit_settings(content: Path, n: int) -> None:
+    path = content / "carnet.yaml"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(re.sub(r"^description: .*$", f"description: Corpus de test, version {n}.", text,
+                           count=1, flags=re.M), encoding="utf-8")
+
+
+OPERATIONS = (edit_body, edit_title, add_note, delete_note, rename_note, edit_quote, edit_notebook, edit_settings)
+
+
+def _full(content: Path, out: Path) -> dict[str, bytes] | None:
+    if out.exists():
+        shutil.rmtree(out)
+    try:
+        build(content, out, search=False)
+    except ContentError:
+        return None
+    return site_files(out, search=False)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(OPERATIONS), st.integers(0, 10_000)), min_size=1, max_size=4),
+       st.booleans())
+def test_incremental_equals_full(steps, reopen: bool) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        content = copy_fixture("small", root)
+        out = root / "site"
+        cache = BuildCache.open(default_cache_path(out))
+        build(content, out, search=False, cache=cache)
+        for operation, n in steps:
+            operation(content, n)
+            if reopen:  # alternately the on-disk cache (carnet build) and the live one (carnet serve)
+                cache = BuildCache.open(default_cache_path(out))
+            before = site_files(out, search=False)
+            expected = _full(content, root / "full")
+            try:
+                build(content, out, search=False, cache=cache)
+            except ContentError:
+                assert expected is None, f"{operation.__name__}({n}): only the incremental build failed"
+                assert site_files(out, search=False) == before  # the previous site stays
+                continue
+            assert expected is not None, f"{operation.__name__}({n}): only the full build failed"
+            actual = site_files(out, search=False)
+            assert sorted(actual) == sorted(expected), f"{operation.__name__}({n}): different files"
+            different = [path for path in expected if actual[path] != expected[path]]
+            assert not different, f"{operation.__name__}({n}): {different[:5]} differ from a full build"
+
+
+def test_noop_rebuild_writes_nothing_and_an_edit_rewrites_only_what_shows_it(small: Path, tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    result = build(small, out, search=False, cache=BuildCache.open(default_cache_path(out)))
+    assert result.changed == result.files
+    stamps = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
+    cache = BuildCache.open(default_cache_path(out))
+    assert build(small, out, search=False, cache=cache).changed == 0
+    assert {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()} == stamps
+    # one note edited: its page and siblings, the pages listing it, the site-wide lists; not the others
+    note = small / "notes" / "conseil-c.md"
+    note.write_text(note.read_text(encoding="utf-8") + "\nUne phrase de plus.\n", encoding="utf-8")
+    cache = BuildCache.open(default_cache_path(out))
+    result = build(small, out, search=False, cache=cache)
+    rewritten = {p.relative_to(out).as_posix() for p, stamp in stamps.items() if p.stat().st_mtime_ns != stamp}
+    assert {"notes/conseil-c.html", "notes/conseil-c.txt", "notes/conseil-c.json", "manifest.json",
+            "llms-full.txt"} <= rewritten
+    assert "notes/veille-a.html" not in rewritten and "notes/club-a.html" not in rewritten
+    assert result.changed == len(rewritten)
+    assert cache.counts.reused["anchors"] == len(_notes(small)) - 1  # every note but the edited one
