@@ -66,8 +66,12 @@ class _KeyPickler(pickle.Pickler):
 
 
 def digest_of(value: Any) -> str:
+    """sha256 of a value's content. The pickler's memo is off, so equal values give equal
+    digests whether or not they share objects (a key must not depend on identity)."""
     buffer = io.BytesIO()
-    _KeyPickler(buffer, protocol=5).dump(value)
+    pickler = _KeyPickler(buffer, protocol=5)
+    pickler.fast = True
+    pickler.dump(value)
     return hashlib.sha256(buffer.getvalue()).hexdigest()
 
 

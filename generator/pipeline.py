@@ -245,21 +245,20 @@ def build(content_dir: Path, out_dir: Path, *, strict: bool = False, base_url: s
     step("writing the site" + (" and its search index" if search else ""))
     language = analysis.publication.settings.language
     incremental = cache is not None and cache.output_intact(out_dir) and (out_dir / MARKER).is_file()
+    rewritten: set[str] | None = None
     if incremental:
         assert cache is not None
-        changed = write_changed(files, digests, out_dir, content_dir, cache.written)
-        pages_changed = changed and any(
-            path.endswith(".html") and cache.written.get(path, ("",))[0] != digests.get(path)
-            for path in set(files) | set(cache.written))
-        if search and (pages_changed or not (out_dir / "pagefind").is_dir()):
+        rewritten = write_changed(files, digests, out_dir, content_dir, cache.written)
+        if search and (any(path.endswith(".html") for path in rewritten) or not (out_dir / "pagefind").is_dir()):
             reindex_site(out_dir, language)
+        changed = len(rewritten)
     else:
         write_site(files, out_dir, content_dir, (lambda tree: index_site(tree, language)) if search else None)
         changed = len(files) + 1
     result = BuildResult(out_dir, len(files) + 1, analysis.publication.reports, analysis.problems, language,
                          changed=changed, summary=summarise(analysis, site, files))
     if cache is not None:
-        cache.written = written_state(files, digests, out_dir)
+        cache.written = written_state(files, digests, out_dir, cache.written if incremental else None, rewritten)
         cache.inputs, cache.result = inputs, result
         cache.save()
     return result

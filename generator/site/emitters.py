@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 from typing import Any, Iterator, Protocol
 
+from generator.cache import digest_of
 from generator.site import pages
 from generator.site.annotations import note_annotations
 from generator.site.graph import graph_outputs
@@ -133,7 +134,11 @@ class WebAnnotations:
     def emit(self, site: SiteModel, theme: Theme) -> Output:
         for slug in site.publication.notes:
             data = note_annotations(site, slug)
-            yield annotations_path(slug), dumps(data, levels=3)
+            if theme.memo is None:
+                yield annotations_path(slug), dumps(data, levels=3)
+            else:  # pickling for the key is several times faster than the JSON layout
+                yield annotations_path(slug), theme.memo.memo("annotations", digest_of(data),
+                                                             lambda: dumps(data, levels=3))
 
 
 @dataclass(frozen=True)
@@ -230,7 +235,7 @@ def derived_outputs(site: SiteModel, files: dict[str, bytes], memo: Any = None,
     derived["llms.txt"] = llms_txt(site, everything)
     derived["llms-full.txt"] = llms_full(site, everything, int(cap))
     derived["sitemap.xml"] = sitemap(site, everything)
-    derived.update(graph_outputs(site))
+    derived.update(graph_outputs(site, memo))
     listed = {**files, **derived}
     digests = {} if digests is None else digests
     digests.update((path, hashlib.sha256(data).hexdigest()) for path, data in listed.items())

@@ -1,40 +1,115 @@
-"""The typed graph of the published corpus (networkx), with a whitelist of node and edge
-types, exported as node-link JSON (sorted) and as schema.org JSON-LD."""
+"""The typed graph of the published corpus, with a whitelist of node and edge types,
+exported as node-link JSON (sorted) and as schema.org JSON-LD; ``carnet context`` ranks
+it with networkx.
+
+The graph is assembled from parts: one per published note (its node, elements,
+extractions and comments) and one for the rest (bases, notebooks, categories, articles'
+sections and claims, groups, oppositions). A note's part depends on that note alone, so
+a build cache keeps it already encoded and an incremental build re-encodes only the
+notes that changed.
+"""
 
 from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
 
 import networkx as nx
 
 from generator.corpus.model import NoteType
-from generator.site.jsonout import dumps
 from generator.site.model import SiteModel, base_path, note_path, notebook_path
 
 NODE_TYPES = frozenset({"base", "notebook", "category", "note", "element", "extraction", "comment", "wiki",
                         "synthesis", "section", "claim", "group", "opposition"})
 EDGE_TYPES = frozenset({"groups", "member-of", "in-category", "anchored-in", "comments-on", "cites", "discarded-from",
                         "member-of-group", "opposes", "supersedes", "has-element", "has-section", "has-claim"})
+JSONLD_TYPES = {"note": "Article", "wiki": "Article", "synthesis": "Report", "notebook": "Collection",
+                "base": "Collection", "extraction": "Quotation", "claim": "Claim"}
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
 
 
+@dataclass
 class TypedGraph:
-    """A MultiDiGraph that refuses node and edge types outside the whitelist."""
+    """A directed multigraph (one edge per source, target and type) that refuses node and
+    edge types outside the whitelist. Adding a node or edge again updates its attributes;
+    an edge to an unknown node creates it bare, as networkx does."""
 
-    def __init__(self) -> None:
-        self.graph = nx.MultiDiGraph()
+    nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    edges: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
 
     def node(self, key: str, kind: str, **attributes: object) -> None:
         if kind not in NODE_TYPES:
             raise ValueError(f"node type {kind!r} is not in the graph's whitelist")
-        self.graph.add_node(key, type=kind, **attributes)
+        self.nodes.setdefault(key, {}).update(type=kind, **attributes)
 
     def edge(self, source: str, target: str, kind: str, **attributes: object) -> None:
         if kind not in EDGE_TYPES:
             raise ValueError(f"edge type {kind!r} is not in the graph's whitelist")
-        self.graph.add_edge(source, target, key=kind, type=kind, **attributes)
+        self.nodes.setdefault(source, {})
+        self.nodes.setdefault(target, {})
+        self.edges.setdefault((source, target, kind), {}).update(type=kind, **attributes)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.nodes
+
+    def merge(self, other: "TypedGraph") -> None:
+        for key, data in other.nodes.items():
+            self.nodes.setdefault(key, {}).update(data)
+        for key, data in other.edges.items():
+            self.edges.setdefault(key, {}).update(data)
+
+    @property
+    def graph(self) -> nx.MultiDiGraph:
+        """The same graph as networkx (for ranking)."""
+        g = nx.MultiDiGraph()
+        for key, data in self.nodes.items():
+            g.add_node(key, **data)
+        for (source, target, kind), data in self.edges.items():
+            g.add_edge(source, target, key=kind, **data)
+        return g
 
 
-def build_graph(site: SiteModel) -> TypedGraph:
+def note_part(site: SiteModel, slug: str) -> TypedGraph:
+    """The part of the graph one published note makes on its own."""
+    g = TypedGraph()
+    note = site.publication.notes[slug]
+    kind = {NoteType.NOTE: "note", NoteType.WIKI: "wiki", NoteType.SYNTHESIS: "synthesis"}[note.type]
+    g.node(f"note:{slug}", kind, title=note.title, url=site.base_url + note_path(slug),
+           date=note.date.isoformat() if note.date else "")
+    for membership in note.memberships:
+        g.edge(f"note:{slug}", f"notebook:{membership.notebook}", "member-of")
+        for axis, values in sorted(membership.categories.items()):
+            for value in values:
+                g.edge(f"note:{slug}", f"category:{membership.notebook}/{axis}/{value}", "in-category")
+    anchored = site.anchored[slug]
+    for element in anchored.document.elements:
+        g.node(f"element:{slug}/{element.id}", "element", block=element.kind)
+        g.edge(f"note:{slug}", f"element:{slug}/{element.id}", "has-element")
+    for extraction in note.extractions:
+        anchor = anchored.anchors[extraction.id]
+        g.node(f"extraction:{extraction.id}", "extraction", quote=extraction.quote, state=anchor.status.value,
+               url=f"{site.base_url}{note_path(slug)}#ext-{extraction.id}")
+        for portion in anchor.portions if anchor.status.is_live else ():
+            element = anchored.document.elements[portion.element]
+            g.edge(f"extraction:{extraction.id}", f"element:{slug}/{element.id}", "anchored-in",
+                   start=portion.start, end=portion.end)
+        for comment in extraction.comments:
+            g.node(f"comment:{comment.id}", "comment", stance=comment.stance, withdrawn=comment.withdrawn is not None)
+            g.edge(f"comment:{comment.id}", f"extraction:{extraction.id}", "comments-on")
+    return g
+
+
+def site_part(site: SiteModel, known: TypedGraph) -> TypedGraph:
+    """Everything that is not one note's: ``known`` (the notes' parts) answers whether an
+    extraction, comment or note is in the graph."""
     publication = site.publication
     g = TypedGraph()
+
+    def exists(key: str) -> bool:
+        return key in known or key in g
+
     for slug, base in publication.bases.items():
         g.node(f"base:{slug}", "base", title=base.title, url=site.base_url + base_path(slug))
     for slug, notebook in publication.notebooks.items():
@@ -44,31 +119,6 @@ def build_graph(site: SiteModel) -> TypedGraph:
         for axis in notebook.axes:
             for category in axis.categories:
                 g.node(f"category:{slug}/{axis.key}/{category}", "category", title=category, axis=axis.key)
-    for slug, note in publication.notes.items():
-        kind = {NoteType.NOTE: "note", NoteType.WIKI: "wiki", NoteType.SYNTHESIS: "synthesis"}[note.type]
-        g.node(f"note:{slug}", kind, title=note.title, url=site.base_url + note_path(slug),
-               date=note.date.isoformat() if note.date else "")
-        for membership in note.memberships:
-            g.edge(f"note:{slug}", f"notebook:{membership.notebook}", "member-of")
-            for axis, values in sorted(membership.categories.items()):
-                for value in values:
-                    g.edge(f"note:{slug}", f"category:{membership.notebook}/{axis}/{value}", "in-category")
-        anchored = site.anchored[slug]
-        for element in anchored.document.elements:
-            g.node(f"element:{slug}/{element.id}", "element", block=element.kind)
-            g.edge(f"note:{slug}", f"element:{slug}/{element.id}", "has-element")
-        for extraction in note.extractions:
-            anchor = anchored.anchors[extraction.id]
-            g.node(f"extraction:{extraction.id}", "extraction", quote=extraction.quote, state=anchor.status.value,
-                   url=f"{site.base_url}{note_path(slug)}#ext-{extraction.id}")
-            for portion in anchor.portions if anchor.status.is_live else ():
-                element = anchored.document.elements[portion.element]
-                g.edge(f"extraction:{extraction.id}", f"element:{slug}/{element.id}", "anchored-in",
-                       start=portion.start, end=portion.end)
-            for comment in extraction.comments:
-                g.node(f"comment:{comment.id}", "comment", stance=comment.stance,
-                       withdrawn=comment.withdrawn is not None)
-                g.edge(f"comment:{comment.id}", f"extraction:{extraction.id}", "comments-on")
     for slug, audit in site.articles.items():
         sections = sorted({(c.section_index, c.section) for c in audit.claims})
         for index, title in sections:
@@ -80,12 +130,12 @@ def build_graph(site: SiteModel) -> TypedGraph:
         for assessment in site.assessments.get(slug, []):
             link = assessment.link
             target = f"extraction:{link.extraction}" if link.marker.kind == "ext" else f"comment:{link.marker.key}"
-            if target in g.graph:
+            if exists(target):
                 g.edge(f"claim:{slug}/{assessment.claim.id}", target, "cites", state=assessment.state.state)
         for item in audit.discarded or []:
-            if f"extraction:{item.extraction}" in g.graph:
+            if exists(f"extraction:{item.extraction}"):
                 g.edge(f"extraction:{item.extraction}", f"note:{slug}", "discarded-from")
-        if audit.supersedes and f"note:{audit.supersedes}" in g.graph:
+        if audit.supersedes and exists(f"note:{audit.supersedes}"):
             g.edge(f"note:{slug}", f"note:{audit.supersedes}", "supersedes")
     for slug, selection in site.selections.items():
         for number, group in enumerate(selection.groups, start=1):
@@ -97,23 +147,89 @@ def build_graph(site: SiteModel) -> TypedGraph:
             key = f"opposition:{slug}/{number}"
             g.node(key, "opposition", question=item.question, method=record.provenance.get("method", ""))
             for member in (item.a, item.b):
-                if f"extraction:{member}" in g.graph:
+                if exists(f"extraction:{member}"):
                     g.edge(f"extraction:{member}", key, "opposes")
     return g
 
 
-def graph_outputs(site: SiteModel) -> dict[str, bytes]:
-    g = build_graph(site).graph
-    nodes = [{"id": key, **{k: v for k, v in sorted(data.items())}} for key, data in sorted(g.nodes(data=True))]
-    links = sorted(({"source": u, "target": v, **{k: val for k, val in sorted(data.items())}}
-                    for u, v, data in g.edges(data=True)),
-                   key=lambda e: (e["source"], e["target"], e["type"]))
-    node_link = {"directed": True, "multigraph": True, "nodes": nodes, "links": links}
-    jsonld = {"@context": "https://schema.org", "@graph": [
-        {"@id": data.get("url", site.base_url + "graph.json#" + key),
-         "@type": {"note": "Article", "wiki": "Article", "synthesis": "Report", "notebook": "Collection",
-                   "base": "Collection", "extraction": "Quotation", "claim": "Claim"}.get(data["type"], "Thing"),
-         "name": data.get("title") or data.get("quote") or data.get("text") or key}
-        for key, data in sorted(g.nodes(data=True))
-        if data["type"] in ("note", "wiki", "synthesis", "notebook", "base", "extraction", "claim")]}
-    return {"graph.json": dumps(node_link, levels=2), "graph.jsonld": dumps(jsonld, levels=2)}
+def build_graph(site: SiteModel) -> TypedGraph:
+    g = TypedGraph()
+    for slug in site.publication.notes:
+        g.merge(note_part(site, slug))
+    g.merge(site_part(site, g))
+    return g
+
+
+@dataclass
+class EncodedPart:
+    """A part's records as published lines (node id → line, edge → line), defined nodes
+    apart from the bare ones its edges point to."""
+
+    nodes: dict[str, str]
+    edges: dict[tuple[str, str, str], str]
+    jsonld: dict[str, str]
+    bare: set[str]
+
+
+def encode_part(site: SiteModel, part: TypedGraph) -> EncodedPart:
+    nodes, jsonld, bare = {}, {}, set()
+    for key, data in part.nodes.items():
+        if not data:
+            bare.add(key)
+            continue
+        nodes[key] = _ENCODER.encode({"id": key, **data})
+        if data.get("type") in JSONLD_TYPES:
+            jsonld[key] = _ENCODER.encode({
+                "@id": data.get("url", site.base_url + "graph.json#" + key), "@type": JSONLD_TYPES[data["type"]],
+                "name": data.get("title") or data.get("quote") or data.get("text") or key})
+    edges = {key: _ENCODER.encode({"source": key[0], "target": key[1], **data}) for key, data in part.edges.items()}
+    return EncodedPart(nodes, edges, jsonld, bare)
+
+
+def _document(fields: dict[str, str | list[str]]) -> bytes:
+    """The layout of :func:`generator.site.jsonout.dumps` with two levels: lists one item per line."""
+    lines = []
+    for key in sorted(fields):
+        value = fields[key]
+        if isinstance(value, list):
+            value = "[\n" + ",\n".join(f"  {item}" for item in value) + "\n ]" if value else "[]"
+        lines.append(f" {_ENCODER.encode(key)}: {value}")
+    return ("{\n" + ",\n".join(lines) + "\n}\n").encode("utf-8")
+
+
+def graph_outputs(site: SiteModel, memo: Any = None) -> dict[str, bytes]:
+    from generator.cache import digest_of
+
+    parts: list[EncodedPart] = []
+    known = TypedGraph()
+    for slug in site.publication.notes:
+        def make(slug: str = slug) -> tuple[EncodedPart, list[str]]:
+            part = note_part(site, slug)
+            return encode_part(site, part), sorted(part.nodes)
+
+        if memo is None:
+            encoded, keys = make()
+        else:  # a note's part depends on that note, its anchors and the site's address only
+            anchored = site.anchored[slug]
+            key = digest_of((slug, site.publication.notes[slug], site.base_url,
+                             [(e.id, e.kind) for e in anchored.document.elements], sorted(anchored.anchors.items())))
+            encoded, keys = memo.memo("graph", key, make)
+        parts.append(encoded)
+        known.nodes.update((k, {}) for k in keys)
+    parts.append(encode_part(site, site_part(site, known)))
+    nodes: dict[str, str] = {}
+    edges: dict[tuple[str, str, str], str] = {}
+    jsonld: dict[str, str] = {}
+    bare: set[str] = set()
+    for part in parts:
+        nodes.update(part.nodes)
+        edges.update(part.edges)
+        jsonld.update(part.jsonld)
+        bare |= part.bare
+    for key in bare - nodes.keys():
+        nodes[key] = _ENCODER.encode({"id": key})
+    node_link = {"directed": "true", "multigraph": "true", "nodes": [nodes[k] for k in sorted(nodes)],
+                 "links": [edges[k] for k in sorted(edges)]}
+    return {"graph.json": _document(node_link),
+            "graph.jsonld": _document({"@context": _ENCODER.encode("https://schema.org"),
+                                       "@graph": [jsonld[k] for k in sorted(jsonld)]})}

@@ -74,43 +74,48 @@ def write_site(files: Mapping[str, bytes], out_dir: Path, content_dir: Path,
 
 
 def write_changed(files: Mapping[str, bytes], digests: Mapping[str, str], out_dir: Path, content_dir: Path,
-                  previous: Mapping[str, tuple[str, int, int]], last: str = "manifest.json") -> int:
+                  previous: Mapping[str, tuple[str, int, int]], last: str = "manifest.json") -> set[str]:
     """The incremental write: replace, one by one and atomically, the files whose digest
     differs from what ``previous`` records in ``out_dir``; remove those no longer built;
     write ``last`` (the manifest) at the very end, so a reader who sees the new manifest
-    sees every file it lists. Returns how many files were written or removed."""
+    sees every file it lists. Returns the paths written or removed."""
     check_output_dir(out_dir, content_dir)
     if not (out_dir / MARKER).is_file():
         raise OutputDirectoryError(f"{out_dir} has no {MARKER} file: refusing an incremental write into it")
     for path in files:
         if not _safe_relative(path) or path == MARKER:
             raise OutputDirectoryError(f"refusing to write {path!r}: outside the output directory")
-    changes = 0
+    changes: set[str] = set()
     for path in sorted(files):
         if path != last and (path not in previous or previous[path][0] != digests[path]):
             write_atomic(out_dir / path, files[path])
-            changes += 1
+            changes.add(path)
     for path in sorted(set(previous) - set(files)):
         target = out_dir / path
         if _safe_relative(path) and target.is_file() and not target.is_symlink():
             target.unlink()
-            changes += 1
+            changes.add(path)
             parent = target.parent
             while parent != out_dir and parent.is_dir() and not any(parent.iterdir()):
                 parent.rmdir()
                 parent = parent.parent
     if last in files and (last not in previous or previous[last][0] != digests[last]):
         write_atomic(out_dir / last, files[last])
-        changes += 1
+        changes.add(last)
     return changes
 
 
-def written_state(files: Mapping[str, bytes], digests: Mapping[str, str],
-                  out_dir: Path) -> dict[str, tuple[str, int, int]]:
+def written_state(files: Mapping[str, bytes], digests: Mapping[str, str], out_dir: Path,
+                  previous: Mapping[str, tuple[str, int, int]] | None = None,
+                  changed: set[str] | None = None) -> dict[str, tuple[str, int, int]]:
     """What a build left in ``out_dir``: per file its digest, size and modification time,
-    so the next build can tell that nobody touched it."""
+    so the next build can tell that nobody touched it. After an incremental write only
+    the ``changed`` files are looked at again."""
     state = {}
     for path in files:
+        if previous is not None and changed is not None and path not in changed and path in previous:
+            state[path] = previous[path]
+            continue
         info = (out_dir / path).stat()
         state[path] = (digests[path], info.st_size, info.st_mtime_ns)
     return state
