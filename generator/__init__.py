@@ -3,17 +3,32 @@
 The public API is small: :func:`build` and :func:`analyse` (what ``carnet build`` and
 ``carnet check`` run), :func:`load_corpus`, and the error hierarchy rooted at
 :class:`CarnetError`. Problems in content are :class:`Problem` values, never exceptions.
+
+The pipeline is imported on first use, so a command with nothing to build (a rebuild
+whose inputs are unchanged) never pays for loading the parser, numpy and scipy.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 __version__ = "0.1.0"
 
-from generator.corpus.load import load_corpus  # noqa: E402
-from generator.pipeline import Analysis, BuildResult, analyse, build  # noqa: E402
 from generator.problems import (  # noqa: E402
     CarnetError, ContentError, OutputDirectoryError, Problem, Severity, SettingsError, ThemeError,
 )
+
+_LAZY = {"Analysis": "generator.pipeline", "BuildResult": "generator.result", "analyse": "generator.pipeline",
+         "build": "generator.pipeline", "load_corpus": "generator.corpus.load"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'generator' has no attribute {name!r}")
+
 
 __all__ = [
     "Analysis", "BuildResult", "CarnetError", "ContentError", "OutputDirectoryError", "Problem", "Severity",

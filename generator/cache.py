@@ -20,6 +20,7 @@ full one. Entries not used by a build are dropped, so it never grows past one si
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import os
@@ -106,6 +107,7 @@ class BuildCache:
     memo_dirty: bool = field(default=False, repr=False)
     stats: dict[str, tuple[int, int, int, str]] = field(default_factory=dict)
     inputs: str = ""
+    pending: str = ""
     result: Any = None
     written: dict[str, tuple[str, int, int]] = field(default_factory=dict)
     memos: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -246,6 +248,27 @@ class BuildCache:
             if (info.st_size, info.st_mtime_ns) != (size, mtime):
                 return False
         return True
+
+
+def build_options(strict: bool, base_url: str | None, search: bool, theme_root: Path,
+                  emitters: list[str] | None = None) -> tuple:
+    """What, besides the files, decides a build's output (``emitters``: ``None`` for the
+    standard set, whose code the source digest already covers)."""
+    return (strict, base_url, search, str(theme_root.resolve()), emitters)
+
+
+def unchanged_build(cache: BuildCache, content_dir: Path, out_dir: Path, theme_root: Path,
+                    options: tuple) -> Any:
+    """The last build's result if nothing it depends on changed and the output directory
+    is as it left it; else ``None`` (and the inputs' digest waits in ``cache.pending``)."""
+    cache.begin()
+    # digested before anything is read: an edit made during the build changes it again
+    cache.pending = cache.inputs_digest([content_dir, theme_root], options)
+    search = options[2]
+    if (cache.pending == cache.inputs and cache.result is not None and cache.output_intact(out_dir)
+            and (not search or (out_dir / "pagefind").is_dir())):
+        return dataclasses.replace(cache.result, changed=0)
+    return None
 
 
 def default_cache_path(out_dir: Path) -> Path:

@@ -249,15 +249,25 @@ def run_build(args: argparse.Namespace) -> int:
     import os
     import time
 
-    from generator.cache import BuildCache, default_cache_path
-    from generator.pipeline import build
+    from generator.cache import BuildCache, build_options, default_cache_path, unchanged_build
+    from generator.site import DEFAULT_THEME
 
     started = time.perf_counter()
     progress = _Progress(sys.stderr.isatty() and not args.quiet and os.environ.get("CI") != "true")
     cache = None if args.no_cache else BuildCache.open(args.cache or default_cache_path(args.out))
+    result = None
+    if cache is not None and (args.theme is None or (args.theme / "templates").is_dir()) and args.content.is_dir():
+        # nothing changed? answered before the pipeline (parser, numpy, scipy) is even imported
+        theme_root = args.theme or DEFAULT_THEME
+        options = build_options(args.strict, args.base_url, not args.no_search, theme_root)
+        if args.base_url is None or args.base_url.startswith(("http://", "https://")):
+            result = unchanged_build(cache, args.content, args.out, theme_root, options)
     try:
-        result = build(args.content, args.out, strict=args.strict, base_url=args.base_url, theme_dir=args.theme,
-                       search=not args.no_search, cache=cache, progress=progress)
+        if result is None:
+            from generator.pipeline import build
+
+            result = build(args.content, args.out, strict=args.strict, base_url=args.base_url,
+                           theme_dir=args.theme, search=not args.no_search, cache=cache, progress=progress)
     except ContentError as exc:
         progress.clear()
         _print_problems(exc.problems, args.content)

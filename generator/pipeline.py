@@ -7,12 +7,12 @@ reads the clock: the same content gives the same bytes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
 from generator.anchoring import AnchoredNote, anchor_note
-from generator.cache import BuildCache, digest_of
+from generator.cache import BuildCache, build_options, digest_of, unchanged_build
 from generator.corpus.links import CorpusIndex, LinkTarget, LinkUse, collect_links, resolve_link
 from generator.corpus.load import load_corpus
 from generator.corpus.model import Corpus
@@ -21,7 +21,7 @@ from generator.corpus.publication import (
 )
 from generator.corpus.validate import validate_corpus
 from generator.synthesis.audit import ArticleAudit, audit_articles
-from generator.selection.select import select, selection_threshold
+from generator.selection.select import Selection, select, selection_threshold
 from generator.selection.vectors import embeddings_settings, load_cache
 from generator.verification.assess import Assessment, assess, verification_strict
 from generator.problems import ContentError, Problem, SettingsError, sorted_problems
@@ -29,7 +29,8 @@ from generator.site.emitters import EMITTERS, Emitter, derived_outputs
 from generator.site.model import SiteModel
 from generator.site.output import MARKER, check_output_dir, write_changed, write_site, written_state
 from generator.site.search import index_site, reindex_site
-from generator.site.summary import BuildSummary, summarise
+from generator.result import BuildResult
+from generator.site.summary import summarise
 from generator.site.theme import Theme, check_theme
 
 
@@ -58,25 +59,6 @@ class Analysis:
     @property
     def errors(self) -> list[Problem]:
         return [p for p in self.problems if p.is_error]
-
-
-@dataclass
-class BuildResult:
-    """What a build wrote and published.
-
-    Attributes:
-        files: files in the site (the marker included, the search bundle not).
-        changed: files written or removed by this build (0 for a no-op rebuild).
-        summary: the counts the build's closing summary shows.
-    """
-
-    out_dir: Path
-    files: int
-    reports: list[NotebookReport]
-    problems: list[Problem]
-    language: str = "fr"
-    changed: int = 0
-    summary: BuildSummary = field(default_factory=BuildSummary)
 
 
 def analyse(content_dir: Path, cache: BuildCache | None = None) -> Analysis:
@@ -154,9 +136,13 @@ def site_model(analysis: Analysis, content_dir: Path, base_url: str | None = Non
     provider, model = embeddings_settings(publication.settings.extra)
     vectors = load_cache(content_dir, model) if provider == "endpoint" else {}
 
-    def selection(ids: list[str]):
+    same_perimeter: dict[tuple[str, ...], Selection] = {}  # wikis that share a perimeter share its selection
+
+    def selection(ids: list[str]) -> Selection:
         if cache is None:
-            return select(analysis.corpus, ids, threshold, provider, vectors)
+            if tuple(ids) not in same_perimeter:
+                same_perimeter[tuple(ids)] = select(analysis.corpus, ids, threshold, provider, vectors)
+            return same_perimeter[tuple(ids)]
         known = analysis.corpus.extractions
         key = digest_of((ids, [known.get(i) for i in ids], threshold, provider, vectors))
         return cache.memo("selections", key, lambda: select(analysis.corpus, ids, threshold, provider, vectors))
@@ -220,17 +206,13 @@ def build(content_dir: Path, out_dir: Path, *, strict: bool = False, base_url: s
         raise SettingsError(f"--base-url {base_url!r} must be an absolute http(s) URL (e.g. https://example.org/)")
     check_output_dir(out_dir, content_dir)  # refuse early, before any work
     theme_root = check_theme(theme_dir)
-    inputs = ""
     if cache is not None:
         step("checking what changed")
-        cache.begin()
-        # digested before anything is read: an edit made during the build changes it again
-        inputs = cache.inputs_digest([content_dir, theme_root],
-                                     (strict, base_url, search, str(theme_root.resolve()),
-                                      [e.name for e in emitters]))
-        if (inputs == cache.inputs and cache.result is not None and cache.output_intact(out_dir)
-                and (not search or (out_dir / "pagefind").is_dir())):
-            return replace(cache.result, changed=0)
+        options = build_options(strict, base_url, search, theme_root,
+                                None if emitters is EMITTERS else [e.name for e in emitters])
+        unchanged = unchanged_build(cache, content_dir, out_dir, theme_root, options)
+        if unchanged is not None:
+            return unchanged
     step("reading and anchoring the content")
     analysis = analyse(content_dir, cache)
     stopping = blocking(analysis.problems, strict)
@@ -259,6 +241,6 @@ def build(content_dir: Path, out_dir: Path, *, strict: bool = False, base_url: s
                          changed=changed, summary=summarise(analysis, site, files))
     if cache is not None:
         cache.written = written_state(files, digests, out_dir, cache.written if incremental else None, rewritten)
-        cache.inputs, cache.result = inputs, result
+        cache.inputs, cache.result = cache.pending, result
         cache.save()
     return result

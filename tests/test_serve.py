@@ -71,6 +71,9 @@ def test_an_edit_reloads_the_page_after_the_rebuild(server: Server, small: Path)
     kind, _data = events.get(timeout=20)
     assert kind == "reload"
     assert "reconduit et augmenté".encode() in get(server, "/notes/conseil-c.html")[2]
+    # incremental: the edited note's files and the lists showing it, not the whole site
+    total = sum(1 for p in server.out.rglob("*") if p.is_file())
+    assert 0 < server.last_changed < total / 3
 
 
 def test_a_broken_file_shows_an_overlay_and_the_previous_site_stays(server: Server, small: Path) -> None:
@@ -82,3 +85,10 @@ def test_a_broken_file_shows_an_overlay_and_the_previous_site_stays(server: Serv
     (message,) = json.loads(data)
     assert "notes/conseil-c.md:" in message and "unknown-category" in message
     assert get(server, "/notes/conseil-c.html")[2] == before
+    # fixed: the next successful rebuild reloads the page, which shows the fix
+    note = small / "notes" / "conseil-c.md"  # one write, so one rebuild
+    note.write_text(note.read_text(encoding="utf-8").replace("theme: [Inconnue]", "theme: [Budget]")
+                    .replace("Le budget est reconduit.", "Le budget est enfin reconduit."), encoding="utf-8")
+    kind, _data = events.get(timeout=20)
+    assert kind == "reload"
+    assert "enfin reconduit".encode() in get(server, "/notes/conseil-c.html")[2]

@@ -1,8 +1,9 @@
 """``carnet serve``: build, serve the site on 127.0.0.1 with the published headers, watch
 ``content/``, ``themes/`` and ``prompts/``, rebuild on change (debounced), and reload the
-open page only after a successful rebuild (server-sent events). A content error shows an
-overlay with file:line while the previous site stays served. Only files inside the
-output directory are ever served."""
+open page only after a successful rebuild (server-sent events). Rebuilds are incremental:
+the build cache lives in memory, so an edit redoes and rewrites only what it changed.
+A content error shows an overlay with file:line while the previous site stays served.
+Only files inside the output directory are ever served."""
 
 from __future__ import annotations
 
@@ -12,10 +13,11 @@ import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from generator.cache import BuildCache, default_cache_path
 from generator.pipeline import build
 from generator.problems import CarnetError, ContentError
 from generator.site.headers import SECURITY_HEADERS
-from generator.site.search import index_site
+from generator.site.search import reindex_site
 
 EVENTS = "/__carnet/events"
 CLIENT = "/__carnet/livereload.js"
@@ -130,6 +132,9 @@ class Server:
         self.lock = threading.Lock()
         self.observer = None
         self.language = "fr"
+        # read from disk for the first build (a site built before starts warm), then kept in memory
+        self.cache = BuildCache.open(default_cache_path(out))
+        self.last_changed = 0
 
     @property
     def url(self) -> str:
@@ -139,7 +144,8 @@ class Server:
     def rebuild(self) -> bool:
         with self.lock:
             try:
-                build(self.content, self.out, theme_dir=self.theme, search=False)
+                result = build(self.content, self.out, theme_dir=self.theme, search=False, cache=self.cache)
+                self.last_changed = result.changed
             except ContentError as exc:
                 report = [p.format_text(str(self.content)) for p in exc.problems if p.stops(False)]
                 self.hub.publish("error-report", json.dumps(report, ensure_ascii=False))
@@ -159,7 +165,7 @@ class Server:
     def _index(self) -> None:
         with self.lock:
             try:
-                index_site(self.out, self.language)
+                reindex_site(self.out, self.language)
             except CarnetError:
                 pass
 
@@ -174,8 +180,10 @@ class Server:
         from watchdog.events import FileSystemEventHandler
         from watchdog.observers import Observer
 
-        result = build(self.content, self.out, theme_dir=self.theme, search=self.search)
+        result = build(self.content, self.out, theme_dir=self.theme, search=self.search, cache=self.cache)
         self.language = result.language
+        self.cache.save()
+        self.cache.path = None  # from now on in memory only: saving 100 MB per keystroke buys nothing
         server = self
 
         class Changes(FileSystemEventHandler):

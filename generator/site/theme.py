@@ -17,7 +17,7 @@ import yaml
 
 from generator.problems import SettingsError, ThemeError
 
-DEFAULT_THEME = Path(__file__).resolve().parents[2] / "themes" / "default"
+from generator.site import DEFAULT_THEME  # noqa: E402 — re-exported
 
 
 def _load_strings(root: Path, language: str) -> dict[str, Any]:
