@@ -88,5 +88,16 @@ class SiteModel:
     selections: dict[str, Any] = field(default_factory=dict)
     oppositions: dict[str, Any] = field(default_factory=dict)
 
+    @functools.cached_property
+    def extractions(self) -> dict[str, tuple[Any, Any]]:
+        """Published extraction id → (its note, the extraction); computed once per build."""
+        return {e.id: (note, e) for note in self.publication.notes.values() for e in note.extractions}
+
+    @functools.cached_property
+    def public_ids(self) -> frozenset[str]:
+        """Ids of every published extraction and comment."""
+        return frozenset(self.extractions) | frozenset(
+            c.id for _note, e in self.extractions.values() for c in e.comments)
+
     def bases_of(self, notebook: str) -> list[str]:
         return [slug for slug, base in self.publication.bases.items() if notebook in base.notebooks]

@@ -541,7 +541,7 @@ def audit_context(site: SiteModel, theme: Theme, audit, page: str) -> dict[str, 
                               for s in audit.superseded_by if s in publication.notes],
             "changed": audit.changed,
         }
-    public_ids = {i for n in publication.notes.values() for i in published_ids(n)}
+    public_ids = site.public_ids
 
     def redact(text: str) -> str:
         """Markers to unpublished sources are shown without their id (INV-12)."""

@@ -20,7 +20,7 @@ def selection_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any
     path = selection_path(slug)
     ctx = common(site, theme, path, theme.tr("selection_title", title=wiki.title), "selection")
     url = ctx["url"]
-    extraction = {e.id: (n, e) for n in publication.notes.values() for e in n.extractions}
+    extraction = site.extractions
 
     def describe(ext_id: str) -> dict[str, Any]:
         note, item = extraction[ext_id]
