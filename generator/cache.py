@@ -7,7 +7,8 @@ or a date, so a stale entry can only be missed, never wrongly reused:
 - **inputs**: every content and theme file (read again only when its size, mtime or
   inode moved), the build options and the generator's own source. Equal to the last
   build's, with the output directory as that build left it → nothing to do.
-- **anchors**: a note's body and extractions → its parsed body and anchors.
+- **anchors**: a note's body and extractions → its parsed body and anchors (in memory
+  only: reading them back from disk is slower than anchoring again).
 - **selections**: a wiki's perimeter extractions and settings → its grouping and map.
 - **pages**: the template, its whole context (closures by their code and captured
   values) and the theme's fingerprint → the rendered bytes.
@@ -34,6 +35,9 @@ from generator import __version__
 from generator.files import write_atomic
 
 CACHE_DIR = ".carnet-cache"
+IN_MEMORY_ONLY = frozenset({"anchors"})
+"""Memos kept by a live process (``serve``) but never written to disk: unpickling a
+site's parsed token trees (80 MB at 5,000 notes) takes longer than anchoring again."""
 _FORMAT = 1
 
 
@@ -172,7 +176,8 @@ class BuildCache:
         if self.path is None:
             return
         if self.memo_dirty and self.memo_path is not None:
-            write_atomic(self.memo_path, pickle.dumps((self.source, self.memos), protocol=pickle.HIGHEST_PROTOCOL))
+            stored = {kind: entries for kind, entries in self.memos.items() if kind not in IN_MEMORY_ONLY}
+            write_atomic(self.memo_path, pickle.dumps((self.source, stored), protocol=pickle.HIGHEST_PROTOCOL))
             self.memo_dirty = False
         write_atomic(self.path, pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL))
 

@@ -153,4 +153,6 @@ def test_noop_rebuild_writes_nothing_and_an_edit_rewrites_only_what_shows_it(sma
             "llms-full.txt"} <= rewritten
     assert "notes/veille-a.html" not in rewritten and "notes/club-a.html" not in rewritten
     assert result.changed == len(rewritten)
-    assert cache.counts.reused["anchors"] == len(_notes(small)) - 1  # every note but the edited one
+    assert cache.counts.reused["notes"] == len(_notes(small)) - 1  # every note but the edited one is not re-read
+    assert cache.counts.redone["bodies"] == 1  # and only its body is rendered again
+    assert "anchors" not in cache.counts.reused  # parsed bodies are never stored on disk (slower to read back)
