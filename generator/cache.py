@@ -241,18 +241,26 @@ class BuildCache:
         return digest.hexdigest()
 
     def output_intact(self, out_dir: Path) -> bool:
-        """The output directory still holds what the last build wrote: every file there,
-        with the size and modification time it was written with."""
+        """The output directory holds exactly what the last build left there: the same
+        files, each with the size and modification time it was written with."""
         if not self.written or not out_dir.is_dir():
             return False
-        for path, (_sha, size, mtime) in self.written.items():
-            try:
-                info = (out_dir / path).stat()
-            except OSError:
-                return False
-            if (info.st_size, info.st_mtime_ns) != (size, mtime):
-                return False
-        return True
+        found: dict[str, tuple[int, int]] = {}
+
+        def walk(directory: str, prefix: str) -> None:
+            with os.scandir(directory) as scan:
+                for entry in scan:
+                    name = prefix + entry.name
+                    if entry.is_dir(follow_symlinks=False):
+                        if name not in ("pagefind", ".pagefind-next"):  # the search bundle is rebuilt apart
+                            walk(entry.path, name + "/")
+                    elif name != ".carnet-build":
+                        info = entry.stat(follow_symlinks=False)
+                        found[name] = (info.st_size, info.st_mtime_ns)
+
+        walk(str(out_dir), "")
+        # nothing missing, nothing added, nothing rewritten since: else a full build puts it right
+        return found == {path: (size, mtime) for path, (_sha, size, mtime) in self.written.items()}
 
 
 def build_options(strict: bool, base_url: str | None, search: bool, theme_root: Path,

@@ -90,6 +90,25 @@ def test_build_prints_what_each_public_notebook_publishes(small: Path, tmp_path:
     assert "secret" not in result.stdout
 
 
+def test_build_ends_with_a_summary_and_rebuilds_only_what_changed(small: Path, tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    first = carnet("build", str(small), "--out", str(out), "--no-search")
+    assert first.returncode == 0, first.stderr
+    assert re.search(r"built \d+ files into .* in [\d.]+ s \(full build; 0 error\(s\), \d+ warning\(s\)", first.stdout)
+    summary = dict(re.findall(r"^  (\w+) +(.+)$", first.stdout, flags=re.M))
+    assert summary["pages"].isdigit() and summary["notes"].startswith("8")
+    assert re.match(r"\d+ \(\d+ detached, \d+ relocated\)", summary["extractions"])
+    assert re.match(r"\d+ \(.*weak.*\)", summary["citations"]) and summary["operations"] == "0 rejected"
+    assert "\r" not in first.stderr, "no progress line when stderr is not a terminal"
+    again = carnet("build", str(small), "--out", str(out), "--no-search")
+    assert "(nothing changed;" in again.stdout
+    replace(small, "notes/conseil-c.md", "Le budget est reconduit.", "Le budget est reconduit, dit-on.")
+    edited = carnet("build", str(small), "--out", str(out), "--no-search")
+    assert re.search(r"\((\d+) file\(s\) rewritten;", edited.stdout), edited.stdout
+    assert "reconduit, dit-on" in (out / "notes" / "conseil-c.html").read_text(encoding="utf-8")
+    assert (tmp_path / ".carnet-cache" / "site.pickle").is_file()
+
+
 def test_build_refuses_foreign_output_directory(small: Path, tmp_path: Path) -> None:
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "index.md").write_text("mine", encoding="utf-8")

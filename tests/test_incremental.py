@@ -156,3 +156,28 @@ def test_noop_rebuild_writes_nothing_and_an_edit_rewrites_only_what_shows_it(sma
     assert cache.counts.reused["notes"] == len(_notes(small)) - 1  # every note but the edited one is not re-read
     assert cache.counts.redone["bodies"] == 1  # and only its body is rendered again
     assert "anchors" not in cache.counts.reused  # parsed bodies are never stored on disk (slower to read back)
+
+
+def test_an_output_directory_touched_by_hand_gets_a_full_build(small: Path, tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    build(small, out, search=False, cache=BuildCache.open(default_cache_path(out)))
+    expected = site_files(out, search=False)
+    (out / "stray.html").write_bytes(b"<p>dropped here by hand</p>")
+    (out / "notes" / "conseil-c.html").write_bytes(b"edited by hand")
+    (out / "notes" / "conseil-a.txt").unlink()
+    result = build(small, out, search=False, cache=BuildCache.open(default_cache_path(out)))
+    assert result.changed == result.files  # not trusted: rebuilt whole
+    assert site_files(out, search=False) == expected
+
+
+def test_a_damaged_or_foreign_cache_is_only_a_slower_build(small: Path, tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    path = default_cache_path(out)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"not a pickle at all")
+    path.with_name(path.stem + ".memos.pickle").write_bytes(b"\x80\x05garbage")
+    build(small, out, search=False, cache=BuildCache.open(path))
+    assert site_files(out, search=False) == _full(small, tmp_path / "full")
+    shutil.rmtree(path.parent)  # deleting the cache is always safe
+    assert build(small, out, search=False, cache=BuildCache.open(path)).changed > 0
+    assert site_files(out, search=False) == _full(small, tmp_path / "full")

@@ -5,8 +5,9 @@ sparse (scipy), L2-normalised rows; needs only numpy and scipy."""
 from __future__ import annotations
 
 import functools
+import itertools
 import math
-from collections import Counter
+from collections import Counter, defaultdict
 import re
 import unicodedata
 
@@ -31,34 +32,48 @@ def _features(text: str) -> list[str]:
     return features
 
 
+# feature → a process-wide integer id, given on first sight (in any order: columns are re-sorted)
+_FEATURE_IDS: defaultdict[str, int] = defaultdict(itertools.count().__next__)
+_FEATURE_NAMES: list[str] = []  # id → feature, caught up lazily
+
+
 @functools.lru_cache(maxsize=1 << 17)
-def _bag(text: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
-    """A text's features and their counts (cached: a quote sits in many perimeters)."""
+def _bag(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """A text's distinct features (process-wide ids) and their counts; cached, since a
+    quote sits in many perimeters."""
     counts = Counter(_features(text))
-    return tuple(counts), tuple(counts.values())
+    ids = np.fromiter(map(_FEATURE_IDS.__getitem__, counts), dtype=np.int64, count=len(counts))
+    return ids, np.fromiter(counts.values(), dtype=np.int64, count=len(counts))
+
+
+def _names() -> list[str]:
+    if len(_FEATURE_NAMES) < len(_FEATURE_IDS):
+        _FEATURE_NAMES.extend(itertools.islice(_FEATURE_IDS, len(_FEATURE_NAMES), None))
+    return _FEATURE_NAMES
 
 
 def tfidf(texts: list[str]) -> sparse.csr_matrix:
-    """Rows: texts, in the order given. Sublinear term frequency, smoothed idf."""
-    bags = [_bag(text) for text in texts]
-    document_frequency: Counter[str] = Counter()
-    for features, _counts in bags:
-        document_frequency.update(features)  # each feature once per text
+    """Rows: texts, in the order given. Sublinear term frequency, smoothed idf. Columns
+    follow the sorted vocabulary, so the matrix never depends on what was seen before."""
     n = len(texts)
+    bags = [_bag(text) for text in texts]
+    features = np.concatenate([ids for ids, _counts in bags]) if bags else np.empty(0, dtype=np.int64)
+    counts = np.concatenate([tallies for _ids, tallies in bags]) if bags else np.empty(0, dtype=np.int64)
+    rows = np.repeat(np.arange(n), [len(ids) for ids, _counts in bags]) if bags else np.empty(0, dtype=np.int64)
+    names = _names()
+    document_frequency = np.bincount(features, minlength=len(names))  # ids are distinct per text
     limit = max(2, int(MAX_DOCUMENT_SHARE * n)) if n >= 10 else n
-    vocabulary = sorted(f for f, df in document_frequency.items() if df <= limit)
-    index = {feature: i for i, feature in enumerate(vocabulary)}
-    idf = np.array([math.log((1 + n) / (1 + document_frequency[f])) + 1 for f in vocabulary])
-    rows, cols, counts = [], [], []
-    for row, (features, tallies) in enumerate(bags):
-        for feature, count in zip(features, tallies):
-            column = index.get(feature)
-            if column is not None:
-                rows.append(row)
-                cols.append(column)
-                counts.append(count)
-    columns = np.array(cols, dtype=np.int64)
-    values = (1 + np.log(np.array(counts, dtype=np.float64))) * idf[columns] if cols else np.array([])
+    kept = np.nonzero((document_frequency > 0) & (document_frequency <= limit))[0]
+    vocabulary = sorted(kept.tolist(), key=names.__getitem__)
+    column_of = np.full(len(names), -1, dtype=np.int64)
+    column_of[vocabulary] = np.arange(len(vocabulary))
+    # math.log, not numpy's: the same last bit on every platform
+    idf = np.array([math.log((1 + n) / (1 + int(document_frequency[f]))) + 1 for f in vocabulary])
+    columns = column_of[features]
+    present = columns >= 0
+    rows, columns, counts = rows[present], columns[present], counts[present]
+    sublinear = np.array([0.0] + [1 + math.log(c) for c in range(1, int(counts.max(initial=0)) + 1)])
+    values = sublinear[counts] * idf[columns] if len(columns) else np.empty(0)
     matrix = sparse.csr_matrix((values, (rows, columns)), shape=(n, len(vocabulary)), dtype=np.float64)
     norms = np.sqrt(matrix.multiply(matrix).sum(axis=1)).A1
     norms[norms == 0] = 1.0
