@@ -30,7 +30,7 @@ CELL_SEPARATOR = " "
 """Joins the cells of a table row inside the row's text."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Element:
     """One block of a note.
 
