@@ -7,7 +7,8 @@ reads the clock: the same content gives the same bytes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -233,6 +234,8 @@ def build(content_dir: Path, out_dir: Path, *, strict: bool = False, base_url: s
         rewritten = write_changed(files, digests, out_dir, content_dir, cache.written)
         if search and (any(path.endswith(".html") for path in rewritten) or not (out_dir / "pagefind").is_dir()):
             reindex_site(out_dir, language)
+        elif not search and (out_dir / "pagefind").is_dir():
+            shutil.rmtree(out_dir / "pagefind")  # as a full build without search: no stale index
         changed = len(rewritten)
     else:
         write_site(files, out_dir, content_dir, (lambda tree: index_site(tree, language)) if search else None)

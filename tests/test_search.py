@@ -40,3 +40,19 @@ def test_pages_declare_their_filters(example_site: Path) -> None:
     for marker in ('data-pagefind-body', 'data-pagefind-filter="type:Article wiki"',
                    'data-pagefind-filter="notebook:Conseil de vie lycéenne"', 'data-pagefind-filter="state:vérifié"'):
         assert marker in page, marker
+
+
+def test_an_incremental_build_reindexes_what_changed(small: Path, tmp_path: Path) -> None:
+    from generator.cache import BuildCache, default_cache_path
+    from support.corpus import replace
+
+    out = tmp_path / "site"
+    build(small, out, cache=BuildCache.open(default_cache_path(out)))
+    assert "reconduit" in fragments(out).decode("utf-8")
+    replace(small, "notes/conseil-c.md", "Le budget est reconduit.", "Le budget est SEARCHABLEWORD reconduit.")
+    result = build(small, out, cache=BuildCache.open(default_cache_path(out)))
+    assert 0 < result.changed < result.files
+    assert "SEARCHABLEWORD" in fragments(out).decode("utf-8")  # the new index was swapped in
+    assert not (out / ".pagefind-next").exists()
+    build(small, out, search=False, cache=BuildCache.open(default_cache_path(out)))
+    assert not (out / "pagefind").exists()  # as a full build without search: no stale index
