@@ -76,6 +76,13 @@ class _LineLoader(_SafeLoader):  # type: ignore[misc,valid-type]
         self.line_offset = line_offset
         self.duplicates: list[_DuplicateKey] = []
 
+    def get_single_data(self) -> Any:
+        node = self.get_single_node()
+        if node is None:
+            return None
+        _refuse_aliases(node)
+        return self.construct_document(node)
+
     def _line(self, node: yaml.Node) -> int:
         return node.start_mark.line + 1 + self.line_offset
 
@@ -105,6 +112,24 @@ class _LineLoader(_SafeLoader):  # type: ignore[misc,valid-type]
         data.item_lines = [self._line(item) for item in node.value]
         yield data
         data.extend(self.construct_object(item, deep=True) for item in node.value)
+
+
+def _refuse_aliases(root: yaml.Node) -> None:
+    """An alias (``*name``) makes one node appear twice: content never needs it, and a few
+    nested ones expand into billions of values (an "alias bomb"). Refused at its line."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, "this value is repeated by a YAML alias (*name), which is not supported; write it out", node.start_mark)
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack += [key, value]
+        elif isinstance(node, yaml.SequenceNode):
+            stack += node.value
 
 
 _LineLoader.add_constructor("tag:yaml.org,2002:map", _LineLoader.construct_located_map)
