@@ -112,6 +112,7 @@ class BuildCache:
     stats: dict[str, tuple[int, int, int, str]] = field(default_factory=dict)
     inputs: str = ""
     pending: str = ""
+    asked: tuple | None = field(default=None, repr=False)  # the build whose inputs were just digested
     result: Any = None
     written: dict[str, tuple[str, int, int]] = field(default_factory=dict)
     memos: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -273,7 +274,12 @@ def build_options(strict: bool, base_url: str | None, search: bool, theme_root: 
 def unchanged_build(cache: BuildCache, content_dir: Path, out_dir: Path, theme_root: Path,
                     options: tuple) -> Any:
     """The last build's result if nothing it depends on changed and the output directory
-    is as it left it; else ``None`` (and the inputs' digest waits in ``cache.pending``)."""
+    is as it left it; else ``None`` (and the inputs' digest waits in ``cache.pending``).
+    Asked twice for the same build (the CLI asks before importing the pipeline, then
+    ``build`` asks), the inputs are walked once."""
+    question = (str(content_dir), str(out_dir), options)
+    if cache.asked == question:
+        return None  # already answered "changed" for this very build
     cache.begin()
     # digested before anything is read: an edit made during the build changes it again
     cache.pending = cache.inputs_digest([content_dir, theme_root], options)
@@ -281,6 +287,7 @@ def unchanged_build(cache: BuildCache, content_dir: Path, out_dir: Path, theme_r
     if (cache.pending == cache.inputs and cache.result is not None and cache.output_intact(out_dir)
             and (not search or (out_dir / "pagefind").is_dir())):
         return dataclasses.replace(cache.result, changed=0)
+    cache.asked = question
     return None
 
 

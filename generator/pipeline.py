@@ -18,7 +18,7 @@ from generator.corpus.links import CorpusIndex, LinkTarget, LinkUse, collect_lin
 from generator.corpus.load import load_corpus
 from generator.corpus.model import Corpus
 from generator.corpus.publication import (
-    NotebookReport, Publication, private_link_problems, private_perimeter_problems, publish,
+    Publication, private_link_problems, private_perimeter_problems, publish,
 )
 from generator.corpus.validate import validate_corpus
 from generator.synthesis.audit import ArticleAudit, audit_articles
@@ -212,6 +212,7 @@ def build(content_dir: Path, out_dir: Path, *, strict: bool = False, base_url: s
         options = build_options(strict, base_url, search, theme_root,
                                 None if emitters is EMITTERS else [e.name for e in emitters])
         unchanged = unchanged_build(cache, content_dir, out_dir, theme_root, options)
+        cache.asked = None  # the next build asks afresh
         if unchanged is not None:
             return unchanged
     step("reading and anchoring the content")

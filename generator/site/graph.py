@@ -11,13 +11,13 @@ notes that changed.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 import networkx as nx
 
 from generator.corpus.model import NoteType
+from generator.site.jsonout import ENCODER as _ENCODER, dumps_encoded
 from generator.site.model import SiteModel, base_path, note_path, notebook_path
 
 NODE_TYPES = frozenset({"base", "notebook", "category", "note", "element", "extraction", "comment", "wiki",
@@ -26,9 +26,6 @@ EDGE_TYPES = frozenset({"groups", "member-of", "in-category", "anchored-in", "co
                         "member-of-group", "opposes", "supersedes", "has-element", "has-section", "has-claim"})
 JSONLD_TYPES = {"note": "Article", "wiki": "Article", "synthesis": "Report", "notebook": "Collection",
                 "base": "Collection", "extraction": "Quotation", "claim": "Claim"}
-
-_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
-
 
 @dataclass
 class TypedGraph:
@@ -186,17 +183,6 @@ def encode_part(site: SiteModel, part: TypedGraph) -> EncodedPart:
     return EncodedPart(nodes, edges, jsonld, bare)
 
 
-def _document(fields: dict[str, str | list[str]]) -> bytes:
-    """The layout of :func:`generator.site.jsonout.dumps` with two levels: lists one item per line."""
-    lines = []
-    for key in sorted(fields):
-        value = fields[key]
-        if isinstance(value, list):
-            value = "[\n" + ",\n".join(f"  {item}" for item in value) + "\n ]" if value else "[]"
-        lines.append(f" {_ENCODER.encode(key)}: {value}")
-    return ("{\n" + ",\n".join(lines) + "\n}\n").encode("utf-8")
-
-
 def graph_outputs(site: SiteModel, memo: Any = None) -> dict[str, bytes]:
     from generator.cache import digest_of
 
@@ -230,6 +216,6 @@ def graph_outputs(site: SiteModel, memo: Any = None) -> dict[str, bytes]:
         nodes[key] = _ENCODER.encode({"id": key})
     node_link = {"directed": "true", "multigraph": "true", "nodes": [nodes[k] for k in sorted(nodes)],
                  "links": [edges[k] for k in sorted(edges)]}
-    return {"graph.json": _document(node_link),
-            "graph.jsonld": _document({"@context": _ENCODER.encode("https://schema.org"),
+    return {"graph.json": dumps_encoded(node_link),
+            "graph.jsonld": dumps_encoded({"@context": _ENCODER.encode("https://schema.org"),
                                        "@graph": [jsonld[k] for k in sorted(jsonld)]})}

@@ -12,11 +12,11 @@ import json
 from typing import Any
 
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True)  # one encoder: json.dumps builds one per call
+ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True)  # one encoder: json.dumps builds one per call
 
 
 def _compact(value: Any) -> str:
-    return _ENCODER.encode(value)
+    return ENCODER.encode(value)
 
 
 def _layout(value: Any, levels: int, indent: str) -> str:
@@ -27,6 +27,18 @@ def _layout(value: Any, levels: int, indent: str) -> str:
         items = [f"{inner}{_compact(str(key))}: {_layout(value[key], levels - 1, inner)}" for key in sorted(value)]
         return "{\n" + ",\n".join(items) + "\n" + indent + "}"
     return "[\n" + ",\n".join(inner + _layout(item, levels - 1, inner) for item in value) + "\n" + indent + "]"
+
+
+def dumps_encoded(fields: dict[str, str | list[str]]) -> bytes:
+    """The two-level layout of :func:`dumps` for a mapping whose values (or list items)
+    are already encoded JSON: large outputs built from cached, pre-encoded records."""
+    lines = []
+    for key in sorted(fields):
+        value = fields[key]
+        if isinstance(value, list):
+            value = "[\n" + ",\n".join(f"  {item}" for item in value) + "\n ]" if value else "[]"
+        lines.append(f" {_compact(key)}: {value}")
+    return ("{\n" + ",\n".join(lines) + "\n}\n").encode("utf-8")
 
 
 def dumps(value: Any, levels: int = 3) -> bytes:

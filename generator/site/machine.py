@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import posixpath
 import re
 from html import escape
