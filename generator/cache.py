@@ -103,6 +103,7 @@ class BuildCache:
         written: site path → (sha256, size, mtime_ns) of what the last build left in the
             output directory.
         memos: kind → key → value (anchors, selections, pages, siblings).
+        save_error: why the last :meth:`save` could not write (read-only or full disk), or ``None``.
     """
 
     path: Path | None = None
@@ -118,6 +119,7 @@ class BuildCache:
     memos: dict[str, dict[str, Any]] = field(default_factory=dict)
     used: dict[str, set[str]] = field(default_factory=dict, repr=False)
     counts: CacheStats = field(default_factory=CacheStats, repr=False)
+    save_error: str | None = field(default=None, repr=False)  # why the last save failed
 
     # -- life cycle --------------------------------------------------------------------------
 
@@ -176,11 +178,15 @@ class BuildCache:
             self.memos = kept
         if self.path is None:
             return
-        if self.memo_dirty and self.memo_path is not None:
-            stored = {kind: entries for kind, entries in self.memos.items() if kind not in IN_MEMORY_ONLY}
-            write_atomic(self.memo_path, pickle.dumps((self.source, stored), protocol=pickle.HIGHEST_PROTOCOL))
-            self.memo_dirty = False
-        write_atomic(self.path, pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL))
+        self.save_error = None
+        try:
+            if self.memo_dirty and self.memo_path is not None:
+                stored = {kind: entries for kind, entries in self.memos.items() if kind not in IN_MEMORY_ONLY}
+                write_atomic(self.memo_path, pickle.dumps((self.source, stored), protocol=pickle.HIGHEST_PROTOCOL))
+                self.memo_dirty = False
+            write_atomic(self.path, pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL))
+        except OSError as exc:  # the site is written; without a cache the next build is only slower
+            self.save_error = f"could not save the build cache {self.path}: {exc.strerror or exc}"
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)

@@ -7,7 +7,6 @@ reads the clock: the same content gives the same bytes.
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -29,7 +28,7 @@ from generator.problems import ContentError, Problem, SettingsError, sorted_prob
 from generator.site.emitters import EMITTERS, Emitter, derived_outputs
 from generator.site.model import SiteModel
 from generator.site.output import MARKER, check_output_dir, write_changed, write_site, written_state
-from generator.site.search import index_site, reindex_site
+from generator.site.search import index_site
 from generator.result import BuildResult
 from generator.site.summary import summarise
 from generator.site.theme import Theme, check_theme
@@ -232,11 +231,8 @@ def build(content_dir: Path, out_dir: Path, *, strict: bool = False, base_url: s
     rewritten: set[str] | None = None
     if incremental:
         assert cache is not None
-        rewritten = write_changed(files, digests, out_dir, content_dir, cache.written)
-        if search and (any(path.endswith(".html") for path in rewritten) or not (out_dir / "pagefind").is_dir()):
-            reindex_site(out_dir, language)
-        elif not search and (out_dir / "pagefind").is_dir():
-            shutil.rmtree(out_dir / "pagefind")  # as a full build without search: no stale index
+        rewritten = write_changed(files, digests, out_dir, content_dir, cache.written,
+                                  (lambda tree: index_site(tree, language)) if search else None)
         changed = len(rewritten)
     else:
         write_site(files, out_dir, content_dir, (lambda tree: index_site(tree, language)) if search else None)

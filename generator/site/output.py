@@ -7,15 +7,16 @@ leaves the previous site as it was.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
+import glob
 import os
 import posixpath
 import shutil
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable, Iterator, Mapping
 
-from generator.files import write_atomic
 from generator.problems import OutputDirectoryError
 
 MARKER = ".carnet-build"
@@ -27,6 +28,14 @@ _RENAME_EXCHANGE = 2
 def check_output_dir(out_dir: Path, content_dir: Path) -> None:
     """Refuse an output directory that holds anything Carnet did not write, or that
     overlaps the content."""
+    try:
+        _check_output_dir(out_dir, content_dir)
+    except OSError as exc:
+        raise OutputDirectoryError(f"cannot use the output directory {out_dir}: {exc.strerror or exc}; "
+                                   "choose another --out") from None
+
+
+def _check_output_dir(out_dir: Path, content_dir: Path) -> None:
     out, content = out_dir.resolve(), content_dir.resolve()
     if out == content or out in content.parents or content in out.parents:
         raise OutputDirectoryError(
@@ -50,16 +59,8 @@ def write_site(files: Mapping[str, bytes], out_dir: Path, content_dir: Path,
     """Write ``files`` (site-relative POSIX path → bytes) as the new content of ``out_dir``;
     ``before_swap`` runs on the complete new tree (the search index) before it goes live."""
     check_output_dir(out_dir, content_dir)
-    for path in files:
-        if not _safe_relative(path) or path == MARKER:
-            raise OutputDirectoryError(f"refusing to write {path!r}: outside the output directory")
-    parent = out_dir.absolute().parent
-    parent.mkdir(parents=True, exist_ok=True)
-    staging = parent / f".{out_dir.name}.tmp-{os.getpid()}"
-    if staging.exists():
-        shutil.rmtree(staging)
-    try:
-        staging.mkdir()
+    _check_paths(files)
+    with _staging(out_dir) as staging:
         (staging / MARKER).write_bytes(MARKER_TEXT)
         for path in sorted(files):
             target = staging / path
@@ -68,41 +69,128 @@ def write_site(files: Mapping[str, bytes], out_dir: Path, content_dir: Path,
         if before_swap is not None:
             before_swap(staging)
         _swap_in(staging, out_dir.absolute())
+
+
+def write_changed(files: Mapping[str, bytes], digests: Mapping[str, str], out_dir: Path, content_dir: Path,
+                  previous: Mapping[str, tuple[str, int, int]],
+                  index: Callable[[Path], None] | None = None) -> set[str]:
+    """The incremental write: a new tree made of hard links to the live one (unchanged
+    files keep their inode and modification time, at no copying cost), where only the
+    files whose digest differs from what ``previous`` records are written and those no
+    longer built are left out; then swapped in whole, like a full build's, so an
+    interrupted build leaves the previous site as it was. ``index`` (the search) runs on
+    the new tree when a page changed or there is no index yet; else the live index is
+    kept. Without ``index`` the tree has no search bundle, as after a full build without
+    search. Returns the paths written or removed."""
+    check_output_dir(out_dir, content_dir)
+    if not (out_dir / MARKER).is_file():
+        raise OutputDirectoryError(f"{out_dir} has no {MARKER} file: refusing an incremental write into it")
+    _check_paths(files)
+    changes = {path for path in files if path not in previous or previous[path][0] != digests[path]}
+    gone = {path for path in previous if path not in files and _safe_relative(path)}
+    reindex = index is not None and (any(path.endswith(".html") for path in changes)
+                                     or not (out_dir / "pagefind").is_dir())
+    keep_index = index is not None and not reindex
+    with _staging(out_dir) as staging:
+        _link_tree(out_dir, staging, skip=gone | ({"pagefind"} if not keep_index else set()) | {".pagefind-next"})
+        for path in sorted(changes):
+            target = staging / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.unlink(missing_ok=True)  # a link to the live file: never write through it
+            target.write_bytes(files[path])
+        _prune_empty(staging, gone)
+        if reindex:
+            assert index is not None
+            index(staging)
+        _swap_in(staging, out_dir.absolute())
+    return changes | gone
+
+
+def _check_paths(files: Mapping[str, bytes]) -> None:
+    for path in files:
+        if not _safe_relative(path) or path == MARKER:
+            raise OutputDirectoryError(f"refusing to write {path!r}: outside the output directory")
+
+
+@contextlib.contextmanager
+def _staging(out_dir: Path) -> Iterator[Path]:
+    """A fresh staging directory beside ``out_dir``, removed afterwards whatever happens
+    (after a swap it holds the old tree). Leftovers of killed builds are cleared first.
+    A failure to write (read-only or full disk) becomes a clear error; the live site is
+    untouched since nothing is swapped in until the new tree is complete."""
+    parent = out_dir.absolute().parent
+    staging = parent / f".{out_dir.name}.tmp-{os.getpid()}"
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        _clear_leftovers(parent, out_dir.name)
+        if staging.exists():
+            shutil.rmtree(staging)
+        staging.mkdir()
+        yield staging
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise OutputDirectoryError(
+            f"could not write the site into {out_dir}: {reason}{where}. The previous site, if any, is left as "
+            f"it was; free some space, make {parent} writable, or choose another --out.") from None
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
 
 
-def write_changed(files: Mapping[str, bytes], digests: Mapping[str, str], out_dir: Path, content_dir: Path,
-                  previous: Mapping[str, tuple[str, int, int]], last: str = "manifest.json") -> set[str]:
-    """The incremental write: replace, one by one and atomically, the files whose digest
-    differs from what ``previous`` records in ``out_dir``; remove those no longer built;
-    write ``last`` (the manifest) at the very end, so a reader who sees the new manifest
-    sees every file it lists. Returns the paths written or removed."""
-    check_output_dir(out_dir, content_dir)
-    if not (out_dir / MARKER).is_file():
-        raise OutputDirectoryError(f"{out_dir} has no {MARKER} file: refusing an incremental write into it")
-    for path in files:
-        if not _safe_relative(path) or path == MARKER:
-            raise OutputDirectoryError(f"refusing to write {path!r}: outside the output directory")
-    changes: set[str] = set()
-    for path in sorted(files):
-        if path != last and (path not in previous or previous[path][0] != digests[path]):
-            write_atomic(out_dir / path, files[path])
-            changes.add(path)
-    for path in sorted(set(previous) - set(files)):
-        target = out_dir / path
-        if _safe_relative(path) and target.is_file() and not target.is_symlink():
-            target.unlink()
-            changes.add(path)
-            parent = target.parent
-            while parent != out_dir and parent.is_dir() and not any(parent.iterdir()):
-                parent.rmdir()
-                parent = parent.parent
-    if last in files and (last not in previous or previous[last][0] != digests[last]):
-        write_atomic(out_dir / last, files[last])
-        changes.add(last)
-    return changes
+def _clear_leftovers(parent: Path, name: str) -> None:
+    """Remove the staging and retired trees that a killed build left beside the output
+    directory: only Carnet's own (with the marker file), and only a dead process's."""
+    for entry in parent.glob(f".{glob.escape(name)}.*-*"):
+        kind, _, pid = entry.name[len(name) + 2:].partition("-")
+        if kind not in ("tmp", "old") or not pid.isdigit() or not entry.is_dir() or entry.is_symlink():
+            continue
+        if (entry / MARKER).is_file() and not _alive(int(pid)):
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return False  # our own leftover from an earlier run in this process: not in use
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _link_tree(source: Path, target: Path, skip: set[str]) -> None:
+    """Recreate ``source`` under ``target`` with hard links (directories made anew),
+    leaving out the relative paths in ``skip`` (files, or whole directories)."""
+    source_root = str(source)
+
+    def walk(directory: str, prefix: str) -> None:
+        with os.scandir(directory) as scan:
+            for entry in scan:
+                name = prefix + entry.name
+                if name in skip:
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    os.mkdir(os.path.join(target, name))
+                    walk(entry.path, name + "/")
+                elif entry.is_file(follow_symlinks=False):  # the marker too
+                    try:
+                        os.link(entry.path, os.path.join(target, name))
+                    except OSError:  # a file system without hard links: a copy, modification time kept
+                        shutil.copy2(entry.path, os.path.join(target, name))
+
+    walk(source_root, "")
+
+
+def _prune_empty(root: Path, removed: set[str]) -> None:
+    """Remove the directories that the ``removed`` files leave empty."""
+    for path in sorted(removed):
+        parent = (root / path).parent
+        while parent != root and parent.is_dir() and not any(parent.iterdir()):
+            parent.rmdir()
+            parent = parent.parent
 
 
 def written_state(files: Mapping[str, bytes], digests: Mapping[str, str], out_dir: Path,
