@@ -118,3 +118,38 @@ def test_nothing_from_content_runs_as_script_or_markup(small: Path, tmp_path: Pa
                 assert "</" not in block, path  # JSON-LD can never be closed early
             assert "alert(8)</script>" not in text and "JINJA" not in text.replace("{% if true %}JINJA", ""), path
         assert ">49<" not in text and " 49 " not in text, f"template syntax evaluated in {path}"
+
+
+# -- found by the fuzz test (tests/test_fuzz.py), kept as plain regressions -----------------
+
+def test_a_date_that_does_not_exist_is_an_error_at_its_line_even_deep_in_a_file(small: Path) -> None:
+    write(small, "notes/conseil-c.extractions.yaml",
+          "extractions:\n  - id: c-x\n    quote: Le budget est reconduit.\n    kind: fait\n    author: Yann\n"
+          "    comments:\n      - id: c-x-1\n        author: Zoé Realname\n        date: 2025-02-30\n"
+          "        stance: agree\n        text: Oui.\n")
+    write(small, NOTE, FRONT.format(title="Séance C").replace("2025-03-01", "2025-13-01") + "Le budget est reconduit.\n")
+    result = _carnet("check", str(small))
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert "notes/conseil-c.extractions.yaml:9: error [invalid-date] '2025-02-30' is not a real date" in result.stderr
+    assert f"{NOTE}:3: error [invalid-date] '2025-13-01'" in result.stderr
+
+
+def test_a_passage_after_an_extraction_link_in_a_source_note_is_highlighted_exactly(small: Path,
+                                                                                   tmp_path: Path) -> None:
+    # outside articles, [[ext:…]] is a plain link that adds no text: the highlight must not shift
+    write(small, NOTE, FRONT.format(title="Séance C") + "Voir [[ext:a-budget]] puis la réserve du budget.\n")
+    write(small, "notes/conseil-c.extractions.yaml",
+          "extractions:\n  - id: c-x\n    quote: la réserve du budget\n    kind: fait\n    author: Yann\n")
+    build(small, tmp_path / "site", search=False)
+    page = (tmp_path / "site" / "notes" / "conseil-c.html").read_text(encoding="utf-8")
+    assert re.findall(r'<mark class="extraction" data-ext="c-x">([^<]*)</mark>', page) == ["la réserve du budget"]
+
+
+def test_a_relocated_quote_is_measured_without_the_separators_it_would_span(small: Path) -> None:
+    # "…budget\n``" once matched "…budget" plus the separator before the next element,
+    # within the edit budget; what was shown (no separator) was not: now it is detached
+    write(small, NOTE, FRONT.format(title="Séance C") + "```\nréserve budget budget\n```\n\n> Le vote suit.\n")
+    write(small, "notes/conseil-c.extractions.yaml",
+          "extractions:\n  - id: c-x\n    quote: \"erve budget budget\\n``\"\n    kind: fait\n    author: Yann\n")
+    anchor = analyse(small).anchored["conseil-c"].anchors["c-x"]
+    assert anchor.status.value == "detached" and anchor.portions == ()

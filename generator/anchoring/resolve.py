@@ -17,7 +17,7 @@ from bisect import bisect_right
 from difflib import SequenceMatcher
 
 from generator.anchoring.elements import Element
-from generator.anchoring.fuzzy import Match, find_approximate, similarity
+from generator.anchoring.fuzzy import Match, find_approximate, levenshtein, similarity
 from generator.anchoring.normalise import normalise, normalise_quote
 
 
@@ -167,10 +167,27 @@ def resolve_quote(projection: NormalisedProjection, elements: list[Element], quo
     return Anchor(AnchorStatus.ANCHORED, _portions(projection, candidates[0], len(needle), elements))
 
 
+def _trim(match: Match, text: str, needle: str, budget: int) -> Match | None:
+    """A match without the whitespace at its ends (separators between elements belong to
+    no portion, so what is shown would differ from what was measured), measured again:
+    ``None`` when, without it, the quote is no longer within the budget."""
+    start, end = match.start, match.end
+    while start < end and text[start].isspace() and not needle[:1].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace() and not needle[-1:].isspace():
+        end -= 1
+    if (start, end) == (match.start, match.end):
+        return match
+    distance = levenshtein(needle, text[start:end])
+    return Match(start, end, distance) if start < end and distance <= budget else None
+
+
 def _relocate(projection: NormalisedProjection, elements: list[Element], needle: str,
               prefix: str, suffix: str) -> Anchor:
     budget = int(len(needle) * MAX_EDIT_RATIO)
-    matches = find_approximate(needle, projection.text, budget) if budget else []
+    found = find_approximate(needle, projection.text, budget) if budget else []
+    matches = sorted({m for m in (_trim(m, projection.text, needle, budget) for m in found) if m is not None},
+                     key=lambda m: (m.start, m.end))
     if not matches:
         return Anchor(AnchorStatus.DETACHED, reason="the quote is not found in the note", candidates=0)
     before, after = normalise_quote(prefix), normalise_quote(suffix)

@@ -106,12 +106,26 @@ class _LineLoader(_SafeLoader):  # type: ignore[misc,valid-type]
             data.value_spans[key] = ValueSpan(value_node.start_mark.index, value_node.end_mark.index,
                                               key_node.start_mark.column)
 
+    def construct_checked_timestamp(self, node: yaml.ScalarNode) -> Any:
+        """A date-shaped value that is no real date (2025-02-30) is refused at its line,
+        where PyYAML would raise a bare ValueError."""
+        try:
+            return self.construct_yaml_timestamp(node)
+        except (ValueError, OverflowError) as exc:
+            raise _InvalidDate(node.value, str(exc), node.start_mark) from None
+
     def construct_located_list(self, node: yaml.SequenceNode):  # type: ignore[override]
         data = YamlList()
         data.line = self._line(node)
         data.item_lines = [self._line(item) for item in node.value]
         yield data
         data.extend(self.construct_object(item, deep=True) for item in node.value)
+
+
+class _InvalidDate(yaml.YAMLError):
+    def __init__(self, value: str, reason: str, mark: yaml.Mark) -> None:
+        super().__init__(value)
+        self.value, self.reason, self.problem_mark = value, reason, mark
 
 
 def _refuse_aliases(root: yaml.Node) -> None:
@@ -134,6 +148,7 @@ def _refuse_aliases(root: yaml.Node) -> None:
 
 _LineLoader.add_constructor("tag:yaml.org,2002:map", _LineLoader.construct_located_map)
 _LineLoader.add_constructor("tag:yaml.org,2002:seq", _LineLoader.construct_located_list)
+_LineLoader.add_constructor("tag:yaml.org,2002:timestamp", _LineLoader.construct_checked_timestamp)
 
 
 def parse_yaml(text: str, file: str, line_offset: int = 0) -> tuple[Any, list[Problem]]:
@@ -154,6 +169,14 @@ def parse_yaml(text: str, file: str, line_offset: int = 0) -> tuple[Any, list[Pr
                 f"YAML construct refused: {exc.problem}",
                 "Use plain mappings, lists, strings, numbers, booleans and dates; "
                 "YAML tags such as !!python/object are never executed.",
+            )
+        ]
+    except _InvalidDate as exc:
+        return None, [
+            Problem(
+                file, exc.problem_mark.line + 1 + line_offset, "invalid-date",
+                f"{exc.value!r} is not a real date ({exc.reason})",
+                "Write a date that exists, as YYYY-MM-DD (or quote the value if it is not meant as a date).",
             )
         ]
     except yaml.YAMLError as exc:

@@ -215,7 +215,11 @@ class _NoteRenderer(RendererHTML):
             label = state.cursor.wrap(leaf_text(token)) if state.cursor else escape(leaf_text(token))
             return label + _citation(citation)
         href = state.resolve(token.meta["target"], True)
-        inner = state.cursor.wrap(token.content) if state.cursor else escape(token.content, quote=False)
+        # the offsets advance by what the element's text holds (nothing, for an unlabelled
+        # [[ext:…]] outside an article), whatever the link shows
+        text = leaf_text(token)
+        shown = None if text == token.content else token.content
+        inner = state.cursor.wrap(text, shown) if state.cursor else escape(token.content, quote=False)
         return _anchor(href, inner)
 
     def link_open(self, tokens, idx, options, env) -> str:
