@@ -10,6 +10,7 @@ from generator.site.model import SiteModel, note_path, selection_path
 from generator.site.pages import common
 from generator.site.theme import Theme
 
+MAP_CAPTION_ID = "selection-map-caption"  # the template's <figcaption>: the map's accessible name
 PALETTE = ["#1d5c87", "#b5532a", "#2f7d4a", "#8a4fa3", "#b08a00", "#3a7f8f", "#a3341f", "#5b6570"]
 
 
@@ -88,5 +89,6 @@ def _svg(selection, groups: list[dict], extraction) -> str:
         quote = escape(extraction[ext_id][1].quote[:80])
         dots.append(f'<circle cx="{x}" cy="{y}" r="5" fill="{colour[ext_id]}" data-ext="{escape(ext_id)}">'
                     f'<title>{escape(ext_id)} — {quote}</title></circle>')
-    return (f'<svg class="selection-map" viewBox="0 0 {width} {height}" role="img" xmlns="http://www.w3.org/2000/svg">'
+    return (f'<svg class="selection-map" viewBox="0 0 {width} {height}" role="img" '
+            f'aria-labelledby="{MAP_CAPTION_ID}" xmlns="http://www.w3.org/2000/svg">'
             + "".join(lines) + "".join(dots) + "</svg>")

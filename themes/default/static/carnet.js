@@ -115,8 +115,15 @@
       var button = document.createElement("button");
       button.type = "button";
       button.className = "play-turn";
-      button.textContent = "▶";
-      button.setAttribute("aria-label", template.replace("{time}", clock(time)));
+      // the name is the visible time with its words, so that speech control finds it (label in name)
+      var icon = document.createElement("span");
+      icon.setAttribute("aria-hidden", "true");
+      icon.textContent = "▶";
+      var name = document.createElement("span");
+      name.className = "visually-hidden";
+      name.textContent = template.replace("{time}", clock(time));
+      button.appendChild(icon);
+      button.appendChild(name);
       button.addEventListener("click", function () {
         media.currentTime = time;
         var playing = media.play();
@@ -152,46 +159,82 @@
     });
   }
 
-  // Citations: a preview (quote, note, date, comments, debate) on hover, on keyboard focus,
-  // and on a first tap on touch screens; a second tap, a click or Enter follows the link.
+  // Citations: a preview (quote, note, date, comments, debate, verification) on hover, on
+  // keyboard focus, and on a first tap on touch screens; a second tap, a click or Enter follows
+  // the link. The preview is put right after its citation in the document, so that Tab goes from
+  // the citation into the preview's links, then on through the text; Escape closes it and gives
+  // focus back to the citation.
   function setUpCitationPreviews() {
     var links = document.querySelectorAll("a.citation[data-preview-quote]");
     if (!links.length) return;
+    var labels = document.body.dataset;
     var box = document.createElement("div");
     box.className = "citation-preview";
     box.id = "citation-preview";
-    box.setAttribute("role", "tooltip");
+    box.setAttribute("role", "group");
+    if (labels.previewLabel) box.setAttribute("aria-label", labels.previewLabel);
     box.hidden = true;
-    document.body.appendChild(box);
-    var current = null;
+    var current = null, quiet = false;
+    function place(link) {
+      var anchor = link.closest("sup") || link;
+      if (anchor.nextSibling !== box) anchor.parentNode.insertBefore(box, anchor.nextSibling);
+      var rect = link.getBoundingClientRect();
+      var width = document.documentElement.clientWidth;
+      var left = Math.max(8, Math.min(rect.left, width - box.offsetWidth - 8));  // in the viewport
+      var top = rect.bottom + 6;
+      // absolute positioning counts from the nearest positioned ancestor (the page when none)
+      var host = box.offsetParent;
+      if (host && host !== document.body && getComputedStyle(host).position !== "static") {
+        var origin = host.getBoundingClientRect();
+        left = left - origin.left - host.clientLeft + host.scrollLeft;
+        top = top - origin.top - host.clientTop + host.scrollTop;
+      } else {
+        left += window.scrollX;
+        top += window.scrollY;
+      }
+      box.style.left = left + "px";
+      box.style.top = top + "px";
+    }
+    function item(tag, className, text) {
+      var element = document.createElement(tag);
+      if (className) element.className = className;
+      element.textContent = text;
+      box.appendChild(element);
+      return element;
+    }
     function show(link) {
+      if (current === link && !box.hidden) return;
+      if (current && current !== link) current.removeAttribute("aria-describedby");
       current = link;
       box.textContent = "";
-      var quote = document.createElement("blockquote");
-      quote.textContent = link.dataset.previewQuote;
-      var meta = document.createElement("p");
-      meta.className = "meta";
-      var parts = [link.dataset.previewNote, link.dataset.previewDate, link.dataset.previewComments,
-                   link.dataset.previewDebate, link.dataset.previewKind].filter(Boolean);
-      meta.textContent = parts.join(" · ");
-      box.appendChild(quote);
-      box.appendChild(meta);
+      item("blockquote", "", link.dataset.previewQuote);
+      item("p", "meta", [link.dataset.previewNote, link.dataset.previewDate, link.dataset.previewComments,
+                         link.dataset.previewDebate, link.dataset.previewKind].filter(Boolean).join(" · "));
       if (link.dataset.previewState) {  // what was checked, by what, and what it does not establish
-        var state = document.createElement("p");
-        state.className = "state";
-        state.textContent = link.dataset.previewState + " — " + link.dataset.previewStateReason + ". " +
-          link.dataset.previewProvenance;
-        var limit = document.createElement("p");
-        limit.className = "limit";
-        limit.textContent = link.dataset.previewLimit;
-        box.appendChild(state);
-        box.appendChild(limit);
+        var reason = link.dataset.previewStateReason || "";
+        item("p", "state", link.dataset.previewState + " — " + reason + (/[.!?…]$/.test(reason) ? " " : ". ") +
+             link.dataset.previewProvenance);
+        item("p", "limit", link.dataset.previewLimit);
+      }
+      // where to go from here: the passage in its note, and the extraction with its debate
+      var href = link.getAttribute("href") || "";
+      var actions = item("p", "actions", "");
+      function action(target, text) {
+        if (!text) return;
+        var a = document.createElement("a");
+        a.href = target;
+        a.textContent = text;
+        if (actions.childNodes.length) actions.appendChild(document.createTextNode(" · "));
+        actions.appendChild(a);
+      }
+      if (href.indexOf("#ext-") >= 0) {
+        action(href, labels.previewPassage);
+        action(href.replace("#ext-", "#entry-"), labels.previewEntry);
+      } else {
+        action(href, labels.previewEntry);
       }
       box.hidden = false;
-      var rect = link.getBoundingClientRect();
-      var left = Math.max(8, Math.min(rect.left + window.scrollX, window.scrollX + document.documentElement.clientWidth - box.offsetWidth - 8));
-      box.style.left = left + "px";
-      box.style.top = (rect.bottom + window.scrollY + 6) + "px";
+      place(link);
       link.setAttribute("aria-describedby", "citation-preview");
     }
     function hide() {
@@ -199,16 +242,56 @@
       current = null;
       box.hidden = true;
     }
+    function inside(node) { return !!node && (node === current || box.contains(node)); }
     links.forEach(function (link) {
       link.addEventListener("mouseenter", function () { show(link); });
-      link.addEventListener("mouseleave", hide);
-      link.addEventListener("focus", function () { show(link); });
-      link.addEventListener("blur", hide);
+      link.addEventListener("mouseleave", function (event) {
+        if (!inside(event.relatedTarget) && !box.contains(document.activeElement) && document.activeElement !== link) hide();
+      });
+      link.addEventListener("focus", function () { if (!quiet) show(link); });
+      link.addEventListener("blur", function (event) { if (!box.contains(event.relatedTarget)) hide(); });
       link.addEventListener("touchend", function (event) {
         if (current !== link) { event.preventDefault(); show(link); }  // first tap: preview only
       });
     });
-    document.addEventListener("keydown", function (event) { if (event.key === "Escape") hide(); });
+    box.addEventListener("mouseleave", function (event) {
+      if (!inside(event.relatedTarget) && !box.contains(document.activeElement) && document.activeElement !== current) hide();
+    });
+    box.addEventListener("focusout", function (event) { if (!inside(event.relatedTarget)) hide(); });
+    document.addEventListener("keydown", function (event) {
+      if (event.key !== "Escape" || box.hidden) return;
+      var link = current;
+      if (link && box.contains(document.activeElement)) {  // focus goes back where it came from
+        quiet = true;
+        link.focus();
+        quiet = false;
+      }
+      hide();
+    });
+  }
+
+  // Header menus and the notebook switcher are drop-downs over the page: Escape closes the open
+  // one and gives focus back to its summary; leaving it (focus or a click elsewhere) closes it.
+  function setUpDropDowns() {
+    var menus = document.querySelectorAll("details.nav-group, details.context-switch");
+    if (!menus.length) return;
+    menus.forEach(function (menu) {
+      menu.addEventListener("focusout", function (event) {
+        if (menu.open && event.relatedTarget && !menu.contains(event.relatedTarget)) menu.open = false;
+      });
+    });
+    document.addEventListener("keydown", function (event) {
+      if (event.key !== "Escape") return;
+      menus.forEach(function (menu) {
+        if (!menu.open) return;
+        var focused = menu.contains(document.activeElement);
+        menu.open = false;
+        if (focused) menu.querySelector("summary").focus();
+      });
+    });
+    document.addEventListener("click", function (event) {
+      menus.forEach(function (menu) { if (menu.open && !menu.contains(event.target)) menu.open = false; });
+    });
   }
 
   // Notebook page: the Notes / Wikis / Syntheses tabs (all sections show without script).
@@ -328,6 +411,7 @@
     setUpSearchShortcut();
     setUpSearch();
     setUpCitationPreviews();
+    setUpDropDowns();
     setUpTabs();
     setUpThemeToggle();
     applyNotebookContext();
