@@ -79,16 +79,36 @@ def _parser() -> argparse.ArgumentParser:
     propose.add_argument("--content", type=Path, default=Path("content"), help="content directory (default: content)")
     propose.add_argument("--provider", choices=("extractive", "llm"), default="extractive")
     propose.add_argument("--max-operations", type=int, default=5)
-    review = commands.add_parser("review", help="show a proposal's operations, diffs and verdicts",
-                                 description="Per operation: the diff it makes, the text a ReplaceSection removes, "
-                                             "and the applier's verdict. Changes nothing.")
+    analyse = commands.add_parser(
+        "analyse", help="propose extractions for notes with the model (writes proposals/extractions/)",
+        description="Cut each note into chunks on element boundaries, ask the endpoint of carnet.yaml for passages "
+                    "(verbatim quote, kind, categories of the notebook's axes), anchor each quote in the note and "
+                    "write proposals/extractions/NOTE/<id>.yaml with the note's own text. Ambiguous or unfound "
+                    "quotes and categories outside the axes are reported, never placed. A re-analysis sends only the "
+                    "elements changed since the last one. Review and apply the proposal like any other.")
+    analyse.add_argument("notes", nargs="+", metavar="NOTE", help="note slugs (or paths of their .md files)")
+    analyse.add_argument("--notebook", help="the notebook whose writing guide and axes to use "
+                                            "(required when a note is in several)")
+    analyse.add_argument("--content", type=Path, default=Path("content"), help="content directory (default: content)")
+    analyse.add_argument("--budget", type=int, metavar="CHARS",
+                         help="characters of note text per request (default: analysis.chunk_characters or 6000)")
+    analyse.add_argument("--all", action="store_true", dest="whole",
+                         help="send the whole note again, not only what changed since the last analysis")
+    review = commands.add_parser("review", help="show a proposal's operations or passages, and their verdicts",
+                                 description="Section operations: the diff each makes, the text a ReplaceSection "
+                                             "removes, and the applier's verdict. Extractions: each passage, where "
+                                             "it lands now, its categories, and what the analysis left out. "
+                                             "Changes nothing.")
     review.add_argument("proposal", type=Path)
-    apply = commands.add_parser("apply", help="apply a proposal's operations to its wiki",
-                                description="Apply the operations (all, or those given with --only), each accepted "
-                                            "or rejected with its reason; write the article atomically and record "
-                                            "the decisions in the proposal. A stale proposal is refused.")
+    apply = commands.add_parser("apply", help="apply a proposal (section operations, or extractions of a note)",
+                                description="Apply the operations or passages (all, or those given with --only), "
+                                            "each accepted or rejected with its reason; write the article or the "
+                                            "note's extractions file atomically and record the decisions in the "
+                                            "proposal. A stale section proposal is refused; a passage the note no "
+                                            "longer holds as recorded is rejected.")
     apply.add_argument("proposal", type=Path)
-    apply.add_argument("--only", type=int, nargs="+", metavar="N", help="apply only these operations (1-based)")
+    apply.add_argument("--only", type=int, nargs="+", metavar="N",
+                       help="apply only these operations or passages (1-based)")
     verify = commands.add_parser(
         "verify", help="judge unjudged (claim, source) pairs with the model (writes content/verdicts/)",
         description="Send the pairs that passed the verbatim check and have no verdict yet, in batches, to the "
@@ -179,6 +199,9 @@ def run_verify(args: argparse.Namespace) -> int:
           f"{report.usage or 'none'}")
     for failure in report.failed_batches:
         print(f"  failed batch: {failure}", file=sys.stderr)
+    if report.stopped:
+        print("  stopped sending once the endpoint failed: the verdicts above are kept; run 'carnet verify' "
+              "again when it answers", file=sys.stderr)
     return EXIT_CONTENT if report.failed_batches else EXIT_OK
 
 
@@ -188,6 +211,14 @@ def run_propose(args: argparse.Namespace) -> int:
     path = propose(args.content, args.wiki, args.provider, args.max_operations)
     print(f"wrote {path}; review it with 'carnet review {path}'")
     return EXIT_OK
+
+
+def run_analyse(args: argparse.Namespace) -> int:
+    from generator.commands.analyse import print_report, run_analyse
+
+    report = run_analyse(args.content, args.notes, args.notebook, args.budget, args.whole)
+    print_report(report, args.content)
+    return EXIT_CONTENT if report.failed else EXIT_OK
 
 
 def run_review(args: argparse.Namespace) -> int:
@@ -201,6 +232,9 @@ def run_apply(args: argparse.Namespace) -> int:
 
     results = apply(args.proposal, args.only)
     for result in results:
+        if hasattr(result, "describe"):  # a passage of an extraction proposal
+            print(result.describe())
+            continue
         verdict = "accepted" if result.accepted else f"rejected: {result.reason}"
         print(f"[{result.index + 1}] {result.operation.op} {result.operation.heading!r}: {verdict}")
     return EXIT_OK
@@ -276,6 +310,8 @@ def run_build(args: argparse.Namespace) -> int:
     finally:
         progress.clear()
     _print_problems(result.problems, args.content)
+    if cache is not None and cache.save_error:
+        print(f"carnet: warning: {cache.save_error}; the next build will be a full one", file=sys.stderr)
     if not args.quiet:
         for report in result.reports:
             authors = ", ".join(report.authors) or "nobody"
@@ -352,7 +388,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     handler = {"build": run_build, "check": run_check, "adopt": run_adopt, "propose": run_propose,
-               "review": run_review, "apply": run_apply, "verify": run_verify,
+               "analyse": run_analyse, "review": run_review, "apply": run_apply, "verify": run_verify,
                "select": run_selection, "context": run_context, "serve": run_serve}[args.command]
     try:
         return handler(args)

@@ -1,5 +1,8 @@
 """``carnet propose WIKI``, ``carnet review PROPOSAL``, ``carnet apply PROPOSAL``.
 
+``review`` and ``apply`` act on any proposal; those of kind ``extractions`` (written by
+``carnet analyse``) are handed to :mod:`generator.commands.analyse`.
+
 I/O around two pure cores: the audit (what the wiki leaves uncited) and the
 section-operation applier. A proposal is a file under ``proposals/sections/<wiki>/``;
 nothing is written when a model call fails (INV-15); ``apply`` refuses a proposal made
@@ -20,7 +23,9 @@ import yaml
 
 from generator.files import write_atomic
 from generator.corpus.model import NoteType
-from generator.corpus.proposal import Proposal, parse_proposal
+from generator.analysis.fingerprints import RECORD_NAME
+from generator.analysis.plan import PassageDecision
+from generator.corpus.proposal import ExtractionProposal, Proposal, parse_extraction_proposal, parse_proposal
 from generator.corpus.source import decode_text, parse_yaml
 from generator.pipeline import Analysis, analyse
 from generator.problems import CarnetError
@@ -91,7 +96,7 @@ def propose(content: Path, slug: str, provider: str = "extractive", max_operatio
         number += 1
         record["id"] = f"{today.isoformat()}-{provider}-{number}"
         path = folder / f"{record['id']}.yaml"
-    write_atomic(path, _dump(record))
+    write_atomic(path, dump_yaml(record))
     return path
 
 
@@ -103,7 +108,8 @@ _Dumper.add_representer(str, lambda dumper, value: dumper.represent_scalar(
     "tag:yaml.org,2002:str", value, style="|" if "\n" in value else None))
 
 
-def _dump(record: dict[str, Any]) -> bytes:
+def dump_yaml(record: dict[str, Any]) -> bytes:
+    """A proposal as YAML: fields in the order given, multi-line text as literal blocks."""
     return yaml.dump(record, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=100).encode("utf-8")
 
 
@@ -179,15 +185,23 @@ def evidence_groups(analysis: Analysis, slug: str, chosen: list[str]) -> list[di
     return groups
 
 
-def load_proposal(path: Path) -> tuple[Path, Proposal]:
+def load_proposal(path: Path) -> tuple[Path, Proposal | ExtractionProposal]:
+    """The content directory holding ``path`` and the proposal it holds: section
+    operations under ``proposals/sections/``, extractions under ``proposals/extractions/``."""
     content = next((p for p in path.resolve().parents if (p / "carnet.yaml").is_file()), None)
     if content is None or not path.is_file():
         raise ProposalError(f"{path} is not a proposal inside a content directory")
     rel = path.resolve().relative_to(content).as_posix()
+    parts = rel.split("/")
+    if len(parts) != 4 or parts[0] != "proposals" or parts[1] not in ("sections", "extractions") \
+            or not rel.endswith(".yaml") or parts[3] == RECORD_NAME:
+        raise ProposalError(f"{rel} is not a proposal: proposals are proposals/sections/<wiki>/<id>.yaml "
+                            "and proposals/extractions/<note>/<id>.yaml")
     text, problems = decode_text(path.read_bytes(), rel)
     value, yaml_problems = parse_yaml(text or "", rel)
     problems += yaml_problems
-    proposal = parse_proposal(rel, value, problems) if value is not None else None
+    parse = parse_extraction_proposal if parts[1] == "extractions" else parse_proposal
+    proposal = parse(rel, value, problems) if value is not None else None
     errors = [p for p in problems if p.is_error]
     if proposal is None or errors:
         raise ProposalError("the proposal is unreadable:\n" + "\n".join(p.format_text() for p in errors))
@@ -207,6 +221,10 @@ def _dry_run(content: Path, proposal: Proposal, only: set[int] | None):
 
 def review(path: Path, out=sys.stdout) -> int:
     content, proposal = load_proposal(path)
+    if isinstance(proposal, ExtractionProposal):
+        from generator.commands.analyse import review_extractions
+
+        return review_extractions(content, proposal, out)
     analysis, note, _article, stale, chosen, _body, results = _dry_run(content, proposal, None)
     colour = out.isatty()
 
@@ -243,8 +261,15 @@ def review(path: Path, out=sys.stdout) -> int:
     return 0
 
 
-def apply(path: Path, only: list[int] | None = None, today: dt.date | None = None) -> list[OperationResult]:
+def apply(path: Path, only: list[int] | None = None, today: dt.date | None = None
+          ) -> list[OperationResult] | list[PassageDecision]:
+    """Apply a proposal: section operations to its wiki, or passages to its note's
+    extractions file (see :func:`generator.commands.analyse.apply_extractions`)."""
     content, proposal = load_proposal(path)
+    if isinstance(proposal, ExtractionProposal):
+        from generator.commands.analyse import apply_extractions
+
+        return apply_extractions(content, path, proposal, only, today)
     if not proposal.pending:
         raise ProposalError(f"proposal {proposal.id} was already applied on {proposal.applied_on}")
     wanted = {n - 1 for n in only} if only else None
@@ -277,6 +302,6 @@ def apply(path: Path, only: list[int] | None = None, today: dt.date | None = Non
     existing = path.read_bytes()
     if not existing.endswith(b"\n"):
         existing += b"\n"
-    applied = _dump({"applied": {"date": (today or dt.date.today()).isoformat(), "results": decisions}})
+    applied = dump_yaml({"applied": {"date": (today or dt.date.today()).isoformat(), "results": decisions}})
     write_atomic(path, existing + applied)
     return results

@@ -12,6 +12,10 @@ from generator.corpus.model import AuthorRule, Note, Notebook
 
 _NAME_PART = re.compile(r"[\w']+", re.UNICODE)
 
+MACHINE_AUTHORS = frozenset({"analysis"})
+"""Authors that are not people (extractions added by 'carnet apply' from 'carnet analyse'):
+shown as written under every rule, never given a person's pseudonym or initials."""
+
 
 def initials(name: str) -> str:
     """``Jonas Martin`` → ``J. M.``; ``Marie-Claire Dubois`` → ``M.-C. D.``"""
@@ -36,13 +40,13 @@ def people_in_order(notes: list[Note]) -> list[str]:
             order.setdefault(extraction.author, None)
             for comment in sorted(extraction.comments, key=lambda c: c.date):
                 order.setdefault(comment.author, None)
-    return [name for name in order if name]
+    return [name for name in order if name and name not in MACHINE_AUTHORS]
 
 
 def display_names(notebook: Notebook, notes: list[Note]) -> dict[str, str]:
     """Real name → name as this notebook publishes it, for everyone on these notes."""
     people = people_in_order(notes)
-    shown: dict[str, str] = {}
+    shown: dict[str, str] = {name: name for name in MACHINE_AUTHORS}
     if notebook.author_rule is AuthorRule.PSEUDONYM:
         taken = set(notebook.pseudonyms.values())
         number = 0

@@ -3,7 +3,9 @@
 Pairs that passed the verbatim check and have no verdict are sent in batches of N
 pairs per request; each batch's verdicts are appended to
 ``content/verdicts/<article>.yaml`` as soon as it succeeds, so a failing batch keeps
-the batches before it. What could not be judged is reported; other work goes on.
+the batches before it. What could not be judged is reported; other work goes on, except
+after a transport failure (endpoint down, or failing after its retries): the remaining
+batches are then reported unjudged without being sent.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 import yaml
 
 from generator.files import write_atomic
-from generator.llm import LLMClient, LLMError
+from generator.llm import LLMClient, LLMError, LLMTransportError
 from generator.llm.prompts import Prompt, load_prompt
 from generator.verification.assess import Assessment
 
@@ -33,6 +35,7 @@ class JudgeReport:
     failed_batches: list[str] = field(default_factory=list)
     unjudged: list[Assessment] = field(default_factory=list)
     usage: dict[str, int] = field(default_factory=dict)
+    stopped: bool = False  # the endpoint failed to answer: later batches were not sent
 
 
 def judge_batch(client: LLMClient, prompt: Prompt, batch: list[Assessment]) -> tuple[list[dict], dict]:
@@ -69,15 +72,21 @@ def judge(content: Path, pending: dict[str, list[Assessment]], client: LLMClient
           batch_size: int = BATCH_SIZE) -> JudgeReport:
     prompt = load_prompt("verify_pairs")
     report = JudgeReport()
+    unreachable: LLMTransportError | None = None
     for article, items in sorted(pending.items()):
         path = content / "verdicts" / f"{article}.yaml"
         for start in range(0, len(items), batch_size):
             batch = items[start:start + batch_size]
+            if unreachable is not None:  # the endpoint kept failing: don't wait out every batch's retries
+                report.unjudged += batch
+                continue
             try:
                 records, provenance = judge_batch(client, prompt, batch)
             except LLMError as exc:
                 report.failed_batches.append(f"{article} pairs {start + 1}–{start + len(batch)}: {exc}")
                 report.unjudged += batch
+                if isinstance(exc, LLMTransportError):
+                    unreachable, report.stopped = exc, True
                 continue
             append_verdicts(path, records)
             report.judged += len(records)

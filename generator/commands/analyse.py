@@ -1,0 +1,472 @@
+"""``carnet analyse NOTE…``, and ``review`` / ``apply`` of the proposals it writes.
+
+I/O around the pure core of :mod:`generator.analysis`: load the content, call the
+model once per chunk, write the proposal and the fingerprints of what was read. A
+note whose analysis fails (unreachable endpoint, truncated or malformed answer) gets
+nothing written — no proposal, no fingerprints — and the other notes go on (INV-15).
+``apply`` appends the chosen passages to the note's ``.extractions.yaml`` as text,
+keeping the file as it was, and checks that each lands exactly where proposed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from generator.analysis.chunks import DEFAULT_BUDGET, DEFAULT_NEIGHBOURS, cut_chunks
+from generator.analysis.fingerprints import (
+    RECORD_NAME, AnalysedRecord, RecordError, changed_elements, parse_record, record_for, render_record,
+)
+from generator.analysis.passages import LeftOut, ProposedExtraction, drop_duplicates, resolve_answer
+from generator.analysis.plan import PassageDecision, plan
+from generator.analysis.records import Sent, add_usage, measure, proposal_record
+from generator.analysis.request import DEFAULT_KINDS, PROMPT, SCHEMA, prompt_context
+from generator.analysis.sidecar import NewExtraction, SidecarError, append_extractions, check_appended
+from generator.anchoring.resolve import AnchorStatus, Portion
+from generator.commands.proposals import ProposalError, dump_yaml
+from generator.corpus.model import Note, Notebook, NoteType
+from generator.corpus.proposal import ExtractionProposal
+from generator.files import write_atomic
+from generator.pipeline import Analysis, analyse
+from generator.problems import CarnetError, Problem
+
+if TYPE_CHECKING:  # the seam is imported only when a model is actually called
+    from generator.llm import LLMClient
+
+FOLDER = Path("proposals") / "extractions"
+EXTRACTIONS_SUFFIX = ".extractions.yaml"
+
+NEEDS_ENDPOINT = """carnet analyse needs a model endpoint: {reason}.
+It reads 'llm:' in {settings}:
+  llm:
+    base_url: http://localhost:11434/v1   # any OpenAI-compatible endpoint (Ollama, llama.cpp, vLLM, hosted)
+    model: qwen2.5:7b-instruct            # the model to ask
+    api_key_env: CARNET_LLM_KEY           # optional: the environment variable holding the key
+and, when api_key_env names a variable, that variable exported with the endpoint's key.
+Nothing was sent and nothing was written."""
+
+
+class AnalyseError(CarnetError):
+    """The analysis cannot be made as asked (unknown note, no endpoint, unreadable record)."""
+
+
+@dataclass(frozen=True)
+class AnalysisSettings:
+    """``llm: analysis:`` in carnet.yaml: ``chunk_characters``, ``neighbours``, ``kinds``.
+
+    They sit under ``llm:`` (a section the loader keeps for the model commands), so a
+    build never warns about them."""
+
+    budget: int = DEFAULT_BUDGET
+    neighbours: int = DEFAULT_NEIGHBOURS
+    kinds: tuple[str, ...] = DEFAULT_KINDS
+
+
+def analysis_settings(extra: Mapping[str, Any]) -> AnalysisSettings:
+    llm = extra.get("llm")
+    raw = llm.get("analysis") if isinstance(llm, Mapping) else None
+    if raw is None:
+        return AnalysisSettings()
+    where = "carnet.yaml: llm.analysis"
+    if not isinstance(raw, Mapping):
+        raise AnalyseError(f"{where} must be a mapping (chunk_characters, neighbours, kinds)")
+    budget, neighbours = raw.get("chunk_characters", DEFAULT_BUDGET), raw.get("neighbours", DEFAULT_NEIGHBOURS)
+    kinds = raw.get("kinds", list(DEFAULT_KINDS))
+    if not isinstance(budget, int) or isinstance(budget, bool) or budget < 200:
+        raise AnalyseError(f"{where}.chunk_characters must be a whole number of characters, at least 200")
+    if not isinstance(neighbours, int) or isinstance(neighbours, bool) or not 0 <= neighbours <= 5:
+        raise AnalyseError(f"{where}.neighbours must be a whole number from 0 to 5")
+    if not isinstance(kinds, list) or not kinds or not all(isinstance(k, str) and k.strip() for k in kinds):
+        raise AnalyseError(f"{where}.kinds must be a list of passage kinds (fait, proposition…)")
+    return AnalysisSettings(budget, neighbours, tuple(k.strip() for k in kinds))
+
+
+@dataclass
+class NoteAnalysis:
+    """What happened to one note.
+
+    Attributes:
+        sent: how much was sent (None when nothing was).
+        proposed: passages proposed; left_out: passages of the answers not proposed.
+        usage: tokens the server reported for this note.
+        path: the proposal written, if any.
+        error: why the analysis of this note failed ("" when it did not).
+    """
+
+    note: str
+    notebook: str
+    sent: Sent | None = None
+    proposed: list[ProposedExtraction] = field(default_factory=list)
+    left_out: list[LeftOut] = field(default_factory=list)
+    usage: dict[str, int] = field(default_factory=dict)
+    path: Path | None = None
+    error: str = ""
+
+
+@dataclass
+class AnalyseReport:
+    notes: list[NoteAnalysis]
+
+    @property
+    def usage(self) -> dict[str, int]:
+        total: dict[str, int] = {}
+        for note in self.notes:
+            total = add_usage(total, note.usage)
+        return total
+
+    @property
+    def failed(self) -> list[NoteAnalysis]:
+        return [n for n in self.notes if n.error]
+
+
+def file_hash(path: Path) -> str:
+    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _note(analysis: Analysis, name: str) -> Note:
+    """A note by slug, or by the path of its file (``content/notes/x.md``)."""
+    slug = Path(name).name.removesuffix(".md") if name.endswith(".md") else name
+    note = analysis.corpus.notes.get(slug)
+    if note is None:
+        raise AnalyseError(f"no note {slug!r} in this content (if its file exists, 'carnet check' says what is "
+                           "wrong with it)")
+    if note.type is not NoteType.NOTE:
+        raise AnalyseError(f"{note.source.file}:{note.source.line}: {slug!r} is a {note.type.value}; analyse "
+                           "ordinary notes only (a synthesis is never a source)")
+    return note
+
+
+def _notebook(analysis: Analysis, note: Note, asked: str | None) -> Notebook | None:
+    notebooks = analysis.corpus.notebooks
+    if asked is not None:
+        if asked not in notebooks:
+            raise AnalyseError(f"no notebook {asked!r} in this content ({', '.join(sorted(notebooks))})")
+        if note.membership(asked) is None:
+            raise AnalyseError(f"{note.source.file}:{note.source.line}: note {note.slug!r} is not in notebook "
+                               f"{asked!r}; its categories live on that membership (INV-11)")
+        return notebooks[asked]
+    held = [m.notebook for m in note.memberships if m.notebook in notebooks]
+    if len(held) > 1:
+        raise AnalyseError(f"{note.source.file}:{note.source.line}: note {note.slug!r} is in several notebooks "
+                           f"({', '.join(held)}): say whose guide and axes to use with --notebook")
+    return notebooks[held[0]] if held else None
+
+
+def _client(analysis: Analysis, content: Path, today: dt.date) -> LLMClient:
+    from generator.llm import LLMClient, LLMConfigError, llm_settings
+
+    extra = analysis.corpus.settings.extra
+    try:
+        return LLMClient(llm_settings(extra), today=today)
+    except LLMConfigError as exc:
+        reason = "there is no 'llm:' section" if "llm" not in extra else str(exc).rstrip(".")
+        raise AnalyseError(NEEDS_ENDPOINT.format(reason=reason, settings=content / "carnet.yaml")) from exc
+
+
+def _read_record(path: Path, content: Path) -> AnalysedRecord | None:
+    if not path.is_file():
+        return None
+    try:
+        return parse_record(path.read_text(encoding="utf-8"))
+    except (RecordError, UnicodeDecodeError) as exc:
+        raise AnalyseError(f"{path.relative_to(content).as_posix()}: {exc} — delete the file to analyse the whole "
+                           "note again") from exc
+
+
+def _existing(analysis: Analysis, note: Note) -> dict[tuple[Portion, ...], str]:
+    """Where the note's extractions (masked ones included) lie now."""
+    anchors = analysis.anchored[note.slug].anchors
+    return {anchors[e.id].portions: e.id for e in note.extractions
+            if e.id in anchors and anchors[e.id].status.is_live and anchors[e.id].portions}
+
+
+def _proposal_path(folder: Path, base: str) -> tuple[str, Path]:
+    number, name = 1, base
+    while (folder / f"{name}.yaml").exists():
+        number += 1
+        name = f"{base}-{number}"
+    return name, folder / f"{name}.yaml"
+
+
+def analyse_note(content: Path, analysis: Analysis, note: Note, notebook: Notebook | None, client: LLMClient,
+                 settings: AnalysisSettings, whole: bool, today: dt.date) -> NoteAnalysis:
+    """Analyse one note: send what the last analysis did not read, resolve the
+    answers, write the proposal and the new fingerprints. Model failures are caught
+    and reported in the result, with nothing written."""
+    from generator.llm import LLMError
+    from generator.llm.prompts import load_prompt
+
+    slug = note.slug
+    notebook_slug = notebook.slug if notebook else ""
+    result = NoteAnalysis(slug, notebook_slug)
+    elements = analysis.anchored[slug].document.elements
+    folder = content / FOLDER / slug
+    record = _read_record(folder / RECORD_NAME, content)
+    if record is not None and record.notebook != notebook_slug:
+        record = None  # read for another notebook's guide and axes: read it all again
+    selected = list(range(len(elements))) if whole or record is None else changed_elements(elements, record)
+    chunks = cut_chunks([len(e.text) for e in elements], selected, settings.budget, settings.neighbours)
+    result.sent = measure(elements, chunks)
+    if not chunks:
+        return result
+    prompt = load_prompt(PROMPT)
+    proposed: list[ProposedExtraction] = []
+    left_out: list[LeftOut] = []
+    provenance: dict[str, Any] = {}
+    for number, chunk in enumerate(chunks, start=1):
+        try:
+            data, made = client.chat_json(prompt, SCHEMA, **prompt_context(
+                note, notebook, elements, chunk, settings.kinds, partial=bool(chunk.context)))
+        except LLMError as exc:
+            result.error = f"request {number} of {len(chunks)}: {exc}"
+            return result
+        provenance = made.as_record()
+        result.usage = add_usage(result.usage, made.usage)
+        found, missed = resolve_answer(elements, chunk, data["passages"], notebook.axes if notebook else (),
+                                       notebook_slug)
+        proposed += found
+        left_out += missed
+    result.proposed, duplicates = drop_duplicates(proposed, _existing(analysis, note))
+    result.left_out = left_out + duplicates
+    provenance.pop("usage", None)
+    if result.usage:
+        provenance["usage"] = result.usage
+    proposal_id, path = _proposal_path(folder, f"{today.isoformat()}-{provenance.get('method', 'llm')}")
+    data = proposal_record(proposal_id, slug, notebook_slug, file_hash(content / note.source.file), provenance,
+                           result.sent, result.proposed, result.left_out)
+    write_atomic(path, dump_yaml(data))
+    new_record = record_for(slug, notebook_slug, proposal_id, elements, record, selected)
+    write_atomic(folder / RECORD_NAME, render_record(new_record, elements).encode("utf-8"))
+    result.path = path
+    return result
+
+
+def run_analyse(content: Path, names: list[str], notebook: str | None = None, budget: int | None = None,
+                whole: bool = False, today: dt.date | None = None) -> AnalyseReport:
+    """Analyse each named note in turn; a failing note does not stop the others."""
+    analysis = analyse(content)
+    if not names:
+        raise AnalyseError("name at least one note to analyse")
+    notes: dict[str, tuple[Note, Notebook | None]] = {}
+    for name in names:
+        note = _note(analysis, name)
+        notes.setdefault(note.slug, (note, _notebook(analysis, note, notebook)))
+    settings = analysis_settings(analysis.corpus.settings.extra)
+    if budget is not None:
+        if budget < 200:
+            raise AnalyseError("--budget must be at least 200 characters")
+        settings = AnalysisSettings(budget, settings.neighbours, settings.kinds)
+    today = today or dt.date.today()
+    client = _client(analysis, content, today)
+    return AnalyseReport([analyse_note(content, analysis, note, nb, client, settings, whole, today)
+                          for note, nb in notes.values()])
+
+
+def _tokens(usage: dict[str, int]) -> str:
+    if not usage:
+        return "none reported"
+    names = {"prompt_tokens": "prompt", "completion_tokens": "completion", "total_tokens": "total"}
+    return ", ".join(f"{names.get(k, k)} {v}" for k, v in usage.items())
+
+
+def print_report(report: AnalyseReport, content: Path, out: TextIO | None = None) -> None:
+    out = out or sys.stdout
+    for item in report.notes:
+        where = f" (notebook {item.notebook})" if item.notebook else " (no notebook)"
+        print(f"{item.note}{where}:", file=out)
+        if item.sent is not None and item.sent.chunks == 0:
+            print(f"  nothing new since the last analysis ({item.sent.note_elements} element(s) already read); "
+                  "nothing sent (--all sends the whole note again)", file=out)
+            continue
+        if item.sent is not None:
+            print(f"  {item.sent.describe()}", file=out)
+        if item.error:
+            print(f"  FAILED, nothing written: {item.error}", file=out)
+            print(f"  tokens spent before the failure: {_tokens(item.usage)}", file=out)
+            continue
+        print(f"  proposed {len(item.proposed)} passage(s); left out {len(item.left_out)}", file=out)
+        for left in item.left_out:
+            print(f"    - « {_short(left.quote)} »: {left.reason}", file=out)
+        for number, passage in enumerate(item.proposed, start=1):
+            for refused in passage.refused:
+                print(f"    refused category {refused.axis + ': ' if refused.axis else ''}{refused.category} "
+                      f"(passage {number}): {refused.reason}", file=out)
+        print(f"  tokens: {_tokens(item.usage)}", file=out)
+        if item.path is not None:
+            shown = item.path.relative_to(content.parent) if item.path.is_relative_to(content.parent) else item.path
+            print(f"  wrote {shown}; review it with 'carnet review {shown}'", file=out)
+    if len(report.notes) > 1:
+        print(f"total tokens: {_tokens(report.usage)}", file=out)
+
+
+def _short(text: str, limit: int = 90) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# --- review and apply ---------------------------------------------------------------
+
+
+def _planned(content: Path, proposal: ExtractionProposal, only: set[int] | None
+             ) -> tuple[Analysis, Note, list[PassageDecision]]:
+    analysis = analyse(content)
+    note = analysis.corpus.notes.get(proposal.target)
+    if note is None:
+        raise AnalyseError(f"{proposal.file}: the note {proposal.target!r} no longer exists")
+    corpus = analysis.corpus
+    taken = {e.id for n in corpus.notes.values() for e in n.extractions}
+    taken |= {c.id for n in corpus.notes.values() for e in n.extractions for c in e.comments}
+    elements = analysis.anchored[note.slug].document.elements
+    return analysis, note, plan(note.slug, elements, _existing(analysis, note), taken, proposal.passages, only)
+
+
+def review_extractions(content: Path, proposal: ExtractionProposal, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    analysis, note, decisions = _planned(content, proposal, None)
+    provenance = proposal.provenance
+    model = f" · {provenance['model']}" if provenance.get("model") else ""
+    notebook = f"notebook {proposal.notebook}" if proposal.notebook else "no notebook"
+    print(f"proposal {proposal.id} for note {proposal.target} ({notebook}; {len(proposal.passages)} passage(s), "
+          f"made by method {provenance.get('method', '?')}{model})", file=out)
+    sent = proposal.sent
+    if sent:
+        share = sent.get("share_percent")
+        shown = f"{share:g}" if isinstance(share, (int, float)) else "?"
+        print(f"  the analysis sent {sent.get('elements', '?')} of {sent.get('note_elements', '?')} element(s), "
+              f"{shown} % of the note; tokens: {_tokens(provenance.get('usage') or {})}", file=out)
+    if proposal.note_sha256 and file_hash(content / note.source.file) != proposal.note_sha256:
+        print("  the note changed since the analysis: each passage is anchored against its current text", file=out)
+    if not proposal.pending:
+        print(f"  already applied on {proposal.applied_on}", file=out)
+    lines = {i: e.line for i, e in enumerate(analysis.anchored[note.slug].document.elements)}
+    for decision in decisions:
+        passage = decision.passage
+        where = f" ({note.source.file}:{lines[decision.portions[0].element]})" if decision.portions else ""
+        verdict = f"would be added as {decision.id}" if decision.decision == "accepted" else \
+            f"would be rejected: {decision.reason}"
+        print(f"\n[{decision.index + 1}] {passage.kind}{where}: {verdict}", file=out)
+        for line in passage.quote.split("\n"):
+            print(f"    | {line}", file=out)
+        if passage.categories:
+            shown = "; ".join(f"{axis}: {', '.join(values)}" for axis, values in passage.categories.items())
+            print(f"    suggested categories: {shown}", file=out)
+        for axis, category, reason in passage.refused_categories:
+            print(f"    refused category {axis + ': ' if axis else ''}{category}: {reason}", file=out)
+    if proposal.left_out:
+        print(f"\nleft out by the analysis ({len(proposal.left_out)}), never placed by a guess:", file=out)
+        for quote, reason in proposal.left_out:
+            print(f"  - « {_short(quote)} »: {reason}", file=out)
+    _print_category_summary(note, proposal, out)
+    return 0
+
+
+def _print_category_summary(note: Note, proposal: ExtractionProposal, out: TextIO) -> None:
+    """Categories live on the note's membership (INV-11): the passages' suggestions are
+    summed up for a human to decide; apply does not change the note's categories."""
+    counts: dict[tuple[str, str], int] = {}
+    for passage in proposal.passages:
+        for axis, values in passage.categories.items():
+            for value in values:
+                counts[(axis, value)] = counts.get((axis, value), 0) + 1
+    if not counts or not proposal.notebook:
+        return
+    membership = note.membership(proposal.notebook)
+    current = membership.categories if membership else {}
+    suggested = "; ".join(f"{axis}: {value} ({count})" for (axis, value), count in sorted(counts.items()))
+    now = "; ".join(f"{axis}: {', '.join(values)}" for axis, values in sorted(current.items())) or "none"
+    missing = sorted(f"{axis}: {value}" for axis, value in counts if value not in current.get(axis, ()))
+    print(f"\ncategories suggested for {note.slug} in notebook {proposal.notebook}: {suggested}; it has now: {now}",
+          file=out)
+    if missing:
+        print(f"  not yet on the note (add them to its front matter by hand if they fit): {', '.join(missing)}",
+              file=out)
+
+
+def sidecar_path(content: Path, note: Note) -> Path:
+    return content / (note.source.file.removesuffix(".md") + EXTRACTIONS_SUFFIX)
+
+
+def apply_extractions(content: Path, path: Path, proposal: ExtractionProposal, only: list[int] | None = None,
+                      today: dt.date | None = None) -> list[PassageDecision]:
+    """Add the chosen passages to the note's extractions file; record the decisions."""
+    if not proposal.pending:
+        raise ProposalError(f"proposal {proposal.id} was already applied on {proposal.applied_on}")
+    wanted = {n - 1 for n in only} if only else None
+    if wanted is not None and not all(0 <= n < len(proposal.passages) for n in wanted):
+        raise ProposalError(f"--only takes passage numbers from 1 to {len(proposal.passages)}")
+    today = today or dt.date.today()
+    analysis, note, decisions = _planned(content, proposal, wanted)
+    accepted = [d for d in decisions if d.decision == "accepted"]
+    if accepted:
+        items = [NewExtraction(d.id, d.passage.quote, d.passage.kind, today, d.passage.prefix, d.passage.occurrence)
+                 for d in accepted]
+        before = _write_sidecar(content, note, proposal, items, today)
+        _confirm(content, note, accepted, before, analysis.errors)
+    results: list[dict[str, Any]] = []
+    for decision in decisions:
+        entry: dict[str, Any] = {"index": decision.index, "decision": decision.decision}
+        if decision.id:
+            entry["id"] = decision.id
+        if decision.reason:
+            entry["reason"] = decision.reason
+        results.append(entry)
+    # the decisions are appended: the proposal as written stays as it was
+    existing = path.read_bytes()
+    if not existing.endswith(b"\n"):
+        existing += b"\n"
+    write_atomic(path, existing + dump_yaml({"applied": {"date": today.isoformat(), "results": results}}))
+    return decisions
+
+
+def _write_sidecar(content: Path, note: Note, proposal: ExtractionProposal, items: list[NewExtraction],
+                   today: dt.date) -> bytes | None:
+    """Append ``items``; returns the file's bytes before (None: it did not exist)."""
+    target = sidecar_path(content, note)
+    raw = target.read_bytes() if target.exists() else None
+    text = None
+    if raw is not None:
+        text = raw.removeprefix(b"\xef\xbb\xbf").decode("utf-8").replace("\r\n", "\n")
+    provenance = proposal.provenance
+    made = ", ".join(f"{key} {provenance[key]}" for key in ("method", "model", "prompt", "prompt_version")
+                     if provenance.get(key))
+    comment = f"added by 'carnet apply' on {today.isoformat()} from {proposal.file} ({made})"
+    try:
+        new_text = append_extractions(text, items, comment)
+        check_appended(new_text, items)
+    except SidecarError as exc:
+        rel = target.relative_to(content).as_posix()
+        raise AnalyseError(f"{rel}: {exc}; nothing was written") from exc
+    data = new_text.replace("\n", "\r\n") if raw is not None and b"\r\n" in raw else new_text
+    prefix = b"\xef\xbb\xbf" if raw is not None and raw.startswith(b"\xef\xbb\xbf") else b""
+    write_atomic(target, prefix + data.encode("utf-8"))
+    return raw
+
+
+def _confirm(content: Path, note: Note, accepted: list[PassageDecision], before: bytes | None,
+             errors_before: list[Problem]) -> None:
+    """Load the content again: each new extraction must be valid and anchored exactly
+    where planned, or the extractions file is put back as it was."""
+    target = sidecar_path(content, note)
+    after = analyse(content)
+    anchors = after.anchored.get(note.slug)
+    wrong = []
+    for decision in accepted:
+        anchor = anchors.anchors.get(decision.id) if anchors else None
+        if anchor is None or anchor.status is not AnchorStatus.ANCHORED or anchor.portions != decision.portions:
+            wrong.append(decision.id)
+    known = {(p.code, p.message) for p in errors_before}
+    problems = [p for p in after.errors if (p.code, p.message) not in known]
+    if wrong or problems:
+        if before is None:
+            target.unlink()
+        else:
+            write_atomic(target, before)
+        details = [f"{', '.join(wrong)} would not land where planned"] if wrong else []
+        details += [p.format_text() for p in problems]
+        raise AnalyseError(f"{target.relative_to(content).as_posix()}: the new extractions did not load as planned "
+                           f"({'; '.join(details)}); the file was put back as it was and nothing was applied")
