@@ -381,6 +381,31 @@ def _fix_anchors(args: argparse.Namespace, analysis) -> int:
     return EXIT_CONTENT if still or after.errors else EXIT_OK
 
 
+READ_ONLY = {"build", "check", "review", "context", "serve"}
+
+
+def _interrupted_change(args: argparse.Namespace) -> None:
+    """A change that a killed command left half made (see generator/journal.py): a command
+    that writes content undoes it first; one that only reads says so and changes nothing."""
+    from generator.journal import interrupted, recover
+
+    given = getattr(args, "content", None) or getattr(args, "proposal", None) or getattr(args, "file", None)
+    if given is None:
+        return
+    start = Path(given).resolve()
+    root = next((p for p in (start, *start.parents) if (p / "carnet.yaml").is_file()), None)
+    if root is None:
+        return
+    if args.command in READ_ONLY and not getattr(args, "write", False):
+        command = interrupted(root)
+        if command:
+            print(f"carnet: warning: '{command}' was interrupted and left a change half made; the next command "
+                  "that writes content (run it again) puts its files back first", file=sys.stderr)
+        return
+    for line in recover(root):
+        print(f"carnet: {line}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -391,6 +416,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                "analyse": run_analyse, "review": run_review, "apply": run_apply, "verify": run_verify,
                "select": run_selection, "context": run_context, "serve": run_serve}[args.command]
     try:
+        _interrupted_change(args)
         return handler(args)
     except CarnetError as exc:
         print(f"carnet: {exc}", file=sys.stderr)

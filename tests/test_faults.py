@@ -280,3 +280,97 @@ def test_verify_killed_between_batches_keeps_what_was_judged_and_resumes(small: 
     pairs = [(r["claim_sha256"], r["source_sha256"]) for r in records]
     assert len(pairs) == len(set(pairs)) == 2, "no pair judged twice"
 
+
+
+def _restore(root: Path, tree: dict[str, bytes]) -> None:
+    for path in sorted(root.rglob("*"), reverse=True):
+        rel = path.relative_to(root).as_posix()
+        if path.is_file() and rel not in tree:
+            path.unlink()
+    for rel, data in tree.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+
+
+def _kill_apply_at_every_write(content: Path, proposal: Path, reference: dict[str, bytes]) -> int:
+    """Kill ``carnet apply`` after its 1st, 2nd… atomic write until it runs through; after
+    each kill, everything parses, ``check`` warns, and applying again gives ``reference``."""
+    before = _tree(content)
+    for nth in range(1, 20):
+        run = _carnet("apply", proposal, moment=("generator.files:write_atomic", "after", nth))
+        if run.returncode == 0:
+            assert _tree(content) == reference
+            return nth - 1
+        assert run.returncode == -signal.SIGKILL, run.stderr
+        _parses(content)
+        left = (content / ".carnet-change.json").exists()
+        check = _carnet("check", content)
+        assert ("was interrupted and left a change half made" in check.stderr) == left, check.stderr
+        again = _carnet("apply", proposal)
+        assert again.returncode == 0 and "Traceback" not in again.stderr, again.stderr
+        assert ("was interrupted: its files are back as they were before it" in again.stderr) == left
+        assert _tree(content) == reference, f"killed after write {nth}: applying again gives another result"
+        _restore(content, before)
+    raise AssertionError("apply never ran through")
+
+
+def test_apply_of_section_operations_killed_after_any_write_is_undone_then_redone(small: Path,
+                                                                                  tmp_path: Path) -> None:
+    from generator.commands.proposals import propose
+
+    proposal = propose(small, "wiki-budget")
+    reference_root = tmp_path / "reference"
+    reference_root.mkdir()
+    reference = copy_fixture("small", reference_root)
+    _restore(reference, _tree(small))
+    assert _carnet("apply", reference / proposal.relative_to(small)).returncode == 0
+    kills = _kill_apply_at_every_write(small, proposal, _tree(reference))
+    assert kills >= 3, "journal, article, journal again, record: each write was a moment to die"
+
+
+def test_apply_of_extractions_killed_after_any_write_is_undone_then_redone(small: Path, tmp_path: Path,
+                                                                           llm_server) -> None:
+    from generator.commands.analyse import run_analyse
+
+    _configure_llm(small, llm_server.url)
+    llm_server.script(reply(json.dumps({"passages": [
+        {"quote": "la réserve est de 800 euros", "kind": "fait", "categories": [{"axis": "theme", "category": "Budget"}]}]})))
+    (item,) = run_analyse(small, ["conseil-a"], notebook="conseil").notes
+    reference_root = tmp_path / "reference"
+    reference_root.mkdir()
+    reference = copy_fixture("small", reference_root)
+    _restore(reference, _tree(small))
+    assert _carnet("apply", reference / item.path.relative_to(small)).returncode == 0
+    assert "la réserve est de 800 euros" in (reference / "notes" / "conseil-a.extractions.yaml").read_text("utf-8")
+    kills = _kill_apply_at_every_write(small, item.path, _tree(reference))
+    assert kills >= 3
+
+
+def test_an_interrupted_change_never_undoes_a_file_edited_by_hand_since(small: Path) -> None:
+    from generator.commands.proposals import propose
+
+    proposal = propose(small, "wiki-budget")
+    wiki = small / "notes" / "wiki-budget.md"
+    run = _carnet("apply", proposal, moment=("generator.files:write_atomic", "after", 2))  # journal, then article
+    assert run.returncode == -signal.SIGKILL
+    edited = wiki.read_bytes() + "\nUne ligne ajoutée à la main après la panne.\n".encode("utf-8")
+    wiki.write_bytes(edited)
+    again = _carnet("apply", proposal)
+    assert "notes/wiki-budget.md was changed since, and is left as it is" in again.stderr, again.stderr
+    assert wiki.read_bytes().startswith(edited.rstrip(b"\n")) or wiki.read_bytes() == edited
+
+
+def test_a_change_that_fails_puts_every_file_back(tmp_path: Path) -> None:
+    from generator.journal import JOURNAL, Change
+
+    (tmp_path / "a.txt").write_bytes(b"A")
+    with pytest.raises(RuntimeError):
+        with Change(tmp_path, "test") as change:
+            change.write("a.txt", b"A2")
+            change.write("new/b.txt", b"B")
+            raise RuntimeError("the second half failed")
+    assert (tmp_path / "a.txt").read_bytes() == b"A" and not (tmp_path / "new" / "b.txt").exists()
+    assert not (tmp_path / JOURNAL).exists()
+    with Change(tmp_path, "test") as change:
+        change.write("a.txt", b"A3")
+    assert (tmp_path / "a.txt").read_bytes() == b"A3" and not (tmp_path / JOURNAL).exists()

@@ -31,7 +31,7 @@ from generator.anchoring.resolve import AnchorStatus, Portion
 from generator.commands.proposals import ProposalError, dump_yaml
 from generator.corpus.model import Note, Notebook, NoteType
 from generator.corpus.proposal import ExtractionProposal
-from generator.files import write_atomic
+from generator.journal import Change
 from generator.pipeline import Analysis, analyse
 from generator.problems import CarnetError, Problem
 
@@ -239,9 +239,12 @@ def analyse_note(content: Path, analysis: Analysis, note: Note, notebook: Notebo
     proposal_id, path = _proposal_path(folder, f"{today.isoformat()}-{provenance.get('method', 'llm')}")
     data = proposal_record(proposal_id, slug, notebook_slug, file_hash(content / note.source.file), provenance,
                            result.sent, result.proposed, result.left_out)
-    write_atomic(path, dump_yaml(data))
     new_record = record_for(slug, notebook_slug, proposal_id, elements, record, selected)
-    write_atomic(folder / RECORD_NAME, render_record(new_record, elements).encode("utf-8"))
+    # the proposal and the fingerprints of what it covers are written together, or not at all
+    with Change(content, f"carnet analyse {slug}") as change:
+        change.write(path.relative_to(content).as_posix(), dump_yaml(data))
+        change.write((folder / RECORD_NAME).relative_to(content).as_posix(),
+                     render_record(new_record, elements).encode("utf-8"))
     result.path = path
     return result
 
@@ -402,11 +405,21 @@ def apply_extractions(content: Path, path: Path, proposal: ExtractionProposal, o
     today = today or dt.date.today()
     analysis, note, decisions = _planned(content, proposal, wanted)
     accepted = [d for d in decisions if d.decision == "accepted"]
-    if accepted:
-        items = [NewExtraction(d.id, d.passage.quote, d.passage.kind, today, d.passage.prefix, d.passage.occurrence)
-                 for d in accepted]
-        before = _write_sidecar(content, note, proposal, items, today)
-        _confirm(content, note, accepted, before, analysis.errors)
+    proposal_rel = path.resolve().relative_to(content).as_posix()
+    # the extractions file and the record change together, or not at all: an error (the
+    # new extractions not landing as planned) or a kill between the two is undone
+    with Change(content, f"carnet apply {proposal_rel}") as change:
+        if accepted:
+            items = [NewExtraction(d.id, d.passage.quote, d.passage.kind, today, d.passage.prefix,
+                                   d.passage.occurrence) for d in accepted]
+            _write_sidecar(content, note, proposal, items, today, change)
+            _confirm(content, note, accepted, analysis.errors)
+        change.write(proposal_rel, _recorded(path, decisions, today))
+    return decisions
+
+
+def _recorded(path: Path, decisions: list[PassageDecision], today: dt.date) -> bytes:
+    """The proposal with its decisions appended: what was written stays as it was."""
     results: list[dict[str, Any]] = []
     for decision in decisions:
         entry: dict[str, Any] = {"index": decision.index, "decision": decision.decision}
@@ -415,17 +428,15 @@ def apply_extractions(content: Path, path: Path, proposal: ExtractionProposal, o
         if decision.reason:
             entry["reason"] = decision.reason
         results.append(entry)
-    # the decisions are appended: the proposal as written stays as it was
     existing = path.read_bytes()
     if not existing.endswith(b"\n"):
         existing += b"\n"
-    write_atomic(path, existing + dump_yaml({"applied": {"date": today.isoformat(), "results": results}}))
-    return decisions
+    return existing + dump_yaml({"applied": {"date": today.isoformat(), "results": results}})
 
 
 def _write_sidecar(content: Path, note: Note, proposal: ExtractionProposal, items: list[NewExtraction],
-                   today: dt.date) -> bytes | None:
-    """Append ``items``; returns the file's bytes before (None: it did not exist)."""
+                   today: dt.date, change: Change) -> None:
+    """Append ``items`` to the note's extractions file (made if missing), as part of ``change``."""
     target = sidecar_path(content, note)
     raw = target.read_bytes() if target.exists() else None
     text = None
@@ -443,14 +454,12 @@ def _write_sidecar(content: Path, note: Note, proposal: ExtractionProposal, item
         raise AnalyseError(f"{rel}: {exc}; nothing was written") from exc
     data = new_text.replace("\n", "\r\n") if raw is not None and b"\r\n" in raw else new_text
     prefix = b"\xef\xbb\xbf" if raw is not None and raw.startswith(b"\xef\xbb\xbf") else b""
-    write_atomic(target, prefix + data.encode("utf-8"))
-    return raw
+    change.write(target.relative_to(content).as_posix(), prefix + data.encode("utf-8"))
 
 
-def _confirm(content: Path, note: Note, accepted: list[PassageDecision], before: bytes | None,
-             errors_before: list[Problem]) -> None:
+def _confirm(content: Path, note: Note, accepted: list[PassageDecision], errors_before: list[Problem]) -> None:
     """Load the content again: each new extraction must be valid and anchored exactly
-    where planned, or the extractions file is put back as it was."""
+    where planned, else an error (and the change puts the extractions file back)."""
     target = sidecar_path(content, note)
     after = analyse(content)
     anchors = after.anchored.get(note.slug)
@@ -462,10 +471,6 @@ def _confirm(content: Path, note: Note, accepted: list[PassageDecision], before:
     known = {(p.code, p.message) for p in errors_before}
     problems = [p for p in after.errors if (p.code, p.message) not in known]
     if wrong or problems:
-        if before is None:
-            target.unlink()
-        else:
-            write_atomic(target, before)
         details = [f"{', '.join(wrong)} would not land where planned"] if wrong else []
         details += [p.format_text() for p in problems]
         raise AnalyseError(f"{target.relative_to(content).as_posix()}: the new extractions did not load as planned "

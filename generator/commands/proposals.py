@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from generator.files import write_atomic
+from generator.journal import Change
 from generator.corpus.model import NoteType
 from generator.analysis.fingerprints import RECORD_NAME
 from generator.analysis.plan import PassageDecision
@@ -282,9 +283,6 @@ def apply(path: Path, only: list[int] | None = None, today: dt.date | None = Non
     text = article.read_bytes().decode("utf-8")
     head = "\n".join(text.replace("\r\n", "\n").split("\n")[: note.body_line - 1])
     new_text = head + "\n" + body
-    if new_text != text.replace("\r\n", "\n"):
-        data = new_text.replace("\n", "\r\n") if "\r\n" in text else new_text
-        write_atomic(article, data.encode("utf-8"))
     by_position = iter(results)
     decisions = []
     for index, op in enumerate(chosen):
@@ -303,5 +301,11 @@ def apply(path: Path, only: list[int] | None = None, today: dt.date | None = Non
     if not existing.endswith(b"\n"):
         existing += b"\n"
     applied = dump_yaml({"applied": {"date": (today or dt.date.today()).isoformat(), "results": decisions}})
-    write_atomic(path, existing + applied)
+    proposal_rel = path.resolve().relative_to(content).as_posix()
+    # the article and the record change together, or not at all (a kill between them is undone)
+    with Change(content, f"carnet apply {proposal_rel}") as change:
+        if new_text != text.replace("\r\n", "\n"):
+            data = new_text.replace("\n", "\r\n") if "\r\n" in text else new_text
+            change.write(article.resolve().relative_to(content).as_posix(), data.encode("utf-8"))
+        change.write(proposal_rel, existing + applied)
     return results
