@@ -45,8 +45,11 @@ def format_time(seconds: int) -> str:
 
 
 def json_ld(data: dict[str, Any]) -> str:
-    """JSON-LD for a <script type="application/ld+json"> block: '</' can never close it."""
-    return json.dumps(data, ensure_ascii=False, sort_keys=True).replace("</", "<\\/")
+    """JSON-LD for a <script type="application/ld+json"> block. Every ``<``, ``>`` and ``&``
+    is a JSON escape, so no text from content can close the block (``</script>``) or put
+    the HTML parser in its "script data escaped" states (``<!--``); the JSON is the same."""
+    text = json.dumps(data, ensure_ascii=False, sort_keys=True)
+    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 
 def page_metadata(site: SiteModel, path: str, title: str, kind: str) -> dict[str, Any]:
