@@ -217,7 +217,7 @@ def run_analyse(args: argparse.Namespace) -> int:
     from generator.commands.analyse import print_report, run_analyse
 
     report = run_analyse(args.content, args.notes, args.notebook, args.budget, args.whole)
-    print_report(report, args.content)
+    print_report(report)
     return EXIT_CONTENT if report.failed else EXIT_OK
 
 
@@ -228,15 +228,17 @@ def run_review(args: argparse.Namespace) -> int:
 
 
 def run_apply(args: argparse.Namespace) -> int:
+    from generator.analysis.plan import PassageDecision
     from generator.commands.proposals import apply
+    from generator.synthesis.sections import OperationResult
 
     results = apply(args.proposal, args.only)
     for result in results:
-        if hasattr(result, "describe"):  # a passage of an extraction proposal
+        if isinstance(result, PassageDecision):  # a passage of an extraction proposal
             print(result.describe())
-            continue
-        verdict = "accepted" if result.accepted else f"rejected: {result.reason}"
-        print(f"[{result.index + 1}] {result.operation.op} {result.operation.heading!r}: {verdict}")
+        elif isinstance(result, OperationResult):
+            verdict = "accepted" if result.accepted else f"rejected: {result.reason}"
+            print(f"[{result.index + 1}] {result.operation.op} {result.operation.heading!r}: {verdict}")
     return EXIT_OK
 
 

@@ -431,3 +431,192 @@ def test_appending_to_an_extractions_file_keeps_it_and_reads_back() -> None:
         == "n-analyse-1"
     with pytest.raises(SidecarError):
         append_extractions("{extractions: [{id: a, quote: x}]}\n", items, "")
+
+
+# --- review findings: each was a failure before its fix ------------------------------------
+
+
+def _analyse_once(root: Path, server, *passages) -> Path:
+    server.script(reply(answer(*passages)))
+    (item,) = run_analyse(root, [SLUG], today=TODAY).notes
+    assert item.error == "" and item.path is not None, item.error
+    return item.path
+
+
+def test_fresh_ids_never_reuse_an_id_cited_frozen_or_applied_before(content: Path, llm_server) -> None:
+    configure_llm(content, llm_server.url)
+    # ids no longer held by any extraction, but still pointed at: a citation (dangling),
+    # a comment marker, a synthesis's frozen perimeter, and an earlier applied proposal
+    replace(content, "notes/wiki-budget.md", "[[ext:a-budget]].",
+            "[[ext:a-budget]]. Plus tard [[ext:seance-analyse-analyse-1]].")
+    replace(content, "notes/synthese-2025.md", "[[ext:a-budget]].",
+            "[[ext:a-budget]] et [[com:seance-analyse-analyse-2]].")
+    replace(content, "notes/synthese-2025.md", "perimeter:\n",
+            "proposed:\n  notes: [seance-analyse]\n  extractions:\n    - id: seance-analyse-analyse-3\n"
+            "      note: seance-analyse\n      quote: Le point est reporté.\n      sha256: 'x'\nperimeter:\n")
+    write(content, f"proposals/extractions/{SLUG}/2025-01-01-llm.yaml",
+          "id: 2025-01-01-llm\nkind: extractions\ntarget: seance-analyse\nprovenance: {method: human}\n"
+          "passages: []\napplied:\n  date: '2025-01-02'\n  results:\n"
+          "    - {index: 0, decision: accepted, id: seance-analyse-analyse-4}\n")
+    path = _analyse_once(content, llm_server, (SAID_BUDGET, "décision", []), (SAID_SPANNING, "proposition", []))
+    decisions = apply(path, today=LATER)
+    assert [d.id for d in decisions] == ["seance-analyse-analyse-5", "seance-analyse-analyse-6"]
+
+
+def test_a_fingerprint_of_digits_only_reads_back_as_written() -> None:
+    elements = _elements("Paragraphe 252.", "Un autre.")
+    assert fingerprint(elements[0]).isdigit(), "the case the reviewer found: all digits"
+    record = record_for("n", "", "p", elements, None, [0, 1])
+    text = render_record(record, elements)
+    assert f'  - "{fingerprint(elements[0])}"' in text, "written quoted"
+    assert parse_record(text) == record
+    # records written before, unquoted: still read as the strings they were
+    old = ("note: n\nnotebook: ''\nproposal: p\nelements:\n  - 0123456701234567\n  - 1234567890123456\n"
+           "  - 00ab12cd34ef5678\n")
+    assert parse_record(old).fingerprints == ("0123456701234567", "1234567890123456", "00ab12cd34ef5678")
+
+
+def test_an_unreadable_record_fails_its_note_only_and_all_skips_it(content: Path, llm_server) -> None:
+    configure_llm(content, llm_server.url)
+    write(content, "notes/autre.md", HEAD.replace("Séance analysée", "Autre") + "Le foyer ferme à 17 heures.\n")
+    write(content, f"proposals/extractions/{SLUG}/analysed.yaml", "elements: [unclosed\n")
+    llm_server.script(reply(answer(("Le foyer ferme à 17 heures.", "fait", []))))
+    out, err = io.StringIO(), io.StringIO()
+    assert _main(["analyse", SLUG, "autre", "--content", str(content)], out, err) == 1
+    text = out.getvalue()
+    assert f"proposals/extractions/{SLUG}/analysed.yaml: line" in text and "delete the file" in text
+    assert "autre (notebook conseil):" in text and "proposed 1 passage(s)" in text, "the other note goes on"
+    assert "Traceback" not in err.getvalue()
+    # --all reads the whole note again: the record is not read, and is replaced
+    llm_server.script(reply(answer((SAID_BUDGET, "décision", []))))
+    (item,) = run_analyse(content, [SLUG], whole=True, today=TODAY).notes
+    assert item.error == "" and item.sent.elements == 5
+    assert parse_record((content / "proposals" / "extractions" / SLUG / "analysed.yaml").read_text("utf-8"))
+
+
+MALFORMED = [
+    ("left_out: 5\n", "left_out", "'left_out' of the proposal must be a list"),
+    ("left_out: [just a string]\n", "left_out", "must be a mapping"),
+    ("passages:\n  - quote: x\n    refused_categories: 3\n", "refused_categories", "must be a list"),
+    ("passages:\n  - quote: x\n    refused_categories: [Sport]\n", "refused_categories", "must be a mapping"),
+    ("applied: {results: 5}\n", "applied", "has no 'date'"),
+    ("applied: {date: '2025-01-02', results: 5}\n", "applied", "'results' of the 'applied' record must be a list"),
+    ("applied:\n  date: '2025-01-02'\n  results:\n    - {index: x, decision: accepted}\n", "index: x",
+     "'index'"),
+    ("applied:\n  date: '2025-01-02'\n  results:\n    - 7\n", "- 7", "must be a mapping"),
+    ("sent: 5\n", "sent", "must be a mapping"),
+]
+
+
+@pytest.mark.parametrize(("extra", "where", "message"), MALFORMED)
+def test_a_malformed_extraction_proposal_is_reported_at_its_line(content: Path, extra: str, where: str,
+                                                                message: str) -> None:
+    rel = f"proposals/extractions/{SLUG}/2025-01-01-human.yaml"
+    text = "id: 2025-01-01-human\nkind: extractions\ntarget: seance-analyse\nprovenance: {method: human}\n" + extra
+    write(content, rel, text)
+    for command in (review, apply):
+        with pytest.raises(ProposalError) as caught:
+            command(content / rel)
+        line = next(n for n, l in enumerate(text.split("\n"), start=1) if where in l)
+        assert f"{rel}:{line}" in str(caught.value) and message in str(caught.value), str(caught.value)
+    assert (content / rel).read_text(encoding="utf-8") == text, "nothing written"
+
+
+def test_an_applied_record_without_date_is_not_pending(content: Path) -> None:
+    """It used to count as pending, and apply appended a second 'applied:' key."""
+    from generator.commands.proposals import file_hash
+
+    rel = "proposals/sections/wiki-budget/2025-01-01-scripted.yaml"
+    sha = file_hash(content / "notes" / "wiki-budget.md")
+    write(content, rel, f"id: 2025-01-01-scripted\nkind: sections\ntarget: wiki-budget\narticle_sha256: '{sha}'\n"
+          "provenance: {method: scripted}\noperations: [{op: NoChange, heading: '', after_heading: '', "
+          "content: ''}]\napplied: {results: []}\n")
+    before = (content / rel).read_bytes()
+    with pytest.raises(ProposalError, match=rf"{rel}:7.*has no 'date'"):
+        apply(content / rel)
+    assert (content / rel).read_bytes() == before
+
+
+def test_apply_refuses_an_extractions_file_that_is_not_utf8(content: Path, llm_server) -> None:
+    configure_llm(content, llm_server.url)
+    path = _analyse_once(content, llm_server, (SAID_BUDGET, "décision", []))
+    sidecar = content / "notes" / "seance-analyse.extractions.yaml"
+    sidecar.write_bytes(b"# notes\nextractions:\n  - id: x\n    quote: caf\xe9\n")
+    before = {p: p.read_bytes() for p in sorted(content.rglob("*")) if p.is_file()}
+    with pytest.raises(AnalyseError, match=r"notes/seance-analyse\.extractions\.yaml:4: .*not valid UTF-8"):
+        apply(path, today=LATER)
+    assert {p: p.read_bytes() for p in sorted(content.rglob("*")) if p.is_file()} == before
+
+
+def test_apply_keeps_a_bom_and_crlf_line_ends(content: Path, llm_server) -> None:
+    configure_llm(content, llm_server.url)
+    path = _analyse_once(content, llm_server, (SAID_BUDGET, "décision", []))
+    sidecar = content / "notes" / "seance-analyse.extractions.yaml"
+    original = b"\xef\xbb\xbf# notes\r\nextractions: []\r\n"
+    sidecar.write_bytes(original)
+    apply(path, today=LATER)
+    data = sidecar.read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf# notes\r\nextractions:\r\n") and b"\n" not in data.replace(b"\r\n", b"")
+    assert yaml.safe_load(data.decode("utf-8-sig"))["extractions"][0]["id"] == "seance-analyse-analyse-1"
+
+
+def test_an_empty_note_says_it_has_no_text(content: Path, llm_server) -> None:
+    configure_llm(content, llm_server.url)
+    write(content, "notes/vide.md", HEAD.split("## Ordre")[0])
+    out, err = io.StringIO(), io.StringIO()
+    assert _main(["analyse", "vide", "--content", str(content)], out, err) == 0, err.getvalue()
+    assert "has no text to analyse" in out.getvalue() and "since the last analysis" not in out.getvalue()
+    assert llm_server.requests == []
+
+
+def test_the_proposal_path_is_shown_from_the_current_directory(content: Path, llm_server, monkeypatch) -> None:
+    configure_llm(content, llm_server.url)
+    llm_server.script(reply(answer((SAID_BUDGET, "décision", []))))
+    monkeypatch.chdir(content)
+    out, err = io.StringIO(), io.StringIO()
+    assert _main(["analyse", SLUG, "--content", str(content)], out, err) == 0, err.getvalue()
+    shown = f"proposals/extractions/{SLUG}/{dt.date.today().isoformat()}-llm.yaml"
+    assert f"wrote {shown}; review it with 'carnet review {shown}'" in out.getvalue(), out.getvalue()
+
+
+def test_apply_stores_the_notes_text_even_when_the_proposal_quote_was_edited(content: Path, llm_server) -> None:
+    configure_llm(content, llm_server.url)
+    path = _analyse_once(content, llm_server, (SAID_BUDGET, "décision", []))
+    replace(content, path.relative_to(content).as_posix(), "quote: Le conseil vote un budget de 1 200 euros",
+            "quote: \"Le conseil  vote un budget\\nde 1 200 euros\"")
+    (decision,) = apply(path, today=LATER)
+    assert decision.decision == "accepted"
+    entries = yaml.safe_load((content / "notes" / "seance-analyse.extractions.yaml").read_text("utf-8"))
+    assert entries["extractions"][0]["quote"] == "Le conseil vote un budget de 1 200 euros"
+    assert analyse(content).anchored[SLUG].anchors[decision.id].portions == decision.portions
+
+
+def test_a_notebook_without_axes_is_named_as_such() -> None:
+    from generator.analysis.passages import check_categories
+
+    _, (refused,) = check_categories([{"axis": "theme", "category": "Budget"}], (), "club")
+    assert refused.reason == "notebook 'club' has no axes"
+    _, (refused,) = check_categories([{"axis": "theme", "category": "Budget"}], (), "")
+    assert "no notebook" in refused.reason and "()" not in refused.reason
+
+
+def test_every_chunk_keeps_within_the_budget_context_included() -> None:
+    import random
+
+    (chunk,) = cut_chunks([190, 150, 190], [1], budget=200)
+    assert chunk.indexes == (1,), "neighbours that do not fit are left out"
+    (chunk,) = cut_chunks([30, 150, 10, 190], [1], budget=200, neighbours=2)
+    assert chunk.indexes == (0, 1, 2), "trimmed to the neighbours that fit, nearest first"
+    rng = random.Random(13)
+    for _ in range(3000):
+        count = rng.randint(0, 14)
+        lengths = [rng.choice([rng.randint(1, 80), rng.randint(50, 400)]) for _ in range(count)]
+        selected = sorted(rng.sample(range(count), rng.randint(0, count)))
+        budget, neighbours = rng.randint(1, 500), rng.randint(0, 3)
+        chunks = cut_chunks(lengths, selected, budget, neighbours)
+        assert sorted(i for c in chunks for i in c.analysed) == selected
+        for c in chunks:
+            assert len(c.indexes) == 1 or sum(lengths[i] for i in c.indexes) <= budget, (lengths, selected, budget)
+            assert not set(c.context) & set(selected)
+            for s in c.segments:
+                assert list(s.indexes) == list(range(s.indexes[0], s.indexes[-1] + 1))

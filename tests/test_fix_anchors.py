@@ -80,3 +80,30 @@ def test_replace_value_keeps_everything_else() -> None:
     value, _ = parse_yaml(flow, "y.yaml")
     rewritten = replace_value(flow, value.value_spans["quote"], "p1\n\np2")
     assert parse_yaml(rewritten, "y.yaml")[0] == {"quote": "p1\n\np2", "next": "x"}
+
+
+def test_write_keeps_a_bom_and_crlf_line_ends(small: Path) -> None:
+    from generator.commands.fix_anchors import relocated_fixes, write_fixes
+
+    replace(small, EXTS, "quote: Le budget s'élève à quatre mille euros", "quote: Le budget s'élève à quatre mile euros")
+    path = small / EXTS
+    original = b"\xef\xbb\xbf" + path.read_bytes().replace(b"\n", b"\r\n")
+    path.write_bytes(original)
+    analysis = analyse(small)
+    assert write_fixes(small, analysis, relocated_fixes(analysis)) == [EXTS]
+    data = path.read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf") and b"\n" not in data.replace(b"\r\n", b"")
+    changed = [(a, b) for a, b in zip(original.split(b"\r\n"), data.split(b"\r\n")) if a != b]
+    assert len(changed) == 1 and b"quatre mille euros" in changed[0][1], "only the quote changed"
+    assert analyse(small).anchored["conseil-a"].anchors["a-budget"].status is AnchorStatus.ANCHORED
+
+
+def test_read_text_file_keeps_the_layout_and_refuses_bad_utf8() -> None:
+    from generator.files import read_text_file
+
+    read, problems = read_text_file(b"\xef\xbb\xbfa: 1\r\nb: e\xcc\x81\r\n", "x.yaml")
+    assert problems == [] and read.text == "a: 1\nb: e\u0301\n", "kept as written (no NFC) unless asked"
+    assert read.encode(read.text + "c: 3\n") == b"\xef\xbb\xbfa: 1\r\nb: e\xcc\x81\r\nc: 3\r\n"
+    assert read_text_file(b"b: e\xcc\x81\n", "x.yaml", nfc=True)[0].text == "b: \u00e9\n"
+    read, (problem,) = read_text_file(b"a: 1\nb: caf\xe9\n", "x.yaml")
+    assert read is None and (problem.file, problem.line, problem.code) == ("x.yaml", 2, "encoding")

@@ -9,6 +9,7 @@ a whole note is sent once, without overlap).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import takewhile
 
 DEFAULT_BUDGET = 6000
 """Characters of note text per chunk (context included), unless carnet.yaml or --budget say otherwise."""
@@ -69,6 +70,18 @@ def _join(first: Segment, second: Segment) -> Segment | None:
     return Segment(indexes, first.analysed + second.analysed)
 
 
+def _fitting(nearest_first: list[int], lengths: list[int], room: int) -> list[int]:
+    """The neighbours, nearest first, that fit in ``room`` characters; stops at the
+    first that does not (context stays next to its run, without a gap)."""
+    kept = []
+    for index in nearest_first:
+        if lengths[index] > room:
+            break
+        kept.append(index)
+        room -= lengths[index]
+    return kept
+
+
 def cut_chunks(lengths: list[int], selected: list[int], budget: int = DEFAULT_BUDGET,
                neighbours: int = DEFAULT_NEIGHBOURS) -> list[Chunk]:
     """Chunks sending the ``selected`` elements of a note whose element texts have
@@ -76,8 +89,10 @@ def cut_chunks(lengths: list[int], selected: list[int], budget: int = DEFAULT_BU
 
     A run of selected elements longer than ``budget`` is cut between elements; an
     element longer than the budget travels alone (it is never cut). Each run gets up
-    to ``neighbours`` unselected elements on each side as context; short runs are
-    packed together while they fit."""
+    to ``neighbours`` unselected elements on each side as context, nearest first and
+    only while they fit in the budget with the run (context is never a reason to
+    exceed it); short runs are packed together while they fit. So every chunk holds
+    at most ``budget`` characters, unless it is a single element longer than that."""
     budget = max(1, budget)
     chosen = set(selected)
     count = len(lengths)
@@ -92,11 +107,14 @@ def cut_chunks(lengths: list[int], selected: list[int], budget: int = DEFAULT_BU
             parts[-1].append(index)
             size += lengths[index]
         # context only at the run's two ends: inside a run the neighbours are analysed anyway
-        before = [i for i in range(max(0, run[0] - neighbours), run[0]) if i not in chosen]
-        after = [i for i in range(run[-1] + 1, min(count, run[-1] + 1 + neighbours)) if i not in chosen]
+        before = list(takewhile(lambda i: i not in chosen, range(run[0] - 1, max(-1, run[0] - 1 - neighbours), -1)))
+        after = list(takewhile(lambda i: i not in chosen, range(run[-1] + 1, min(count, run[-1] + 1 + neighbours))))
         for number, part in enumerate(parts):
-            indexes = (before if number == 0 else []) + part + (after if number == len(parts) - 1 else [])
-            pieces.append(Segment(tuple(indexes), tuple(part)))
+            room = budget - sum(lengths[i] for i in part)
+            head = _fitting(before, lengths, room) if number == 0 else []
+            room -= sum(lengths[i] for i in head)
+            tail = _fitting(after, lengths, room) if number == len(parts) - 1 else []
+            pieces.append(Segment(tuple(sorted(head) + part + tail), tuple(part)))
     chunks: list[Chunk] = []
     segments: list[Segment] = []
     size = 0

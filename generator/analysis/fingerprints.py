@@ -90,7 +90,8 @@ def render_record(record: AnalysedRecord, elements: list[Element]) -> str:
     ]
     for key in record.fingerprints:
         preview = previews.get(key, "")
-        lines.append(f"  - {key}" + (f"  # {preview}" if preview else ""))
+        # quoted: a fingerprint of digits only would otherwise read back as a number
+        lines.append(f'  - "{key}"' + (f"  # {preview}" if preview else ""))
     return "\n".join(lines) + "\n"
 
 
@@ -104,8 +105,11 @@ class RecordError(ValueError):
 
 
 def parse_record(text: str) -> AnalysedRecord:
+    """The record in ``text``. Every value is read as text (YAML's base loader, which
+    builds nothing but strings, lists and mappings), so a fingerprint written unquoted
+    by an earlier version reads back as written even when it looks like a number."""
     try:
-        value: Any = yaml.safe_load(text)
+        value: Any = yaml.load(text, Loader=yaml.BaseLoader)  # builds only str, list, dict
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""

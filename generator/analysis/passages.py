@@ -156,8 +156,8 @@ def check_categories(suggested: Iterable[dict[str, Any]], axes: tuple[Axis, ...]
         if not category:
             continue
         if not axes:
-            refused.append(RefusedCategory(axis_name, category,
-                                           f"no notebook with axes was given ({notebook or 'none'})"))
+            refused.append(RefusedCategory(axis_name, category, f"notebook {notebook!r} has no axes" if notebook
+                                           else "no notebook was given, so there are no axes to choose from"))
             continue
         if axis_name:
             axis = next((a for a in axes if _fold(a.key) == _fold(axis_name) or _fold(a.title) == _fold(axis_name)),

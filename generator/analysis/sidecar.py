@@ -18,9 +18,7 @@ from typing import Any
 import yaml
 
 from generator.anchoring.fix import render_scalar
-
-ANALYSIS_AUTHOR = "analysis"
-"""The author of extractions added from an analysis: a machine, never shown as a person."""
+from generator.corpus.authors import ANALYSIS_AUTHOR
 
 _KEY = re.compile(r"^extractions:[ \t]*(?P<flow>\[[ \t]*\])?[ \t]*(?:#.*)?$")
 _ITEM = re.compile(r"^(?P<indent>[ \t]*)- ")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -27,13 +28,17 @@ from generator.analysis.plan import PassageDecision, plan
 from generator.analysis.records import Sent, add_usage, measure, proposal_record
 from generator.analysis.request import DEFAULT_KINDS, PROMPT, SCHEMA, prompt_context
 from generator.analysis.sidecar import NewExtraction, SidecarError, append_extractions, check_appended
+from generator.anchoring.elements import SEPARATOR, Element
 from generator.anchoring.resolve import AnchorStatus, Portion
 from generator.commands.proposals import ProposalError, dump_yaml
 from generator.corpus.model import Note, Notebook, NoteType
 from generator.corpus.proposal import ExtractionProposal
+from generator.corpus.source import decode_text, parse_yaml
+from generator.files import read_text_file
 from generator.journal import Change
 from generator.pipeline import Analysis, analyse
 from generator.problems import CarnetError, Problem
+from generator.synthesis.sections import markers
 
 if TYPE_CHECKING:  # the seam is imported only when a model is actually called
     from generator.llm import LLMClient
@@ -196,24 +201,35 @@ def _proposal_path(folder: Path, base: str) -> tuple[str, Path]:
 def analyse_note(content: Path, analysis: Analysis, note: Note, notebook: Notebook | None, client: LLMClient,
                  settings: AnalysisSettings, whole: bool, today: dt.date) -> NoteAnalysis:
     """Analyse one note: send what the last analysis did not read, resolve the
-    answers, write the proposal and the new fingerprints. Model failures are caught
-    and reported in the result, with nothing written."""
+    answers, write the proposal and the new fingerprints. Failures (the model, an
+    unreadable record, a write) are caught and reported in the result, with nothing
+    written, so the other notes go on."""
+    result = NoteAnalysis(note.slug, notebook.slug if notebook else "")
+    try:
+        _analyse_note(content, analysis, note, notebook, client, settings, whole, today, result)
+    except (CarnetError, OSError) as exc:
+        result.error, result.path = str(exc), None
+    return result
+
+
+def _analyse_note(content: Path, analysis: Analysis, note: Note, notebook: Notebook | None, client: LLMClient,
+                  settings: AnalysisSettings, whole: bool, today: dt.date, result: NoteAnalysis) -> None:
     from generator.llm import LLMError
     from generator.llm.prompts import load_prompt
 
     slug = note.slug
-    notebook_slug = notebook.slug if notebook else ""
-    result = NoteAnalysis(slug, notebook_slug)
+    notebook_slug = result.notebook
     elements = analysis.anchored[slug].document.elements
     folder = content / FOLDER / slug
-    record = _read_record(folder / RECORD_NAME, content)
+    # --all reads the whole note again: the record of the last analysis is not even read
+    record = None if whole else _read_record(folder / RECORD_NAME, content)
     if record is not None and record.notebook != notebook_slug:
         record = None  # read for another notebook's guide and axes: read it all again
     selected = list(range(len(elements))) if whole or record is None else changed_elements(elements, record)
     chunks = cut_chunks([len(e.text) for e in elements], selected, settings.budget, settings.neighbours)
     result.sent = measure(elements, chunks)
     if not chunks:
-        return result
+        return
     prompt = load_prompt(PROMPT)
     proposed: list[ProposedExtraction] = []
     left_out: list[LeftOut] = []
@@ -224,7 +240,7 @@ def analyse_note(content: Path, analysis: Analysis, note: Note, notebook: Notebo
                 note, notebook, elements, chunk, settings.kinds, partial=bool(chunk.context)))
         except LLMError as exc:
             result.error = f"request {number} of {len(chunks)}: {exc}"
-            return result
+            return
         provenance = made.as_record()
         result.usage = add_usage(result.usage, made.usage)
         found, missed = resolve_answer(elements, chunk, data["passages"], notebook.axes if notebook else (),
@@ -246,7 +262,6 @@ def analyse_note(content: Path, analysis: Analysis, note: Note, notebook: Notebo
         change.write((folder / RECORD_NAME).relative_to(content).as_posix(),
                      render_record(new_record, elements).encode("utf-8"))
     result.path = path
-    return result
 
 
 def run_analyse(content: Path, names: list[str], notebook: str | None = None, budget: int | None = None,
@@ -277,12 +292,25 @@ def _tokens(usage: dict[str, int]) -> str:
     return ", ".join(f"{names.get(k, k)} {v}" for k, v in usage.items())
 
 
-def print_report(report: AnalyseReport, content: Path, out: TextIO | None = None) -> None:
+def shown_path(path: Path) -> str:
+    """``path`` as typed from the current directory: relative when it lies under it,
+    else absolute."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive
+        return str(path.resolve())
+    return str(path.resolve()) if relative == os.pardir or relative.startswith(os.pardir + os.sep) else relative
+
+
+def print_report(report: AnalyseReport, out: TextIO | None = None) -> None:
     out = out or sys.stdout
     for item in report.notes:
         where = f" (notebook {item.notebook})" if item.notebook else " (no notebook)"
         print(f"{item.note}{where}:", file=out)
-        if item.sent is not None and item.sent.chunks == 0:
+        if item.sent is not None and item.sent.note_elements == 0 and not item.error:
+            print("  the note has no text to analyse; nothing sent", file=out)
+            continue
+        if item.sent is not None and item.sent.chunks == 0 and not item.error:
             print(f"  nothing new since the last analysis ({item.sent.note_elements} element(s) already read); "
                   "nothing sent (--all sends the whole note again)", file=out)
             continue
@@ -301,7 +329,7 @@ def print_report(report: AnalyseReport, content: Path, out: TextIO | None = None
                       f"(passage {number}): {refused.reason}", file=out)
         print(f"  tokens: {_tokens(item.usage)}", file=out)
         if item.path is not None:
-            shown = item.path.relative_to(content.parent) if item.path.is_relative_to(content.parent) else item.path
+            shown = shown_path(item.path)
             print(f"  wrote {shown}; review it with 'carnet review {shown}'", file=out)
     if len(report.notes) > 1:
         print(f"total tokens: {_tokens(report.usage)}", file=out)
@@ -321,11 +349,48 @@ def _planned(content: Path, proposal: ExtractionProposal, only: set[int] | None
     note = analysis.corpus.notes.get(proposal.target)
     if note is None:
         raise AnalyseError(f"{proposal.file}: the note {proposal.target!r} no longer exists")
+    elements = analysis.anchored[note.slug].document.elements
+    return analysis, note, plan(note.slug, elements, _existing(analysis, note), taken_ids(content, analysis),
+                                proposal.passages, only)
+
+
+def taken_ids(content: Path, analysis: Analysis) -> set[str]:
+    """Every id a new extraction must not get, because something points at it or did:
+    the extractions and comments there are; every ``[[ext:…]]`` / ``[[com:…]]`` marker
+    in any note (dangling ones too: reusing the id would silently re-point the
+    citation); the frozen perimeters of syntheses; and the ids given by every applied
+    extraction proposal (the extraction may have been removed since)."""
     corpus = analysis.corpus
     taken = {e.id for n in corpus.notes.values() for e in n.extractions}
     taken |= {c.id for n in corpus.notes.values() for e in n.extractions for c in e.comments}
-    elements = analysis.anchored[note.slug].document.elements
-    return analysis, note, plan(note.slug, elements, _existing(analysis, note), taken, proposal.passages, only)
+    for note in corpus.notes.values():
+        recorded = getattr(note.article, "recorded", None)
+        if recorded is not None:
+            taken |= {e.id for e in recorded.extractions}
+    # markers are read from the files, so that a note the loader refused still counts
+    notes = content / "notes"
+    for path in sorted(notes.rglob("*.md")) if notes.is_dir() else []:
+        text, _ = decode_text(path.read_bytes(), path.name)
+        taken |= {key for _kind, key in markers(text or "")}
+    return taken | _applied_ids(content)
+
+
+def _applied_ids(content: Path) -> set[str]:
+    """The ids recorded under ``applied: results:`` of the extraction proposals, read
+    leniently: a malformed file gives what it can (review and apply report it)."""
+    ids: set[str] = set()
+    folder = content / FOLDER
+    for path in sorted(folder.glob("*/*.yaml")) if folder.is_dir() else []:
+        if path.name == RECORD_NAME:
+            continue
+        text, _ = decode_text(path.read_bytes(), path.name)
+        value, _ = parse_yaml(text or "", path.name)
+        applied = value.get("applied") if isinstance(value, dict) else None
+        results = applied.get("results") if isinstance(applied, dict) else None
+        for entry in results if isinstance(results, list) else []:
+            if isinstance(entry, dict) and isinstance(entry.get("id"), str):
+                ids.add(entry["id"].strip())
+    return ids
 
 
 def review_extractions(content: Path, proposal: ExtractionProposal, out: TextIO | None = None) -> int:
@@ -336,12 +401,12 @@ def review_extractions(content: Path, proposal: ExtractionProposal, out: TextIO 
     notebook = f"notebook {proposal.notebook}" if proposal.notebook else "no notebook"
     print(f"proposal {proposal.id} for note {proposal.target} ({notebook}; {len(proposal.passages)} passage(s), "
           f"made by method {provenance.get('method', '?')}{model})", file=out)
-    sent = proposal.sent
+    sent, usage = proposal.sent, provenance.get("usage")
     if sent:
         share = sent.get("share_percent")
         shown = f"{share:g}" if isinstance(share, (int, float)) else "?"
         print(f"  the analysis sent {sent.get('elements', '?')} of {sent.get('note_elements', '?')} element(s), "
-              f"{shown} % of the note; tokens: {_tokens(provenance.get('usage') or {})}", file=out)
+              f"{shown} % of the note; tokens: {_tokens(usage if isinstance(usage, dict) else {})}", file=out)
     if proposal.note_sha256 and file_hash(content / note.source.file) != proposal.note_sha256:
         print("  the note changed since the analysis: each passage is anchored against its current text", file=out)
     if not proposal.pending:
@@ -410,12 +475,19 @@ def apply_extractions(content: Path, path: Path, proposal: ExtractionProposal, o
     # new extractions not landing as planned) or a kill between the two is undone
     with Change(content, f"carnet apply {proposal_rel}") as change:
         if accepted:
-            items = [NewExtraction(d.id, d.passage.quote, d.passage.kind, today, d.passage.prefix,
+            elements = analysis.anchored[note.slug].document.elements
+            # the stored quote is the note's own text where the passage lands now, never
+            # the proposal's string (which a reviewer may have edited)
+            items = [NewExtraction(d.id, _text_over(elements, d.portions), d.passage.kind, today, d.passage.prefix,
                                    d.passage.occurrence) for d in accepted]
             _write_sidecar(content, note, proposal, items, today, change)
             _confirm(content, note, accepted, analysis.errors)
         change.write(proposal_rel, _recorded(path, decisions, today))
     return decisions
+
+
+def _text_over(elements: list[Element], portions: tuple[Portion, ...]) -> str:
+    return SEPARATOR.join(elements[p.element].text[p.start:p.end] for p in portions)
 
 
 def _recorded(path: Path, decisions: list[PassageDecision], today: dt.date) -> bytes:
@@ -438,23 +510,23 @@ def _write_sidecar(content: Path, note: Note, proposal: ExtractionProposal, item
                    today: dt.date, change: Change) -> None:
     """Append ``items`` to the note's extractions file (made if missing), as part of ``change``."""
     target = sidecar_path(content, note)
-    raw = target.read_bytes() if target.exists() else None
-    text = None
-    if raw is not None:
-        text = raw.removeprefix(b"\xef\xbb\xbf").decode("utf-8").replace("\r\n", "\n")
+    rel = target.relative_to(content).as_posix()
+    read = None
+    if target.exists():
+        read, problems = read_text_file(target.read_bytes(), rel)
+        if read is None:
+            raise AnalyseError("; ".join(f"{p.location()}: {p.message}" for p in problems)
+                               + " — fix the file (save it as UTF-8 text) and apply again; nothing was written")
     provenance = proposal.provenance
     made = ", ".join(f"{key} {provenance[key]}" for key in ("method", "model", "prompt", "prompt_version")
                      if provenance.get(key))
     comment = f"added by 'carnet apply' on {today.isoformat()} from {proposal.file} ({made})"
     try:
-        new_text = append_extractions(text, items, comment)
+        new_text = append_extractions(read.text if read else None, items, comment)
         check_appended(new_text, items)
     except SidecarError as exc:
-        rel = target.relative_to(content).as_posix()
         raise AnalyseError(f"{rel}: {exc}; nothing was written") from exc
-    data = new_text.replace("\n", "\r\n") if raw is not None and b"\r\n" in raw else new_text
-    prefix = b"\xef\xbb\xbf" if raw is not None and raw.startswith(b"\xef\xbb\xbf") else b""
-    change.write(target.relative_to(content).as_posix(), prefix + data.encode("utf-8"))
+    change.write(rel, read.encode(new_text) if read else new_text.encode("utf-8"))
 
 
 def _confirm(content: Path, note: Note, accepted: list[PassageDecision], errors_before: list[Problem]) -> None:

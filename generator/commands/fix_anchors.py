@@ -7,10 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.files import write_atomic
 from generator.anchoring import AnchorStatus
 from generator.anchoring.fix import current_quote, replace_value
-from generator.corpus.source import decode_text
+from generator.files import read_text_file, write_atomic
 from generator.pipeline import Analysis
 
 
@@ -48,15 +47,14 @@ def write_fixes(content_dir: Path, analysis: Analysis, fixes: list[AnchorFix]) -
     written = []
     for rel, file_fixes in sorted(by_file.items()):
         path = content_dir / rel
-        raw = path.read_bytes()
-        text, problems = decode_text(raw, rel)
-        if text is None or problems:
+        # spans are offsets in the text the loader read: decoded the same way (NFC)
+        read, _problems = read_text_file(path.read_bytes(), rel, nfc=True)
+        if read is None:
             continue
+        text = read.text
         # later offsets first, so earlier spans stay valid
         for fix in sorted(file_fixes, key=lambda f: spans[f.extraction].start, reverse=True):
             text = replace_value(text, spans[fix.extraction], fix.new)
-        data = text.replace("\n", "\r\n") if b"\r\n" in raw else text
-        encoded = (b"\xef\xbb\xbf" if raw.startswith(b"\xef\xbb\xbf") else b"") + data.encode("utf-8")
-        write_atomic(path, encoded)
+        write_atomic(path, read.encode(text))
         written.append(rel)
     return written

@@ -12,9 +12,12 @@ from generator.corpus.model import AuthorRule, Note, Notebook
 
 _NAME_PART = re.compile(r"[\w']+", re.UNICODE)
 
-MACHINE_AUTHORS = frozenset({"analysis"})
-"""Authors that are not people (extractions added by 'carnet apply' from 'carnet analyse'):
-shown as written under every rule, never given a person's pseudonym or initials."""
+ANALYSIS_AUTHOR = "analysis"
+"""The author of extractions added by 'carnet apply' from a 'carnet analyse' proposal."""
+
+MACHINE_AUTHORS = frozenset({ANALYSIS_AUTHOR})
+"""Authors that are not people: shown as written under every rule, never given a
+person's pseudonym or initials."""
 
 
 def initials(name: str) -> str:

@@ -55,19 +55,87 @@ class Proposal:
         return not self.applied_on
 
 
-def parse_proposal(rel: str, value: Any, problems: list[Problem]) -> Proposal | None:
-    parts = rel.split("/")
-    f = Fields(value, rel, "the proposal", problems)
-    f.check_known(("id", "kind", "target", "article_sha256", "perimeter", "provenance", "operations", "applied"))
+def _target(f: Fields, parts: list[str]) -> str:
+    """The ``target`` field, which must name the folder the proposal lives in."""
     target = f.text("target", parts[2] if len(parts) > 3 else "")
     if len(parts) > 3 and target != parts[2]:
         f.error("target", "invalid-value", f"the proposal targets {target!r} but lives under {parts[2]!r}",
                 f"Move it to proposals/{parts[1]}/{target}/ or fix 'target'.")
+    return target
+
+
+def _provenance(f: Fields) -> dict[str, Any]:
     provenance = f.data.get("provenance")
     if not isinstance(provenance, dict) or provenance.get("method") not in METHODS:
         f.error("provenance", "missing-field", "the proposal does not say how it was made",
                 f"Add 'provenance: {{method: …}}' with one of: {', '.join(METHODS)}.")
-        provenance = {"method": "unknown"}
+        return {"method": "unknown"}
+    return dict(provenance)
+
+
+def _items(f: Fields, key: str, hint: str) -> YamlList:
+    """The list under ``key`` (empty when absent); anything else is reported."""
+    raw = f.data.get(key)
+    if isinstance(raw, YamlList):
+        return raw
+    if raw is not None:
+        f.error(key, "wrong-type", f"{key!r} of {f.what} must be a list", hint)
+    empty = YamlList()
+    empty.line = f.line_of(key)
+    return empty
+
+
+def _raw_text(f: Fields, key: str) -> str:
+    """A string field as written (not stripped: a removed section keeps its lines)."""
+    value = f.data.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        f.error(key, "wrong-type", f"{key!r} of {f.what} must be a string", f"Write '{key}' as a string.")
+        return ""
+    return value
+
+
+def _decisions(f: Fields) -> tuple[str, tuple[OperationDecision, ...]]:
+    """``applied:``, written by ``carnet apply``: its date ("" while pending) and one
+    decision per operation or passage. A record that is there but unreadable is
+    reported, and never taken for a pending proposal."""
+    if "applied" not in f.data:
+        return "", ()
+    a = Fields(f.data["applied"], f.file, "the 'applied' record", f.problems, line=f.line_of("applied"))
+    if not isinstance(f.data["applied"], YamlMap):
+        if f.data["applied"] is None:
+            f.error("applied", "wrong-type", "'applied' of the proposal is empty",
+                    "Remove 'applied:' to apply the proposal again, or let 'carnet apply' write it.")
+        return "?", ()
+    a.check_known(("date", "results"))
+    date = a.date("date", required=True)
+    decisions = []
+    results = _items(a, "results", "Let 'carnet apply' write one '- {index: …, decision: …}' per item.")
+    for number, entry in enumerate(results):
+        r = Fields(entry, f.file, f"result {number + 1} of 'applied'", f.problems, line=results.line_of(number))
+        if entry is None:
+            r.error(None, "wrong-type", f"result {number + 1} of 'applied' is empty", "Remove the empty item.")
+        if not isinstance(entry, YamlMap):
+            continue
+        r.check_known(("index", "decision", "id", "reason", "removed"))
+        index = r.data.get("index")
+        if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+            r.error("index" if "index" in r.data else None, "wrong-type",
+                    f"'index' of {r.what} must be a whole number from 0, not {index!r}",
+                    "Write the 0-based position of the operation or passage.")
+            continue
+        decisions.append(OperationDecision(index, r.text("decision"), _raw_text(r, "reason"),
+                                           _raw_text(r, "removed")))
+    return date.isoformat() if date else "?", tuple(decisions)
+
+
+def parse_proposal(rel: str, value: Any, problems: list[Problem]) -> Proposal | None:
+    parts = rel.split("/")
+    f = Fields(value, rel, "the proposal", problems)
+    f.check_known(("id", "kind", "target", "article_sha256", "perimeter", "provenance", "operations", "applied"))
+    target = _target(f, parts)
+    provenance = _provenance(f)
     operations = []
     raw = f.data.get("operations")
     if not isinstance(raw, YamlList):
@@ -80,19 +148,10 @@ def parse_proposal(rel: str, value: Any, problems: list[Problem]) -> Proposal | 
         if op and op not in OPERATIONS:
             o.error("op", "invalid-value", f"unknown operation {op!r}", f"Use one of: {', '.join(OPERATIONS)}.")
         operations.append(Operation(op, o.text("heading", ""), o.text("after_heading", ""), o.text("content", "")))
-    decisions = []
-    applied = f.data.get("applied")
-    applied_on = ""
-    if isinstance(applied, dict):
-        applied_on = str(applied.get("date", ""))
-        for entry in applied.get("results") or []:
-            if isinstance(entry, dict):
-                decisions.append(OperationDecision(int(entry.get("index", 0)), str(entry.get("decision", "")),
-                                                   str(entry.get("reason", "") or ""),
-                                                   str(entry.get("removed", "") or "")))
+    applied_on, decisions = _decisions(f)
     return Proposal(parts[-1][: -len(".yaml")], f.text("kind", parts[1] if len(parts) > 1 else "sections"), target,
-                    rel, f.text("article_sha256", ""), tuple(f.text_list("perimeter")), dict(provenance),
-                    tuple(operations), applied_on, tuple(decisions))
+                    rel, f.text("article_sha256", ""), tuple(f.text_list("perimeter")), provenance,
+                    tuple(operations), applied_on, decisions)
 
 
 @dataclass(frozen=True)
@@ -100,7 +159,6 @@ class ProposedPassage:
     """One passage of an extraction proposal, as recorded (the note's own text).
 
     Attributes:
-        line: where it is written in the proposal file.
         categories: axis → categories suggested for the note in the proposal's notebook.
         refused_categories: (axis, category, reason) the analysis refused.
     """
@@ -111,7 +169,6 @@ class ProposedPassage:
     kind: str
     categories: dict[str, tuple[str, ...]]
     refused_categories: tuple[tuple[str, str, str], ...]
-    line: int
 
 
 @dataclass(frozen=True)
@@ -125,7 +182,8 @@ class ExtractionProposal:
             ``apply`` anchors each passage against the current text anyway).
         sent: how much of the note was sent (elements, characters, share).
         left_out: (quote as the model wrote it, reason) for each passage not proposed.
-        applied_on, decisions: as for section proposals, one decision per passage.
+        applied_on: date of ``carnet apply`` ("" while pending); the decisions it
+            recorded, one per passage, are read back only for the ids they gave.
     """
 
     id: str
@@ -139,24 +197,10 @@ class ExtractionProposal:
     passages: tuple[ProposedPassage, ...]
     left_out: tuple[tuple[str, str], ...]
     applied_on: str
-    decisions: tuple[OperationDecision, ...]
 
     @property
     def pending(self) -> bool:
         return not self.applied_on
-
-
-def _decisions(applied: Any) -> tuple[str, tuple[OperationDecision, ...]]:
-    decisions = []
-    applied_on = ""
-    if isinstance(applied, dict):
-        applied_on = str(applied.get("date", ""))
-        for entry in applied.get("results") or []:
-            if isinstance(entry, dict):
-                decisions.append(OperationDecision(int(entry.get("index", 0)), str(entry.get("decision", "")),
-                                                   str(entry.get("reason", "") or ""),
-                                                   str(entry.get("removed", "") or "")))
-    return applied_on, tuple(decisions)
 
 
 def _categories(p: Fields) -> dict[str, tuple[str, ...]]:
@@ -170,45 +214,48 @@ def _categories(p: Fields) -> dict[str, tuple[str, ...]]:
     return {str(axis): tuple(str(c) for c in values) for axis, values in raw.items()}
 
 
+def _entries(f: Fields, key: str, what: str, fields: tuple[str, ...], hint: str) -> list[Fields]:
+    """Each mapping of the list under ``key``; anything else is reported at its line."""
+    items = _items(f, key, hint)
+    entries = []
+    for number, item in enumerate(items):
+        e = Fields(item, f.file, f"{what} {number + 1} of {f.what}", f.problems, line=items.line_of(number))
+        if not isinstance(item, YamlMap):
+            if item is None:
+                e.error(None, "wrong-type", f"{e.what} is empty", "Remove the empty item.")
+            continue
+        e.check_known(fields)
+        entries.append(e)
+    return entries
+
+
 def parse_extraction_proposal(rel: str, value: Any, problems: list[Problem]) -> ExtractionProposal | None:
     parts = rel.split("/")
     f = Fields(value, rel, "the proposal", problems)
     f.check_known(("id", "kind", "target", "notebook", "note_sha256", "provenance", "sent", "passages",
                    "left_out", "applied"))
-    target = f.text("target", parts[2] if len(parts) > 3 else "")
-    if len(parts) > 3 and target != parts[2]:
-        f.error("target", "invalid-value", f"the proposal targets {target!r} but lives under {parts[2]!r}",
-                f"Move it to proposals/extractions/{target}/ or fix 'target'.")
-    provenance = f.data.get("provenance")
-    if not isinstance(provenance, dict) or provenance.get("method") not in METHODS:
-        f.error("provenance", "missing-field", "the proposal does not say how it was made",
-                f"Add 'provenance: {{method: …}}' with one of: {', '.join(METHODS)}.")
-        provenance = {"method": "unknown"}
-    raw = f.data.get("passages")
-    if raw is None:
-        raw = YamlList()
-    if not isinstance(raw, YamlList):
-        f.error("passages", "wrong-type", "'passages' must be a list", "Write one '- quote: …' per passage.")
-        raw = YamlList()
+    target = _target(f, parts)
+    provenance = _provenance(f)
+    raw = _items(f, "passages", "Write one '- quote: …' per passage.")
     passages = []
     for index, item in enumerate(raw):
         p = Fields(item, rel, f"passage {index + 1}", problems, line=raw.line_of(index))
         p.check_known(("quote", "prefix", "occurrence", "kind", "categories", "refused_categories"))
         quote = p.text("quote", hint="Each passage needs the note's text under 'quote:'.")
-        refused = []
-        for entry in p.data.get("refused_categories") or []:
-            if isinstance(entry, dict):
-                refused.append((str(entry.get("axis", "")), str(entry.get("category", "")),
-                                str(entry.get("reason", ""))))
+        refused = tuple((r.text("axis", ""), r.text("category"), r.text("reason", ""))
+                        for r in _entries(p, "refused_categories", "refused category",
+                                          ("axis", "category", "reason"),
+                                          "Write one '- {axis: …, category: …, reason: …}' per category."))
         passages.append(ProposedPassage(quote, p.text("prefix", ""), p.integer("occurrence"),
-                                        p.text("kind", "passage"), _categories(p), tuple(refused), p.line))
-    left_out = []
-    for entry in f.data.get("left_out") or []:
-        if isinstance(entry, dict):
-            left_out.append((str(entry.get("quote", "")), str(entry.get("reason", ""))))
-    sent = f.data.get("sent")
-    applied_on, decisions = _decisions(f.data.get("applied"))
+                                        p.text("kind", "passage"), _categories(p), refused))
+    left_out = tuple((e.text("quote", ""), e.text("reason", ""))
+                     for e in _entries(f, "left_out", "left-out passage", ("quote", "reason"),
+                                       "Write one '- {quote: …, reason: …}' per passage left out."))
+    sent: dict[str, Any] = {}
+    if f.data.get("sent") is not None:
+        s = Fields(f.data["sent"], rel, "'sent' of the proposal", problems, line=f.line_of("sent"))
+        sent = dict(s.data)
+    applied_on, _ = _decisions(f)  # the ids they gave are read by analyse (taken ids)
     return ExtractionProposal(parts[-1][: -len(".yaml")], f.text("kind", "extractions"), target, rel,
-                              f.text("notebook", ""), f.text("note_sha256", ""), dict(provenance),
-                              dict(sent) if isinstance(sent, dict) else {}, tuple(passages), tuple(left_out),
-                              applied_on, decisions)
+                              f.text("notebook", ""), f.text("note_sha256", ""), provenance, sent,
+                              tuple(passages), left_out, applied_on)
