@@ -30,7 +30,7 @@ from generator.analysis.request import DEFAULT_KINDS, PROMPT, SCHEMA, prompt_con
 from generator.analysis.sidecar import NewExtraction, SidecarError, append_extractions, check_appended
 from generator.anchoring.elements import SEPARATOR, Element
 from generator.anchoring.resolve import AnchorStatus, Portion
-from generator.commands.proposals import ProposalError, dump_yaml
+from generator.commands.proposals import ProposalError, dump_yaml, with_applied_record
 from generator.corpus.model import Note, Notebook, NoteType
 from generator.corpus.proposal import ExtractionProposal
 from generator.corpus.source import decode_text, parse_yaml
@@ -500,10 +500,7 @@ def _recorded(path: Path, decisions: list[PassageDecision], today: dt.date) -> b
         if decision.reason:
             entry["reason"] = decision.reason
         results.append(entry)
-    existing = path.read_bytes()
-    if not existing.endswith(b"\n"):
-        existing += b"\n"
-    return existing + dump_yaml({"applied": {"date": today.isoformat(), "results": results}})
+    return with_applied_record(path, today, results)
 
 
 def _write_sidecar(content: Path, note: Note, proposal: ExtractionProposal, items: list[NewExtraction],

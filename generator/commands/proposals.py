@@ -109,6 +109,15 @@ _Dumper.add_representer(str, lambda dumper, value: dumper.represent_scalar(
     "tag:yaml.org,2002:str", value, style="|" if "\n" in value else None))
 
 
+def with_applied_record(path: Path, date: dt.date, results: list[dict[str, Any]]) -> bytes:
+    """The proposal at ``path`` with ``apply``'s decisions appended: the proposal as
+    written (comments included) stays as it was."""
+    existing = path.read_bytes()
+    if not existing.endswith(b"\n"):
+        existing += b"\n"
+    return existing + dump_yaml({"applied": {"date": date.isoformat(), "results": results}})
+
+
 def dump_yaml(record: dict[str, Any]) -> bytes:
     """A proposal as YAML: fields in the order given, multi-line text as literal blocks."""
     return yaml.dump(record, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=100).encode("utf-8")
@@ -296,16 +305,12 @@ def apply(path: Path, only: list[int] | None = None, today: dt.date | None = Non
         if result.removed:
             entry["removed"] = result.removed
         decisions.append(entry)
-    # the decisions are appended: the proposal as written (comments included) stays as it was
-    existing = path.read_bytes()
-    if not existing.endswith(b"\n"):
-        existing += b"\n"
-    applied = dump_yaml({"applied": {"date": (today or dt.date.today()).isoformat(), "results": decisions}})
+    recorded = with_applied_record(path, today or dt.date.today(), decisions)
     proposal_rel = path.resolve().relative_to(content).as_posix()
     # the article and the record change together, or not at all (a kill between them is undone)
     with Change(content, f"carnet apply {proposal_rel}") as change:
         if new_text != text.replace("\r\n", "\n"):
             data = new_text.replace("\n", "\r\n") if "\r\n" in text else new_text
             change.write(article.resolve().relative_to(content).as_posix(), data.encode("utf-8"))
-        change.write(proposal_rel, existing + applied)
+        change.write(proposal_rel, recorded)
     return results
