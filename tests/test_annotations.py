@@ -149,3 +149,24 @@ def test_refuses_a_relative_base_url(tmp_path: Path) -> None:
     from generator.problems import SettingsError
     with pytest.raises(SettingsError):
         build(CONTENT, tmp_path / "site", base_url="/archive/")
+
+
+def test_an_extraction_added_by_the_analysis_is_marked_by_software(small: Path, tmp_path: Path) -> None:
+    import jsonschema
+
+    from support.corpus import write
+    from support.w3c import _registry
+
+    write(small, "notes/conseil-a.extractions.yaml",
+          (small / "notes" / "conseil-a.extractions.yaml").read_text(encoding="utf-8")
+          + "  - id: conseil-a-analyse-1\n    quote: la réserve est de 800 euros\n    kind: fait\n"
+            "    author: analysis\n    date: 2025-04-03\n")
+    build(small, tmp_path / "site", search=False)
+    collection = json.loads((tmp_path / "site" / "notes" / "conseil-a.annotations.jsonld").read_text("utf-8"))
+    creators = {item["id"].rsplit("#", 1)[-1]: item["creator"] for item in collection["first"]["items"]}
+    assert creators["ext-conseil-a-analyse-1"] == {"type": "Software", "name": "analysis"}
+    assert creators["ext-a-budget"]["type"] == "Person"
+    schema = json.loads((SUITE / "annotations" / "3.3.2-annotationCreatorAgentTypeImplemented.json").read_text("utf-8"))
+    validator = jsonschema.Draft4Validator(schema, registry=_registry())
+    for item in collection["first"]["items"]:
+        assert validator.is_valid(item), item["creator"]

@@ -15,6 +15,7 @@ import datetime as dt
 from typing import Any
 
 from generator.anchoring.timing import time_range
+from generator.corpus.authors import MACHINE_AUTHORS
 from generator.site.model import SiteModel, annotations_path, note_path, text_path
 
 CONTEXT = "http://www.w3.org/ns/anno.jsonld"
@@ -112,7 +113,7 @@ def note_annotations(site: SiteModel, slug: str) -> dict[str, Any]:
             "id": annotation_id,
             "type": "Annotation",
             "motivation": "highlighting",
-            "creator": {"type": "Person", "name": publication.name(slug, extraction.author)},
+            "creator": _creator(publication.name(slug, extraction.author), extraction.author),
             "target": targets,
         }
         if extraction.date:
@@ -128,7 +129,7 @@ def note_annotations(site: SiteModel, slug: str) -> dict[str, Any]:
                 "type": "Annotation",
                 "motivation": "replying",
                 "created": _datetime(comment.date),
-                "creator": {"type": "Person", "name": publication.name(slug, comment.author)},
+                "creator": _creator(publication.name(slug, comment.author), comment.author),
                 "body": {"type": "TextualBody", "value": body_text, "format": "text/plain", "language": language,
                          "purpose": "replying"},
                 "target": annotation_id,
@@ -160,3 +161,8 @@ def note_annotations(site: SiteModel, slug: str) -> dict[str, Any]:
     if rights:
         collection["rights"] = rights
     return collection
+
+
+def _creator(shown: str, author: str) -> dict[str, str]:
+    """The W3C agent: extractions added by 'carnet analyse' were marked by software."""
+    return {"type": "Software" if author in MACHINE_AUTHORS else "Person", "name": shown}
