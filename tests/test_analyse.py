@@ -245,7 +245,9 @@ def test_a_truncated_answer_writes_nothing_and_other_notes_go_on(content: Path, 
     assert "cut off" in failed.error and failed.path is None
     assert not (content / "proposals" / "extractions" / SLUG).exists(), "no proposal, no fingerprints"
     assert done.error == "" and done.path is not None and len(done.proposed) == 1
-    assert report.usage["total_tokens"] == 2 * 160, "tokens of the two answers the server completed"
+    # three answers were paid for: the first, the cut-off one (unusable, still spent), the other note's
+    assert failed.usage["total_tokens"] == 2 * 160 and done.usage["total_tokens"] == 160
+    assert report.usage["total_tokens"] == 3 * 160
 
     # the same through the command line: a non-zero exit, the reason, no traceback
     llm_server.script(reply(answer()), reply(answer(), finish="length"))

@@ -214,7 +214,7 @@ def analyse_note(content: Path, analysis: Analysis, note: Note, notebook: Notebo
 
 def _analyse_note(content: Path, analysis: Analysis, note: Note, notebook: Notebook | None, client: LLMClient,
                   settings: AnalysisSettings, whole: bool, today: dt.date, result: NoteAnalysis) -> None:
-    from generator.llm import LLMError
+    from generator.llm import LLMAnswerError, LLMError
     from generator.llm.prompts import load_prompt
 
     slug = note.slug
@@ -240,6 +240,8 @@ def _analyse_note(content: Path, analysis: Analysis, note: Note, notebook: Noteb
                 note, notebook, elements, chunk, settings.kinds, partial=bool(chunk.context)))
         except LLMError as exc:
             result.error = f"request {number} of {len(chunks)}: {exc}"
+            if isinstance(exc, LLMAnswerError):  # an unusable answer still cost its tokens
+                result.usage = add_usage(result.usage, exc.usage)
             return
         provenance = made.as_record()
         result.usage = add_usage(result.usage, made.usage)

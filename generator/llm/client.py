@@ -91,20 +91,26 @@ class LLMClient:
         except openai.APIStatusError as exc:
             raise LLMTransportError(f"the endpoint answered HTTP {exc.status_code} "
                                     f"(after {self.settings.max_retries} retries): {exc.message}") from exc
+        provenance = self._provenance(prompt, response.model, response.usage)
+        spent = provenance.usage  # an unusable answer still cost its tokens: the error carries them
         if not response.choices:
-            raise LLMAnswerError("the endpoint returned no answer")
+            raise LLMAnswerError("the endpoint returned no answer", spent)
         choice = response.choices[0]
         if choice.finish_reason == "length":
             raise LLMAnswerError("the answer was cut off (finish_reason: length): nothing was recorded; "
-                                 "raise the model's output limit or ask for less")
+                                 "raise the model's output limit or ask for less", spent)
         content = choice.message.content or ""
         try:
             data = json.loads(content)
         except json.JSONDecodeError as exc:
             raise LLMAnswerError(f"the answer is not JSON ({exc.msg} at character {exc.pos}): nothing was "
-                                 "recorded") from exc
-        validate(data, schema)
-        return data, self._provenance(prompt, response.model, response.usage)
+                                 "recorded", spent) from exc
+        try:
+            validate(data, schema)
+        except LLMAnswerError as exc:
+            exc.usage = dict(spent)
+            raise
+        return data, provenance
 
     def embed(self, texts: list[str]) -> tuple[list[list[float]], Provenance]:
         model = self.settings.embeddings_model or self.settings.model

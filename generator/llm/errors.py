@@ -17,4 +17,12 @@ class LLMTransportError(LLMError):
 
 
 class LLMAnswerError(LLMError):
-    """The answer is truncated, not JSON, or does not follow the requested schema."""
+    """The answer is truncated, not JSON, or does not follow the requested schema.
+
+    ``usage``: the token counts the server reported for that unusable answer (it was
+    still spent), as in :class:`~generator.llm.client.Provenance`.
+    """
+
+    def __init__(self, message: str, usage: dict[str, int] | None = None) -> None:
+        super().__init__(message)
+        self.usage: dict[str, int] = dict(usage or {})
