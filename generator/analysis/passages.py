@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from generator.analysis.chunks import Chunk
-from generator.anchoring.elements import SEPARATOR, Element
+from generator.anchoring.elements import Element
 from generator.anchoring.normalise import normalise_quote
-from generator.anchoring.resolve import AnchorStatus, Portion, project, resolve_quote, word_diff
+from generator.anchoring.resolve import AnchorStatus, Portion, portions_text, project, resolve_quote, word_diff
 from generator.corpus.model import Axis
 
 DEFAULT_KIND = "passage"
@@ -120,7 +120,7 @@ def _prefix(elements: list[Element], first: Portion) -> str:
 def place(elements: list[Element], portions: tuple[Portion, ...]) -> tuple[str, str, int | None] | None:
     """(quote, prefix, occurrence) that anchors to exactly ``portions`` in the whole
     note, or None when no such record exists. The quote is the note's own text."""
-    quote = SEPARATOR.join(elements[p.element].text[p.start:p.end] for p in portions)
+    quote = portions_text(elements, portions)
     whole = project(elements)
     anchor = resolve_quote(whole, elements, quote)
     if anchor.status is AnchorStatus.ANCHORED:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from generator.anchoring.elements import SEPARATOR, Element
-from generator.anchoring.resolve import Anchor, AnchorStatus
+from generator.anchoring.elements import Element
+from generator.anchoring.resolve import Anchor, AnchorStatus, portions_text
 from generator.corpus.source import ValueSpan
 
 
@@ -15,7 +15,7 @@ def current_quote(anchor: Anchor, elements: list[Element]) -> str:
     blank line between portions in different elements (as quotes are written)."""
     if anchor.status is not AnchorStatus.RELOCATED:
         raise ValueError("only a relocated anchor has a new quote")
-    return SEPARATOR.join(elements[p.element].text[p.start:p.end] for p in anchor.portions)
+    return portions_text(elements, anchor.portions)
 
 
 def render_scalar(value: str, key_column: int) -> str:

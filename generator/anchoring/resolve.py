@@ -16,7 +16,7 @@ from enum import Enum
 from bisect import bisect_right
 from difflib import SequenceMatcher
 
-from generator.anchoring.elements import Element
+from generator.anchoring.elements import SEPARATOR, Element
 from generator.anchoring.fuzzy import Match, find_approximate, levenshtein, similarity
 from generator.anchoring.normalise import normalise, normalise_quote
 
@@ -48,6 +48,12 @@ class Portion:
     element: int
     start: int
     end: int
+
+
+def portions_text(elements: list[Element], portions: tuple[Portion, ...]) -> str:
+    """The note's own text over ``portions``: each portion's text, a blank line between
+    portions (as quotes are written)."""
+    return SEPARATOR.join(elements[p.element].text[p.start:p.end] for p in portions)
 
 
 @dataclass(frozen=True)

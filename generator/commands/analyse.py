@@ -11,7 +11,6 @@ keeping the file as it was, and checks that each lands exactly where proposed.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import os
 import sys
 from collections.abc import Mapping
@@ -28,9 +27,10 @@ from generator.analysis.plan import PassageDecision, plan
 from generator.analysis.records import Sent, add_usage, measure, proposal_record
 from generator.analysis.request import DEFAULT_KINDS, PROMPT, SCHEMA, prompt_context
 from generator.analysis.sidecar import NewExtraction, SidecarError, append_extractions, check_appended
-from generator.anchoring.elements import SEPARATOR, Element
-from generator.anchoring.resolve import AnchorStatus, Portion
-from generator.commands.proposals import ProposalError, dump_yaml, with_applied_record
+from generator.anchoring.resolve import AnchorStatus, Portion, portions_text
+from generator.commands.proposals import (
+    ProposalError, dump_yaml, file_hash, free_proposal_path, with_applied_record,
+)
 from generator.corpus.model import Note, Notebook, NoteType
 from generator.corpus.proposal import ExtractionProposal
 from generator.corpus.source import decode_text, parse_yaml
@@ -129,10 +129,6 @@ class AnalyseReport:
         return [n for n in self.notes if n.error]
 
 
-def file_hash(path: Path) -> str:
-    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def _note(analysis: Analysis, name: str) -> Note:
     """A note by slug, or by the path of its file (``content/notes/x.md``)."""
     slug = Path(name).name.removesuffix(".md") if name.endswith(".md") else name
@@ -188,14 +184,6 @@ def _existing(analysis: Analysis, note: Note) -> dict[tuple[Portion, ...], str]:
     anchors = analysis.anchored[note.slug].anchors
     return {anchors[e.id].portions: e.id for e in note.extractions
             if e.id in anchors and anchors[e.id].status.is_live and anchors[e.id].portions}
-
-
-def _proposal_path(folder: Path, base: str) -> tuple[str, Path]:
-    number, name = 1, base
-    while (folder / f"{name}.yaml").exists():
-        number += 1
-        name = f"{base}-{number}"
-    return name, folder / f"{name}.yaml"
 
 
 def analyse_note(content: Path, analysis: Analysis, note: Note, notebook: Notebook | None, client: LLMClient,
@@ -254,7 +242,7 @@ def _analyse_note(content: Path, analysis: Analysis, note: Note, notebook: Noteb
     provenance.pop("usage", None)
     if result.usage:
         provenance["usage"] = result.usage
-    proposal_id, path = _proposal_path(folder, f"{today.isoformat()}-{provenance.get('method', 'llm')}")
+    proposal_id, path = free_proposal_path(folder, f"{today.isoformat()}-{provenance.get('method', 'llm')}")
     data = proposal_record(proposal_id, slug, notebook_slug, file_hash(content / note.source.file), provenance,
                            result.sent, result.proposed, result.left_out)
     new_record = record_for(slug, notebook_slug, proposal_id, elements, record, selected)
@@ -480,16 +468,12 @@ def apply_extractions(content: Path, path: Path, proposal: ExtractionProposal, o
             elements = analysis.anchored[note.slug].document.elements
             # the stored quote is the note's own text where the passage lands now, never
             # the proposal's string (which a reviewer may have edited)
-            items = [NewExtraction(d.id, _text_over(elements, d.portions), d.passage.kind, today, d.passage.prefix,
+            items = [NewExtraction(d.id, portions_text(elements, d.portions), d.passage.kind, today, d.passage.prefix,
                                    d.passage.occurrence) for d in accepted]
             _write_sidecar(content, note, proposal, items, today, change)
             _confirm(content, note, accepted, analysis.errors)
         change.write(proposal_rel, _recorded(path, decisions, today))
     return decisions
-
-
-def _text_over(elements: list[Element], portions: tuple[Portion, ...]) -> str:
-    return SEPARATOR.join(elements[p.element].text[p.start:p.end] for p in portions)
 
 
 def _recorded(path: Path, decisions: list[PassageDecision], today: dt.date) -> bytes:

@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from generator.files import write_atomic
+from generator.files import read_text_file, write_atomic
 from generator.journal import Change
 from generator.corpus.model import NoteType
 from generator.analysis.fingerprints import RECORD_NAME
@@ -90,15 +90,18 @@ def propose(content: Path, slug: str, provider: str = "extractive", max_operatio
         "operations": [{"op": o.op, "heading": o.heading, "after_heading": o.after_heading, "content": o.content}
                        for o in operations],
     }
-    folder = content / "proposals" / "sections" / slug
-    path = folder / f"{record['id']}.yaml"
-    number = 1
-    while path.exists():
-        number += 1
-        record["id"] = f"{today.isoformat()}-{provider}-{number}"
-        path = folder / f"{record['id']}.yaml"
+    record["id"], path = free_proposal_path(content / "proposals" / "sections" / slug, record["id"])
     write_atomic(path, dump_yaml(record))
     return path
+
+
+def free_proposal_path(folder: Path, base: str) -> tuple[str, Path]:
+    """The first unused proposal id ``base``, ``base-2``, ``base-3``… in ``folder``, and its file."""
+    number, name = 1, base
+    while (folder / f"{name}.yaml").exists():
+        number += 1
+        name = f"{base}-{number}"
+    return name, folder / f"{name}.yaml"
 
 
 class _Dumper(yaml.SafeDumper):
@@ -289,8 +292,11 @@ def apply(path: Path, only: list[int] | None = None, today: dt.date | None = Non
     if stale:
         raise ProposalError(f"proposal {proposal.id} was made against another version of {proposal.target}: "
                             "refused as stale (make a new proposal)")
-    text = article.read_bytes().decode("utf-8")
-    head = "\n".join(text.replace("\r\n", "\n").split("\n")[: note.body_line - 1])
+    article_rel = article.resolve().relative_to(content).as_posix()
+    read, problems = read_text_file(article.read_bytes(), article_rel)
+    if read is None:
+        raise ProposalError("; ".join(p.format_text() for p in problems) + " — nothing was written")
+    head = "\n".join(read.text.split("\n")[: note.body_line - 1])
     new_text = head + "\n" + body
     by_position = iter(results)
     decisions = []
@@ -309,8 +315,7 @@ def apply(path: Path, only: list[int] | None = None, today: dt.date | None = Non
     proposal_rel = path.resolve().relative_to(content).as_posix()
     # the article and the record change together, or not at all (a kill between them is undone)
     with Change(content, f"carnet apply {proposal_rel}") as change:
-        if new_text != text.replace("\r\n", "\n"):
-            data = new_text.replace("\n", "\r\n") if "\r\n" in text else new_text
-            change.write(article.resolve().relative_to(content).as_posix(), data.encode("utf-8"))
+        if new_text != read.text:  # written back with the article's own BOM and line ends
+            change.write(article_rel, read.encode(new_text))
         change.write(proposal_rel, recorded)
     return results

@@ -111,14 +111,8 @@ def _decisions(f: Fields) -> tuple[str, tuple[OperationDecision, ...]]:
     a.check_known(("date", "results"))
     date = a.date("date", required=True)
     decisions = []
-    results = _items(a, "results", "Let 'carnet apply' write one '- {index: …, decision: …}' per item.")
-    for number, entry in enumerate(results):
-        r = Fields(entry, f.file, f"result {number + 1} of 'applied'", f.problems, line=results.line_of(number))
-        if entry is None:
-            r.error(None, "wrong-type", f"result {number + 1} of 'applied' is empty", "Remove the empty item.")
-        if not isinstance(entry, YamlMap):
-            continue
-        r.check_known(("index", "decision", "id", "reason", "removed"))
+    for r in _entries(a, "results", "result", ("index", "decision", "id", "reason", "removed"),
+                      "Let 'carnet apply' write one '- {index: …, decision: …}' per item."):
         index = r.data.get("index")
         if isinstance(index, bool) or not isinstance(index, int) or index < 0:
             r.error("index" if "index" in r.data else None, "wrong-type",
