@@ -1,5 +1,22 @@
 """The ``carnet`` command line: parses arguments, calls one function per command,
-prints problems. No logic of its own."""
+prints problems. No logic of its own.
+
+Exit codes, the same for every command (those that call a model included: verify,
+analyse, propose, select --oppositions, and review / apply of their proposals):
+
+- 0 (``EXIT_OK``): done.
+- 1 (``EXIT_CONTENT``): the content has errors (or warnings under ``--strict``).
+- 2 (``EXIT_USAGE``): usage, settings (``llm:`` in carnet.yaml included), the disk, or
+  a refused write (a stale proposal, a file changed since).
+- 3 (``EXIT_MODEL``): the endpoint or its answers failed, so all or part of the
+  requested work was not done: a batch that failed or was refused, an item of an
+  answer refused, a note whose analysis failed, the endpoint unreachable. What was
+  done before is kept; the message says what to run again.
+
+Everything a model, a proposal file or a note wrote is printed through
+:func:`generator.terminal.visible`: control and bidi characters are shown, never
+obeyed by the terminal.
+"""
 
 from __future__ import annotations
 
@@ -12,8 +29,9 @@ from typing import Sequence
 
 from generator import __version__
 from generator.problems import CarnetError, ContentError, Problem, Severity
+from generator.terminal import visible
 
-EXIT_OK, EXIT_CONTENT, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_CONTENT, EXIT_USAGE, EXIT_MODEL = 0, 1, 2, 3
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -198,11 +216,16 @@ def run_verify(args: argparse.Namespace) -> int:
     print(f"judged {report.judged} pair(s); {len(report.unjudged)} left unjudged; tokens reported by the server: "
           f"{report.usage or 'none'}")
     for failure in report.failed_batches:
-        print(f"  failed batch: {failure}", file=sys.stderr)
+        print(visible(f"  failed batch: {failure}"), file=sys.stderr)
+    for refused in report.refused:
+        print(visible(f"  refused: {refused.describe()}"), file=sys.stderr)
     if report.stopped:
         print("  stopped sending once the endpoint failed: the verdicts above are kept; run 'carnet verify' "
               "again when it answers", file=sys.stderr)
-    return EXIT_CONTENT if report.failed_batches else EXIT_OK
+    elif not report.complete:
+        print("  the verdicts above are kept; run 'carnet verify' again to send the pairs left unjudged",
+              file=sys.stderr)
+    return EXIT_OK if report.complete else EXIT_MODEL
 
 
 def run_propose(args: argparse.Namespace) -> int:
@@ -218,7 +241,8 @@ def run_analyse(args: argparse.Namespace) -> int:
 
     report = run_analyse(args.content, args.notes, args.notebook, args.budget, args.whole)
     print_report(report)
-    return EXIT_CONTENT if report.failed else EXIT_OK
+    refused = any(left.refused for note in report.notes for left in note.left_out)
+    return EXIT_MODEL if report.failed or refused else EXIT_OK
 
 
 def run_review(args: argparse.Namespace) -> int:
@@ -235,10 +259,10 @@ def run_apply(args: argparse.Namespace) -> int:
     results = apply(args.proposal, args.only)
     for result in results:
         if isinstance(result, PassageDecision):  # a passage of an extraction proposal
-            print(result.describe())
+            print(visible(result.describe()))
         elif isinstance(result, OperationResult):
             verdict = "accepted" if result.accepted else f"rejected: {result.reason}"
-            print(f"[{result.index + 1}] {result.operation.op} {result.operation.heading!r}: {verdict}")
+            print(visible(f"[{result.index + 1}] {result.operation.op} {result.operation.heading!r}: {verdict}"))
     return EXIT_OK
 
 
@@ -408,6 +432,18 @@ def _interrupted_change(args: argparse.Namespace) -> None:
         print(f"carnet: {line}", file=sys.stderr)
 
 
+def _exit_for(exc: CarnetError) -> int:
+    """EXIT_MODEL for a failed model call (its spent tokens said), else EXIT_USAGE. The
+    LLM seam is looked up, never imported: when it was not loaded, no call was made."""
+    errors = sys.modules.get("generator.llm.errors")
+    if errors is None or not isinstance(exc, errors.LLMError) or isinstance(exc, errors.LLMConfigError):
+        return EXIT_USAGE
+    if exc.usage:
+        spent = ", ".join(f"{key} {value}" for key, value in exc.usage.items())
+        print(f"carnet: tokens reported by the server for the failed call(s): {spent}", file=sys.stderr)
+    return EXIT_MODEL
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -421,8 +457,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _interrupted_change(args)
         return handler(args)
     except CarnetError as exc:
-        print(f"carnet: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        print(f"carnet: {visible(str(exc), keep_newlines=True)}", file=sys.stderr)
+        return _exit_for(exc)
     except KeyboardInterrupt:
         print("carnet: interrupted; the previous site is left as it was", file=sys.stderr)
         return 130

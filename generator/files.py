@@ -52,5 +52,8 @@ def read_text_file(data: bytes, file: str, nfc: bool = False) -> tuple[TextFile 
     decoded, problems = decode_text(data, file)
     if decoded is None or problems:
         return None, problems
-    text = decoded if nfc else data.removeprefix(BOM).decode("utf-8").replace("\r\n", "\n")
-    return TextFile(text, data.startswith(BOM), b"\r\n" in data), []
+    # CRLF throughout is written back CRLF; mixed line ends are kept as they are
+    crlf = b"\r\n" in data and data.count(b"\n") == data.count(b"\r\n")
+    raw = data.removeprefix(BOM).decode("utf-8")
+    text = decoded if nfc else (raw.replace("\r\n", "\n") if crlf else raw)
+    return TextFile(text, data.startswith(BOM), crlf), []

@@ -70,9 +70,12 @@ class Change:
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
-        if kind is not None and self.before:
-            _undo(self.root, {rel: (data, self.written[rel]) for rel, data in self.before.items()})
-        (self.root / JOURNAL).unlink(missing_ok=True)
+        try:
+            if kind is not None and self.before:
+                _undo(self.root, {rel: (data, self.written[rel]) for rel, data in self.before.items()})
+            (self.root / JOURNAL).unlink(missing_ok=True)
+        except OSError:
+            pass  # the disk refuses even the undo: the journal stays, and the next writing command recovers
 
 
 def _undo(root: Path, files: dict[str, tuple[bytes | None, str | None]]) -> list[str]:

@@ -15,8 +15,10 @@ from pathlib import Path
 import yaml
 
 from generator.pipeline import analyse
+from generator.writes import ALL, PlannedWrite, read_back, write_content
 
 JUDGED_ON = "2025-12-01"
+AUTHOR = "Équipe du carnet (exemple)"
 # (article, claim text starts with, source id) → (verdict, rationale)
 JUDGEMENTS = {
     ("cvl-wiki-budget", "Le budget 2024-2025", "cvl-1114-budget-total"): (
@@ -55,16 +57,22 @@ def main() -> int:
             "claim": pair.claim.text, "claim_sha256": pair.claim_sha256,
             "source": f"ext:{source}", "source_sha256": pair.source_sha256,
             "verdict": verdict, "rationale": rationale,
-            "provenance": {"method": "human", "author": "Équipe du carnet (exemple)", "date": JUDGED_ON,
+            "provenance": {"method": "human", "author": AUTHOR, "date": JUDGED_ON,
                            "threshold": "supported"},
         })
     for article, records in sorted(by_article.items()):
-        path = content / "verdicts" / f"{article}.yaml"
-        path.parent.mkdir(exist_ok=True)
+        rel = f"verdicts/{article}.yaml"
+        existing, _problems = read_back(rel, (content / rel).read_bytes()) if (content / rel).is_file() else (None, [])
+        others = [r for r in (existing or {}).get("verdicts") or []
+                  if not isinstance(r, dict) or (r.get("provenance") or {}).get("author") != AUTHOR]
+        if others:  # a verdict this script did not write (a model's, a person's) is never dropped
+            print(f"{rel} holds {len(others)} verdict(s) this script did not write: left as it is", file=sys.stderr)
+            return 1
         header = ("# Verdicts written by a person for the example corpus (scripts/record_verdicts.py):\n"
                   "# no model judged them. Keyed by the hashes of the claim and of the cited passage.\n")
-        path.write_text(header + yaml.safe_dump({"verdicts": records}, allow_unicode=True, sort_keys=False,
-                                                width=100), encoding="utf-8")
+        data = header + yaml.safe_dump({"verdicts": records}, allow_unicode=True, sort_keys=False, width=100)
+        write_content(content, "scripts/record_verdicts.py", PlannedWrite(rel, data.encode("utf-8"),
+                                                                           {"verdicts": records}, ALL))
     return 0
 
 

@@ -24,6 +24,9 @@ import tempfile
 import wave
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from generator.writes import PlannedWrite, read_back, write_content  # noqa: E402
+
 TURN_LINE = re.compile(r"^\[(\d{2}):(\d{2}):(\d{2})\] \*\*(?P<speaker>[^*]+)\*\* : (?P<text>.+)$")
 MEDIA = re.compile(r"^media:\s*(\S+)\s*$", re.MULTILINE)
 DURATION = re.compile(r"^duration:\s*\S+\s*$")
@@ -96,10 +99,18 @@ def main(argv: list[str] | None = None) -> int:
     else:
         lines[duration_line] = duration
     updated = "\n".join(lines)
-    if updated != text:
-        temporary = args.note.with_suffix(".md.tmp")
-        temporary.write_text(updated, encoding="utf-8")
-        os.replace(temporary, args.note)
+    if updated != text:  # through the write seam: only the turns' stamps and the duration change
+        content = next(p for p in args.note.resolve().parents if (p / "carnet.yaml").is_file())
+        rel = args.note.resolve().relative_to(content).as_posix()
+        data = updated.encode("utf-8")
+        meant, _problems = read_back(rel, data)  # the stamps are derived above: what they mean is the new text
+        old, _ = read_back(rel, args.note.read_bytes())
+        if meant is None or {k: v for k, v in meant["front_matter"].items() if k != "duration"} != \
+                {k: v for k, v in old["front_matter"].items() if k != "duration"}:
+            print(f"{args.note}: the rewrite would change more than the stamps and the duration", file=sys.stderr)
+            return 1
+        write_content(content, "scripts/synthesise_transcript.py", PlannedWrite(
+            rel, data, meant, frozenset({("front_matter", "duration"), ("body",)})))
     print(f"{audio}: {position:.1f} s, {len(turns)} turns, {audio.stat().st_size} bytes")
     return 0
 

@@ -22,7 +22,8 @@ from support.site_checks import highlight_mismatches
 
 from generator.analysis.chunks import cut_chunks
 from generator.analysis.fingerprints import changed_elements, fingerprint, parse_record, record_for, render_record
-from generator.analysis.sidecar import NewExtraction, SidecarError, append_extractions, check_appended
+from generator.analysis.sidecar import NewExtraction, SidecarError, append_extractions
+from generator.writes import WriteRefused
 from generator.anchoring.elements import Element
 from generator.anchoring.normalise import normalise_quote
 from generator.cli import main
@@ -253,7 +254,7 @@ def test_a_truncated_answer_writes_nothing_and_other_notes_go_on(content: Path, 
     llm_server.script(reply(answer()), reply(answer(), finish="length"))
     out, err = io.StringIO(), io.StringIO()
     code = _main(["analyse", SLUG, "--content", str(content)], out, err)
-    assert code == 1 and "FAILED, nothing written" in out.getvalue() and "Traceback" not in err.getvalue()
+    assert code == 3 and "FAILED, nothing written" in out.getvalue() and "Traceback" not in err.getvalue()
     assert not (content / "proposals" / "extractions" / SLUG).exists()
 
 
@@ -425,9 +426,9 @@ def test_appending_to_an_extractions_file_keeps_it_and_reads_back() -> None:
     existing = "# Extractions\nextractions:\n- id: a\n  quote: x  # commentaire\n  author: Moi\n"
     text = append_extractions(existing, items, "ajout")
     assert text.startswith(existing) and "\n- id: n-analyse-1\n" in text, "the file's own indentation"
-    check_appended(text, items)
+    assert yaml.safe_load(text)["extractions"][1:] == [item.as_record() for item in items], "reads back as written"
     fresh = append_extractions(None, items[:1], "")
-    assert fresh.startswith("extractions:\n  - id: n-analyse-1") and yaml.safe_load(fresh)["extractions"][0]["quote"] \
+    assert fresh.startswith("extractions:\n- id: n-analyse-1") and yaml.safe_load(fresh)["extractions"][0]["quote"] \
         == items[0].quote
     assert yaml.safe_load(append_extractions("extractions: []  # vide\n", items[:1], ""))["extractions"][0]["id"] \
         == "n-analyse-1"
@@ -484,7 +485,7 @@ def test_an_unreadable_record_fails_its_note_only_and_all_skips_it(content: Path
     write(content, f"proposals/extractions/{SLUG}/analysed.yaml", "elements: [unclosed\n")
     llm_server.script(reply(answer(("Le foyer ferme à 17 heures.", "fait", []))))
     out, err = io.StringIO(), io.StringIO()
-    assert _main(["analyse", SLUG, "autre", "--content", str(content)], out, err) == 1
+    assert _main(["analyse", SLUG, "autre", "--content", str(content)], out, err) == 3
     text = out.getvalue()
     assert f"proposals/extractions/{SLUG}/analysed.yaml: line" in text and "delete the file" in text
     assert "autre (notebook conseil):" in text and "proposed 1 passage(s)" in text, "the other note goes on"
@@ -545,7 +546,7 @@ def test_apply_refuses_an_extractions_file_that_is_not_utf8(content: Path, llm_s
     sidecar = content / "notes" / "seance-analyse.extractions.yaml"
     sidecar.write_bytes(b"# notes\nextractions:\n  - id: x\n    quote: caf\xe9\n")
     before = {p: p.read_bytes() for p in sorted(content.rglob("*")) if p.is_file()}
-    with pytest.raises(AnalyseError, match=r"notes/seance-analyse\.extractions\.yaml:4: .*not valid UTF-8"):
+    with pytest.raises(WriteRefused, match=r"notes/seance-analyse\.extractions\.yaml:4: .*not valid UTF-8"):
         apply(path, today=LATER)
     assert {p: p.read_bytes() for p in sorted(content.rglob("*")) if p.is_file()} == before
 

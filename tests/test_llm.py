@@ -30,7 +30,7 @@ def test_a_good_answer_comes_with_its_provenance(llm_server) -> None:
     assert data == {"verdict": "oui", "reason": "c'est écrit"}
     record = provenance.as_record()
     assert record["method"] == "llm" and record["model"] == "modele-test"
-    assert record["endpoint"] == llm_server.url.split("/")[2] and record["date"] == "2026-01-15"
+    assert record["endpoint"] == llm_server.url.split("/", 2)[2] and record["date"] == "2026-01-15"
     assert record["prompt"] == "test" and record["prompt_version"].startswith("sha256:")
     assert record["usage"] == {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
     sent = llm_server.requests[0]["body"]

@@ -56,12 +56,32 @@ class ProposedExtraction:
     refused: tuple[RefusedCategory, ...] = ()
 
 
+MAX_PASSAGES = 50
+"""Most passages one chunk's answer may hold; past it the answer is refused whole."""
+MAX_CATEGORIES = 20
+"""Most categories one passage may suggest; the others are refused."""
+MAX_CATEGORY_CHARS = 200
+"""Longest axis or category name checked; a longer one is refused unread."""
+PLACEHOLDER_EXAMPLES = frozenset({"...", "…"})
+"""The prompt's own example quote (prompts/analyse_passages.j2); any punctuation-only
+quote is refused anyway (:func:`generator.llm.schema.placeholder`)."""
+
+
 @dataclass(frozen=True)
 class LeftOut:
-    """A passage of the answer that is not proposed, and why."""
+    """A passage of the answer that is not proposed, and why.
+
+    Attributes:
+        quote: what the model wrote (its beginning, when it was over-long).
+        reason: why it is not proposed.
+        refused: the item broke the request's rules (a placeholder, a kind that was
+            not asked for, an over-long quote), as opposed to a quote that cannot be
+            placed; the command exits 3 when an answer has such an item.
+    """
 
     quote: str
     reason: str
+    refused: bool = False
 
 
 def _count(haystack: str, needle: str) -> int:
@@ -184,13 +204,68 @@ def check_categories(suggested: Iterable[dict[str, Any]], axes: tuple[Axis, ...]
     return ordered, tuple(refused)
 
 
+def _kind(said: str, kinds: tuple[str, ...]) -> str | None:
+    """The requested kind ``said`` names (as the settings write it), or None."""
+    folded = _fold(said)
+    return next((k for k in kinds if _fold(k) == folded), None)
+
+
+def _refusal(passage: dict[str, Any], kinds: tuple[str, ...], longest: int) -> tuple[str, str] | None:
+    """(quote as shown, reason) when ``passage`` breaks the request's rules, else None.
+    Checked before any search, so a huge quote costs nothing."""
+    from generator.llm.schema import placeholder, too_long
+
+    said = str(passage.get("quote", ""))
+    if too_long(said, longest):
+        return said[:200], f"refused: the quote is {too_long(said, longest)} (the note's text)"
+    if placeholder(said, PLACEHOLDER_EXAMPLES):
+        return said, "refused: a placeholder, not a quote of the note"
+    kind = " ".join(str(passage.get("kind", "")).split())
+    if kinds and kind and _kind(kind, kinds) is None:
+        shown_kind = kind if len(kind) <= 60 else kind[:59] + "…"
+        return said, f"refused: the kind {shown_kind!r} was not asked for ({', '.join(kinds)})"
+    return None
+
+
+def _bounded_categories(suggested: list[dict[str, Any]]
+                        ) -> tuple[list[dict[str, Any]], tuple[RefusedCategory, ...]]:
+    """The suggestions worth checking, and those refused for their size: at most
+    :data:`MAX_CATEGORIES` per passage, each name at most :data:`MAX_CATEGORY_CHARS`."""
+    kept: list[dict[str, Any]] = []
+    refused: list[RefusedCategory] = []
+    for item in suggested:
+        axis, category = str(item.get("axis", "")), str(item.get("category", ""))
+        if len(axis) > MAX_CATEGORY_CHARS or len(category) > MAX_CATEGORY_CHARS:
+            refused.append(RefusedCategory(axis[:60], category[:60], f"over {MAX_CATEGORY_CHARS} characters"))
+        elif len(kept) == MAX_CATEGORIES:
+            refused.append(RefusedCategory(axis, category, f"more than {MAX_CATEGORIES} categories for one passage"))
+        else:
+            kept.append(item)
+    return kept, tuple(refused)
+
+
 def resolve_answer(elements: list[Element], chunk: Chunk, passages: list[dict[str, Any]],
-                   axes: tuple[Axis, ...], notebook: str) -> tuple[list[ProposedExtraction], list[LeftOut]]:
-    """The answer to one chunk → proposed extractions and what was left out."""
+                   axes: tuple[Axis, ...], notebook: str, kinds: tuple[str, ...] = ()
+                   ) -> tuple[list[ProposedExtraction], list[LeftOut]]:
+    """The answer to one chunk → proposed extractions and what was left out.
+
+    Each passage stands alone: a placeholder quote, a quote longer than the note, a
+    kind outside ``kinds`` (when given) are left out as refused. An answer holding more
+    than :data:`MAX_PASSAGES` passages is refused whole (an :class:`LLMAnswerError`)."""
+    if len(passages) > MAX_PASSAGES:
+        from generator.llm.errors import LLMAnswerError
+
+        raise LLMAnswerError(f"the answer to one request holds {len(passages):,} passages, more than the "
+                             f"{MAX_PASSAGES} accepted for a chunk: refused, nothing was recorded")
     proposed: list[ProposedExtraction] = []
     left_out: list[LeftOut] = []
     analysed = set(chunk.analysed)
+    longest = sum(len(e.text) + 1 for e in elements)
     for passage in passages:
+        refusal = _refusal(passage, kinds, longest)
+        if refusal is not None:
+            left_out.append(LeftOut(*refusal, refused=True))
+            continue
         said = str(passage.get("quote", ""))
         portions, reason = locate(elements, chunk, said)
         if not portions:
@@ -205,8 +280,11 @@ def resolve_answer(elements: list[Element], chunk: Chunk, passages: list[dict[st
                                           "the whole note"))
             continue
         quote, prefix, occurrence = placed
-        categories, refused = check_categories(passage.get("categories") or [], axes, notebook)
-        kind = " ".join(str(passage.get("kind", "")).split()) or DEFAULT_KIND
+        suggested, too_many = _bounded_categories(passage.get("categories") or [])
+        categories, refused = check_categories(suggested, axes, notebook)
+        refused += too_many
+        said_kind = " ".join(str(passage.get("kind", "")).split())
+        kind = (_kind(said_kind, kinds) if kinds and said_kind else said_kind) or DEFAULT_KIND
         proposed.append(ProposedExtraction(quote, kind, portions, prefix, occurrence, categories, refused))
     return proposed, left_out
 

@@ -3,7 +3,8 @@
 Freezes its perimeter in the file (the notes and the extractions it was given, with
 their quotes and hashes) unless it was recorded at production, records who adopted it
 and when with a hash of body + adoption block, and appends ``adopted`` to its history.
-The rest of the file is left exactly as written; the write is atomic.
+The rest of the file is left exactly as written; the write goes through the write seam
+(read back, then swapped in atomically).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import datetime as dt
 import json
 from pathlib import Path
 
-from generator.files import write_atomic
+from generator.files import read_text_file
 from generator.corpus.model import NoteType
 from generator.corpus.source import decode_text, split_front_matter
 from generator.pipeline import analyse
@@ -20,6 +21,7 @@ from generator.problems import CarnetError
 from generator.synthesis.audit import default_spec
 from generator.synthesis.lifecycle import adoption_hash, quote_hash
 from generator.synthesis.perimeter import live_perimeter, perimeter_extractions
+from generator.writes import PlannedWrite, read_back, write_content
 
 
 class AdoptionError(CarnetError):
@@ -60,9 +62,12 @@ def adopt(file: Path, by: str, date: dt.date, record_perimeter: bool = True) -> 
         raise AdoptionError("the adoption date is earlier than the act's history")
 
     raw = file.read_bytes()
-    text, problems = decode_text(raw, rel)
-    if text is None:
+    read, problems = read_text_file(raw, rel)  # as written (not normalised): the lines kept stay byte for byte
+    if read is None:
         raise AdoptionError(problems[0].format_text())
+    text = read.text
+    old, _problems = read_back(rel, raw)
+    meant = dict(old["front_matter"])
     lines = text.split("\n")
     doc = split_front_matter(text, rel)
     closing = doc.body_line - 2  # index of the closing '---' line
@@ -82,6 +87,9 @@ def adopt(file: Path, by: str, date: dt.date, record_perimeter: bool = True) -> 
             added += [f"    - id: {item.id}", f"      note: {item.note}", f"      quote: {_q(item.quote)}",
                       f"      sha256: {_q(quote_hash(item.quote))}"]
         frozen = len(ids)
+        meant["proposed"] = {"notes": list(notes), "extractions": [
+            {"id": extraction[i].id, "note": extraction[i].note, "quote": extraction[i].quote,
+             "sha256": quote_hash(extraction[i].quote)} for i in ids]}
     added += ["adoption:", f"  by: {_q(by.strip())}", f"  date: {date.isoformat()}", "  hash: PENDING"]
     history_line = note.field_lines.get("history")
     if history_line is None:
@@ -89,6 +97,7 @@ def adopt(file: Path, by: str, date: dt.date, record_perimeter: bool = True) -> 
         added += ["history:", f"  - {{status: draft, date: {first.isoformat()}}}",
                   f"  - {{status: adopted, date: {date.isoformat()}}}"]
         new_lines = lines[:closing] + added + lines[closing:]
+        meant["history"] = [{"status": "draft", "date": first}, {"status": "adopted", "date": date}]
     else:
         # append to the existing history (a block list), right after its last item
         key_line = history_line - 1
@@ -103,13 +112,17 @@ def adopt(file: Path, by: str, date: dt.date, record_perimeter: bool = True) -> 
         indent = items[-1][: len(items[-1]) - len(items[-1].lstrip())] if items else "  "
         entry = f"{indent}- {{status: adopted, date: {date.isoformat()}}}"
         new_lines = lines[:last + 1] + [entry] + lines[last + 1:closing] + added + lines[closing:]
+        meant["history"] = list(meant.get("history") or []) + [{"status": "adopted", "date": date}]
     draft = "\n".join(new_lines)
-    parsed = split_front_matter(draft, rel)
+    # the hash is of the text as the build reads it (NFC, LF line ends)
+    parsed = split_front_matter(decode_text(read.encode(draft), rel)[0] or "", rel)
     meta = parsed.meta
     digest = adoption_hash(parsed.body, meta.get("perimeter"), meta.get("proposed"), by.strip(), date)
     final = draft.replace("  hash: PENDING", f"  hash: {digest}", 1)
-    data = final.replace("\n", "\r\n") if b"\r\n" in raw else final
-    write_atomic(file, (b"\xef\xbb\xbf" if raw.startswith(b"\xef\xbb\xbf") else b"") + data.encode("utf-8"))
+    meant["adoption"] = {"by": by.strip(), "date": date, "hash": digest}
+    # read back before the swap: the old fields byte for byte, plus exactly the adoption
+    write_content(content, f"carnet adopt {rel}",
+                  PlannedWrite(rel, read.encode(final), {"front_matter": meant, "body": old["body"]}))
     after = analyse(content)
     still = [p for p in after.problems if p.is_error and p.file == rel]
     if still:

@@ -26,19 +26,20 @@ from generator.analysis.passages import LeftOut, ProposedExtraction, drop_duplic
 from generator.analysis.plan import PassageDecision, plan
 from generator.analysis.records import Sent, add_usage, measure, proposal_record
 from generator.analysis.request import DEFAULT_KINDS, PROMPT, SCHEMA, prompt_context
-from generator.analysis.sidecar import NewExtraction, SidecarError, append_extractions, check_appended
+from generator.analysis.sidecar import NewExtraction, render_entry
 from generator.anchoring.resolve import AnchorStatus, Portion, portions_text
 from generator.commands.proposals import (
-    ProposalError, dump_yaml, file_hash, free_proposal_path, with_applied_record,
+    ProposalError, applied_record, dump_yaml, file_hash, free_proposal_path,
 )
 from generator.corpus.model import Note, Notebook, NoteType
 from generator.corpus.proposal import ExtractionProposal
 from generator.corpus.source import decode_text, parse_yaml
 from generator.files import read_text_file
-from generator.journal import Change
 from generator.pipeline import Analysis, analyse
 from generator.problems import CarnetError, Problem
 from generator.synthesis.sections import markers
+from generator.terminal import show
+from generator.writes import ALL, ContentChange, PlannedWrite, appended, write_content
 
 if TYPE_CHECKING:  # the seam is imported only when a model is actually called
     from generator.llm import LLMClient
@@ -234,7 +235,7 @@ def _analyse_note(content: Path, analysis: Analysis, note: Note, notebook: Noteb
         provenance = made.as_record()
         result.usage = add_usage(result.usage, made.usage)
         found, missed = resolve_answer(elements, chunk, data["passages"], notebook.axes if notebook else (),
-                                       notebook_slug)
+                                       notebook_slug, settings.kinds)
         proposed += found
         left_out += missed
     result.proposed, duplicates = drop_duplicates(proposed, _existing(analysis, note))
@@ -246,11 +247,13 @@ def _analyse_note(content: Path, analysis: Analysis, note: Note, notebook: Noteb
     data = proposal_record(proposal_id, slug, notebook_slug, file_hash(content / note.source.file), provenance,
                            result.sent, result.proposed, result.left_out)
     new_record = record_for(slug, notebook_slug, proposal_id, elements, record, selected)
+    fingerprints = {"note": new_record.note, "notebook": new_record.notebook, "proposal": new_record.proposal,
+                    "elements": list(new_record.fingerprints)}
     # the proposal and the fingerprints of what it covers are written together, or not at all
-    with Change(content, f"carnet analyse {slug}") as change:
-        change.write(path.relative_to(content).as_posix(), dump_yaml(data))
-        change.write((folder / RECORD_NAME).relative_to(content).as_posix(),
-                     render_record(new_record, elements).encode("utf-8"))
+    write_content(content, f"carnet analyse {slug}",
+                  PlannedWrite(path.relative_to(content).as_posix(), dump_yaml(data), data),
+                  PlannedWrite((folder / RECORD_NAME).relative_to(content).as_posix(),
+                               render_record(new_record, elements).encode("utf-8"), fingerprints, ALL))
     result.path = path
 
 
@@ -296,33 +299,33 @@ def print_report(report: AnalyseReport, out: TextIO | None = None) -> None:
     out = out or sys.stdout
     for item in report.notes:
         where = f" (notebook {item.notebook})" if item.notebook else " (no notebook)"
-        print(f"{item.note}{where}:", file=out)
+        show(out, f"{item.note}{where}:")
         if item.sent is not None and item.sent.note_elements == 0 and not item.error:
-            print("  the note has no text to analyse; nothing sent", file=out)
+            show(out, "  the note has no text to analyse; nothing sent")
             continue
         if item.sent is not None and item.sent.chunks == 0 and not item.error:
-            print(f"  nothing new since the last analysis ({item.sent.note_elements} element(s) already read); "
-                  "nothing sent (--all sends the whole note again)", file=out)
+            show(out, f"  nothing new since the last analysis ({item.sent.note_elements} element(s) already read); "
+                      "nothing sent (--all sends the whole note again)")
             continue
         if item.sent is not None:
-            print(f"  {item.sent.describe()}", file=out)
+            show(out, f"  {item.sent.describe()}")
         if item.error:
-            print(f"  FAILED, nothing written: {item.error}", file=out)
-            print(f"  tokens spent before the failure: {_tokens(item.usage)}", file=out)
+            show(out, f"  FAILED, nothing written: {item.error}")
+            show(out, f"  tokens spent before the failure: {_tokens(item.usage)}")
             continue
-        print(f"  proposed {len(item.proposed)} passage(s); left out {len(item.left_out)}", file=out)
+        show(out, f"  proposed {len(item.proposed)} passage(s); left out {len(item.left_out)}")
         for left in item.left_out:
-            print(f"    - « {_short(left.quote)} »: {left.reason}", file=out)
+            show(out, f"    - « {_short(left.quote)} »: {left.reason}")
         for number, passage in enumerate(item.proposed, start=1):
             for refused in passage.refused:
-                print(f"    refused category {refused.axis + ': ' if refused.axis else ''}{refused.category} "
-                      f"(passage {number}): {refused.reason}", file=out)
-        print(f"  tokens: {_tokens(item.usage)}", file=out)
+                show(out, f"    refused category {refused.axis + ': ' if refused.axis else ''}{refused.category} "
+                          f"(passage {number}): {refused.reason}")
+        show(out, f"  tokens: {_tokens(item.usage)}")
         if item.path is not None:
             shown = shown_path(item.path)
-            print(f"  wrote {shown}; review it with 'carnet review {shown}'", file=out)
+            show(out, f"  wrote {shown}; review it with 'carnet review {shown}'")
     if len(report.notes) > 1:
-        print(f"total tokens: {_tokens(report.usage)}", file=out)
+        show(out, f"total tokens: {_tokens(report.usage)}")
 
 
 def _short(text: str, limit: int = 90) -> str:
@@ -389,36 +392,36 @@ def review_extractions(content: Path, proposal: ExtractionProposal, out: TextIO 
     provenance = proposal.provenance
     model = f" · {provenance['model']}" if provenance.get("model") else ""
     notebook = f"notebook {proposal.notebook}" if proposal.notebook else "no notebook"
-    print(f"proposal {proposal.id} for note {proposal.target} ({notebook}; {len(proposal.passages)} passage(s), "
-          f"made by method {provenance.get('method', '?')}{model})", file=out)
+    show(out, f"proposal {proposal.id} for note {proposal.target} ({notebook}; {len(proposal.passages)} passage(s), "
+              f"made by method {provenance.get('method', '?')}{model})")
     sent, usage = proposal.sent, provenance.get("usage")
     if sent:
         share = sent.get("share_percent")
         shown = f"{share:g}" if isinstance(share, (int, float)) else "?"
-        print(f"  the analysis sent {sent.get('elements', '?')} of {sent.get('note_elements', '?')} element(s), "
-              f"{shown} % of the note; tokens: {_tokens(usage if isinstance(usage, dict) else {})}", file=out)
+        show(out, f"  the analysis sent {sent.get('elements', '?')} of {sent.get('note_elements', '?')} element(s), "
+                  f"{shown} % of the note; tokens: {_tokens(usage if isinstance(usage, dict) else {})}")
     if proposal.note_sha256 and file_hash(content / note.source.file) != proposal.note_sha256:
-        print("  the note changed since the analysis: each passage is anchored against its current text", file=out)
+        show(out, "  the note changed since the analysis: each passage is anchored against its current text")
     if not proposal.pending:
-        print(f"  already applied on {proposal.applied_on}", file=out)
+        show(out, f"  already applied on {proposal.applied_on}")
     lines = {i: e.line for i, e in enumerate(analysis.anchored[note.slug].document.elements)}
     for decision in decisions:
         passage = decision.passage
         where = f" ({note.source.file}:{lines[decision.portions[0].element]})" if decision.portions else ""
         verdict = f"would be added as {decision.id}" if decision.decision == "accepted" else \
             f"would be rejected: {decision.reason}"
-        print(f"\n[{decision.index + 1}] {passage.kind}{where}: {verdict}", file=out)
+        show(out, f"\n[{decision.index + 1}] {passage.kind}{where}: {verdict}")
         for line in passage.quote.split("\n"):
-            print(f"    | {line}", file=out)
+            show(out, f"    | {line}")
         if passage.categories:
             shown = "; ".join(f"{axis}: {', '.join(values)}" for axis, values in passage.categories.items())
-            print(f"    suggested categories: {shown}", file=out)
+            show(out, f"    suggested categories: {shown}")
         for axis, category, reason in passage.refused_categories:
-            print(f"    refused category {axis + ': ' if axis else ''}{category}: {reason}", file=out)
+            show(out, f"    refused category {axis + ': ' if axis else ''}{category}: {reason}")
     if proposal.left_out:
-        print(f"\nleft out by the analysis ({len(proposal.left_out)}), never placed by a guess:", file=out)
+        show(out, f"\nleft out by the analysis ({len(proposal.left_out)}), never placed by a guess:")
         for quote, reason in proposal.left_out:
-            print(f"  - « {_short(quote)} »: {reason}", file=out)
+            show(out, f"  - « {_short(quote)} »: {reason}")
     _print_category_summary(note, proposal, out)
     return 0
 
@@ -438,11 +441,9 @@ def _print_category_summary(note: Note, proposal: ExtractionProposal, out: TextI
     suggested = "; ".join(f"{axis}: {value} ({count})" for (axis, value), count in sorted(counts.items()))
     now = "; ".join(f"{axis}: {', '.join(values)}" for axis, values in sorted(current.items())) or "none"
     missing = sorted(f"{axis}: {value}" for axis, value in counts if value not in current.get(axis, ()))
-    print(f"\ncategories suggested for {note.slug} in notebook {proposal.notebook}: {suggested}; it has now: {now}",
-          file=out)
+    show(out, f"\ncategories suggested for {note.slug} in notebook {proposal.notebook}: {suggested}; it has now: {now}")
     if missing:
-        print(f"  not yet on the note (add them to its front matter by hand if they fit): {', '.join(missing)}",
-              file=out)
+        show(out, f"  not yet on the note (add them to its front matter by hand if they fit): {', '.join(missing)}")
 
 
 def sidecar_path(content: Path, note: Note) -> Path:
@@ -463,7 +464,7 @@ def apply_extractions(content: Path, path: Path, proposal: ExtractionProposal, o
     proposal_rel = path.resolve().relative_to(content).as_posix()
     # the extractions file and the record change together, or not at all: an error (the
     # new extractions not landing as planned) or a kill between the two is undone
-    with Change(content, f"carnet apply {proposal_rel}") as change:
+    with ContentChange(content, f"carnet apply {proposal_rel}") as change:
         if accepted:
             elements = analysis.anchored[note.slug].document.elements
             # the stored quote is the note's own text where the passage lands now, never
@@ -472,11 +473,11 @@ def apply_extractions(content: Path, path: Path, proposal: ExtractionProposal, o
                                    d.passage.occurrence) for d in accepted]
             _write_sidecar(content, note, proposal, items, today, change)
             _confirm(content, note, accepted, analysis.errors)
-        change.write(proposal_rel, _recorded(path, decisions, today))
+        change.write(_recorded(content, path, decisions, today))
     return decisions
 
 
-def _recorded(path: Path, decisions: list[PassageDecision], today: dt.date) -> bytes:
+def _recorded(content: Path, path: Path, decisions: list[PassageDecision], today: dt.date) -> PlannedWrite:
     """The proposal with its decisions appended: what was written stays as it was."""
     results: list[dict[str, Any]] = []
     for decision in decisions:
@@ -486,30 +487,21 @@ def _recorded(path: Path, decisions: list[PassageDecision], today: dt.date) -> b
         if decision.reason:
             entry["reason"] = decision.reason
         results.append(entry)
-    return with_applied_record(path, today, results)
+    return applied_record(content, path, today, results)
 
 
 def _write_sidecar(content: Path, note: Note, proposal: ExtractionProposal, items: list[NewExtraction],
-                   today: dt.date, change: Change) -> None:
-    """Append ``items`` to the note's extractions file (made if missing), as part of ``change``."""
-    target = sidecar_path(content, note)
-    rel = target.relative_to(content).as_posix()
-    read = None
-    if target.exists():
-        read, problems = read_text_file(target.read_bytes(), rel)
-        if read is None:
-            raise AnalyseError("; ".join(f"{p.location()}: {p.message}" for p in problems)
-                               + " — fix the file (save it as UTF-8 text) and apply again; nothing was written")
+                   today: dt.date, change: ContentChange) -> None:
+    """Append ``items`` to the note's extractions file (made if missing), as part of
+    ``change``: in the file's own layout, and read back before it is written."""
+    rel = sidecar_path(content, note).relative_to(content).as_posix()
     provenance = proposal.provenance
     made = ", ".join(f"{key} {provenance[key]}" for key in ("method", "model", "prompt", "prompt_version")
                      if provenance.get(key))
+    # one comment line whatever the server named its model: yamledit escapes line breaks
     comment = f"added by 'carnet apply' on {today.isoformat()} from {proposal.file} ({made})"
-    try:
-        new_text = append_extractions(read.text if read else None, items, comment)
-        check_appended(new_text, items)
-    except SidecarError as exc:
-        raise AnalyseError(f"{rel}: {exc}; nothing was written") from exc
-    change.write(rel, read.encode(new_text) if read else new_text.encode("utf-8"))
+    change.write(appended(content, rel, "extractions", [item.as_record() for item in items], comment,
+                          render=render_entry))
 
 
 def _confirm(content: Path, note: Note, accepted: list[PassageDecision], errors_before: list[Problem]) -> None:

@@ -9,8 +9,10 @@ from pathlib import Path
 
 from generator.anchoring import AnchorStatus
 from generator.anchoring.fix import current_quote, replace_value
-from generator.files import read_text_file, write_atomic
+from generator.corpus.source import ValueSpan
+from generator.files import read_text_file
 from generator.pipeline import Analysis
+from generator.writes import PlannedWrite, read_back, write_content
 
 
 @dataclass(frozen=True)
@@ -38,23 +40,44 @@ def relocated_fixes(analysis: Analysis) -> list[AnchorFix]:
     return sorted(fixes, key=lambda f: (f.file, f.line))
 
 
+def _as_written(text: str, span: ValueSpan, quote: str) -> str:
+    """The value ``quote`` reads back as once written at ``span``: a literal block kept
+    with its clipping header (``|``) ends with one line break, as the old value did."""
+    old = text[span.start:span.end]
+    header = old.partition("\n")[0]
+    if old.startswith("|") and "\n" in quote and not header.strip("|+-").strip() and "-" not in header \
+            and "+" not in header:
+        return quote + "\n"
+    return quote
+
+
 def write_fixes(content_dir: Path, analysis: Analysis, fixes: list[AnchorFix]) -> list[str]:
-    """Rewrite the quotes of ``fixes`` in their files; returns the files written."""
+    """Rewrite the quotes of ``fixes`` in their files; returns the files written. Each
+    file goes through the write seam: it must read back with exactly those quotes
+    changed, every other record byte for byte; all the files change, or none."""
     spans = {e.id: e.quote_span for n in analysis.corpus.notes.values() for e in n.extractions}
     by_file: dict[str, list[AnchorFix]] = {}
     for fix in fixes:
         by_file.setdefault(fix.file, []).append(fix)
-    written = []
+    writes = []
     for rel, file_fixes in sorted(by_file.items()):
         path = content_dir / rel
+        raw = path.read_bytes()
         # spans are offsets in the text the loader read: decoded the same way (NFC)
-        read, _problems = read_text_file(path.read_bytes(), rel, nfc=True)
-        if read is None:
+        read, _problems = read_text_file(raw, rel, nfc=True)
+        old, _ = read_back(rel, raw)
+        if read is None or not isinstance(old, dict) or not isinstance(old.get("extractions"), list):
             continue
         text = read.text
         # later offsets first, so earlier spans stay valid
         for fix in sorted(file_fixes, key=lambda f: spans[f.extraction].start, reverse=True):
             text = replace_value(text, spans[fix.extraction], fix.new)
-        write_atomic(path, read.encode(text))
-        written.append(rel)
-    return written
+        new_quotes = {fix.extraction: _as_written(read.text, spans[fix.extraction], fix.new) for fix in file_fixes}
+        items = old["extractions"]
+        changed = [index for index, item in enumerate(items) if isinstance(item, dict) and item.get("id") in new_quotes]
+        meant = dict(old, extractions=[dict(item, quote=new_quotes[item["id"]]) if index in changed else item
+                                       for index, item in enumerate(items)])
+        writes.append(PlannedWrite(rel, read.encode(text), meant,
+                                   frozenset(("extractions", index) for index in changed)))
+    write_content(content_dir, "carnet check --fix-anchors --write", *writes)
+    return [write.rel for write in writes]

@@ -17,12 +17,11 @@ import difflib
 import hashlib
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import yaml
 
-from generator.files import read_text_file, write_atomic
-from generator.journal import Change
+from generator.files import read_text_file
 from generator.corpus.model import NoteType
 from generator.analysis.fingerprints import RECORD_NAME
 from generator.analysis.plan import PassageDecision
@@ -31,6 +30,8 @@ from generator.corpus.source import decode_text, parse_yaml
 from generator.pipeline import Analysis, analyse
 from generator.problems import CarnetError
 from generator.synthesis.sections import Operation, OperationResult, Sources, apply_operations, sections
+from generator.terminal import visible
+from generator.writes import ContentChange, PlannedWrite, read_back, write_content
 
 SECTION_HEADING = "Pièces à intégrer"
 MAX_OPERATIONS = 5
@@ -91,7 +92,8 @@ def propose(content: Path, slug: str, provider: str = "extractive", max_operatio
                        for o in operations],
     }
     record["id"], path = free_proposal_path(content / "proposals" / "sections" / slug, record["id"])
-    write_atomic(path, dump_yaml(record))
+    rel = path.relative_to(content).as_posix()
+    write_content(content, f"carnet propose {slug}", PlannedWrite(rel, dump_yaml(record), record))
     return path
 
 
@@ -112,13 +114,20 @@ _Dumper.add_representer(str, lambda dumper, value: dumper.represent_scalar(
     "tag:yaml.org,2002:str", value, style="|" if "\n" in value else None))
 
 
-def with_applied_record(path: Path, date: dt.date, results: list[dict[str, Any]]) -> bytes:
-    """The proposal at ``path`` with ``apply``'s decisions appended: the proposal as
-    written (comments included) stays as it was."""
+def applied_record(content: Path, path: Path, date: dt.date, results: list[dict[str, Any]]) -> PlannedWrite:
+    """The write of ``apply``'s decisions into the proposal at ``path``: appended as its
+    ``applied:`` field, the proposal as written (comments included) kept as it was."""
+    rel = path.resolve().relative_to(content.resolve()).as_posix()
     existing = path.read_bytes()
-    if not existing.endswith(b"\n"):
-        existing += b"\n"
-    return existing + dump_yaml({"applied": {"date": date.isoformat(), "results": results}})
+    value, _problems = read_back(rel, existing)
+    if not isinstance(value, dict):
+        raise ProposalError(f"{rel} is not a proposal any more (it does not read as a mapping); nothing was written")
+    applied = {"date": date.isoformat(), "results": results}
+    separator = b"" if existing.endswith(b"\n") or not existing else (b"\r\n" if b"\r\n" in existing else b"\n")
+    addition = dump_yaml({"applied": applied})
+    if b"\r\n" in existing:
+        addition = addition.replace(b"\n", b"\r\n")
+    return PlannedWrite(rel, existing + separator + addition, dict(value, applied=applied))
 
 
 def dump_yaml(record: dict[str, Any]) -> bytes:
@@ -153,8 +162,9 @@ OPERATIONS_SCHEMA = {
 
 
 def _from_model(analysis: Analysis, slug: str, uncited, max_operations: int, today: dt.date):
-    from generator.llm import LLMClient, llm_settings
+    from generator.llm import LLMAnswerError, LLMClient, llm_settings
     from generator.llm.prompts import load_prompt
+    from generator.llm.schema import prompt_examples
 
     note = analysis.corpus.notes[slug]
     lines = note.body.split("\n")
@@ -168,11 +178,49 @@ def _from_model(analysis: Analysis, slug: str, uncited, max_operations: int, tod
                          "comments": item.comments, "disagreements": item.disagreements})
     groups = evidence_groups(analysis, slug, [item["id"] for item in evidence])
     client = LLMClient(llm_settings(analysis.corpus.settings.extra), today=today)
-    data, provenance = client.chat_json(load_prompt("propose_sections"), OPERATIONS_SCHEMA, title=note.title,
+    prompt = load_prompt("propose_sections")
+    data, provenance = client.chat_json(prompt, OPERATIONS_SCHEMA, title=note.title,
                                         sections=context_sections, evidence=evidence, groups=groups,
                                         max_operations=max_operations)
+    faults = operation_faults(data["operations"], max_operations, prompt_examples(prompt.text))
+    if faults:  # the operations make one edit of the article: a bad one refuses the answer
+        raise LLMAnswerError("the model's operations are refused, nothing was written: " + "; ".join(faults),
+                             provenance.usage)
     operations = [Operation(o["op"], o["heading"], o["after_heading"], o["content"]) for o in data["operations"]]
     return operations, provenance.as_record()
+
+
+MAX_CONTENT_CHARS = 20_000
+"""Longest text one operation of a model may add."""
+MAX_HEADING_CHARS = 200
+"""Longest heading one operation of a model may name."""
+
+
+def operation_faults(operations: list[dict[str, Any]], max_operations: int,
+                     examples: dict[str, frozenset[str]]) -> list[str]:
+    """What makes the model's operations unusable, one line each: more than asked for,
+    over-long text, a placeholder (empty, "…", the prompt's own example) where an
+    operation needs text or a heading. [] when they can be proposed."""
+    from generator.llm.schema import placeholder, shown, too_long
+
+    faults = []
+    if len(operations) > max(1, max_operations):
+        faults.append(f"{len(operations)} operations, more than the {max(1, max_operations)} asked for")
+    for number, item in enumerate(operations[:max(1, max_operations)], start=1):
+        op = item["op"]
+        for name, limit in (("content", MAX_CONTENT_CHARS), ("heading", MAX_HEADING_CHARS),
+                            ("after_heading", MAX_HEADING_CHARS)):
+            if too_long(item[name], limit):
+                faults.append(f"operation {number} ({op}): its {name} is {too_long(item[name], limit)}")
+        if op == "NoChange":
+            continue
+        if placeholder(item["content"], examples.get("content", ())):
+            faults.append(f"operation {number} ({op}): its content is a placeholder ({shown(item['content'])})")
+        for name in ("heading", "after_heading"):
+            said = item[name]
+            if (said or (name == "heading" and op == "InsertSection")) and placeholder(said, examples.get(name, ())):
+                faults.append(f"operation {number} ({op}): its {name} is a placeholder ({shown(said)})")
+    return faults
 
 
 def evidence_groups(analysis: Analysis, slug: str, chosen: list[str]) -> list[dict[str, Any]]:
@@ -232,7 +280,8 @@ def _dry_run(content: Path, proposal: Proposal, only: set[int] | None):
     return analysis, note, path, stale, chosen, body, results
 
 
-def review(path: Path, out=sys.stdout) -> int:
+def review(path: Path, out: TextIO | None = None) -> int:
+    out = out or sys.stdout  # read at the call, so a redirected stdout is honoured
     content, proposal = load_proposal(path)
     if isinstance(proposal, ExtractionProposal):
         from generator.commands.analyse import review_extractions
@@ -242,22 +291,23 @@ def review(path: Path, out=sys.stdout) -> int:
     colour = out.isatty()
 
     def paint(text: str, code: str) -> str:
-        return f"\033[{code}m{text}\033[0m" if colour else text
+        """``text`` shown safely (its control characters escaped), then coloured."""
+        return f"\033[{code}m{visible(text)}\033[0m" if colour else visible(text)
 
     method = proposal.provenance.get("method", "?")
-    print(f"proposal {proposal.id} for {proposal.target} ({len(proposal.operations)} operation(s), made by "
-          f"method {method}{' · ' + proposal.provenance.get('model', '') if proposal.provenance.get('model') else ''})",
-          file=out)
+    model = proposal.provenance.get("model")
+    print(visible(f"proposal {proposal.id} for {proposal.target} ({len(proposal.operations)} operation(s), made by "
+                  f"method {method}{f' · {model}' if model else ''})"), file=out)
     if stale:
         print(paint("STALE: the article changed since this proposal was made; apply will refuse it", "31;1"), file=out)
     if not proposal.pending:
-        print(f"already applied on {proposal.applied_on}", file=out)
+        print(visible(f"already applied on {proposal.applied_on}"), file=out)
     current = note.body
     for result in results:
         op = result.operation
         where = op.heading if op.op != "InsertSection" else f"{op.heading} (after {op.after_heading or 'the lead'})"
         verdict = paint("accepted", "32") if result.accepted else paint(f"rejected: {result.reason}", "31")
-        print(f"\n[{result.index + 1}] {op.op} {where!r}: {verdict}", file=out)
+        print(f"\n{visible(f'[{result.index + 1}] {op.op} {where!r}')}: {verdict}", file=out)
         if result.accepted and op.op != "NoChange":
             after, _ = apply_operations(current, [op], sources_for(analysis, proposal.target))
             for line in difflib.unified_diff(current.split("\n"), after.split("\n"), "article", "proposed",
@@ -270,7 +320,7 @@ def review(path: Path, out=sys.stdout) -> int:
             current = after
         elif not result.accepted:
             for line in op.content.split("\n"):
-                print(f"    | {line}", file=out)
+                print(f"    | {visible(line)}", file=out)
     return 0
 
 
@@ -311,11 +361,12 @@ def apply(path: Path, only: list[int] | None = None, today: dt.date | None = Non
         if result.removed:
             entry["removed"] = result.removed
         decisions.append(entry)
-    recorded = with_applied_record(path, today or dt.date.today(), decisions)
-    proposal_rel = path.resolve().relative_to(content).as_posix()
+    recorded = applied_record(content, path, today or dt.date.today(), decisions)
+    old_meta, _problems = read_back(article_rel, article.read_bytes())
     # the article and the record change together, or not at all (a kill between them is undone)
-    with Change(content, f"carnet apply {proposal_rel}") as change:
+    with ContentChange(content, f"carnet apply {recorded.rel}") as change:
         if new_text != read.text:  # written back with the article's own BOM and line ends
-            change.write(article_rel, read.encode(new_text))
-        change.write(proposal_rel, recorded)
+            change.write(PlannedWrite(article_rel, read.encode(new_text),
+                                      {"front_matter": old_meta["front_matter"], "body": body}, frozenset({("body",)})))
+        change.write(recorded)
     return results

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import yaml
 
-from generator.files import write_atomic
 from generator.pipeline import analyse
 from generator.problems import CarnetError
 from generator.selection.select import select, selection_threshold
+from generator.terminal import show
+from generator.writes import PlannedWrite, appended, write_content
 
 
 def reindex(content: Path, analysis, model: str, texts: list[str], out=sys.stdout) -> Path:
@@ -50,52 +51,84 @@ def run_select(content: Path, wiki: str, threshold: float | None, oppositions: b
         if provider != "endpoint":
             raise CarnetError("--reindex needs 'embeddings: {provider: endpoint, model: …}' in carnet.yaml")
         path = reindex(content, analysis, model, [quotes[i] for i in audit.perimeter_extractions or []], out)
-        print(f"embeddings cached in {path}", file=out)
+        show(out, f"embeddings cached in {path}")
     cache = load_cache(content, model) if provider == "endpoint" else {}
     selection = select(analysis.corpus, audit.perimeter_extractions or [], chosen, provider, cache)
     if selection.vectors == "tfidf-fallback":
-        print(f"the cache of {model!r} lacks some texts: TF-IDF used instead (carnet select {wiki} --reindex)",
-              file=out)
-    print(f"{wiki}: {len(selection.order)} extractions, {len(selection.groups)} groups under the threshold "
-          f"{chosen:g} (single linkage, 0–100 scale)", file=out)
+        show(out, f"the cache of {model!r} lacks some texts: TF-IDF used instead (carnet select {wiki} --reindex)")
+    show(out, f"{wiki}: {len(selection.order)} extractions, {len(selection.groups)} groups under the threshold "
+              f"{chosen:g} (single linkage, 0–100 scale)")
     for number, group in enumerate(selection.groups, start=1):
         print(f"\ngroup {number} ({len(group.members)})" + (f": diameter {group.diameter:g}, "
               f"{group.beyond_share:.0%} of member pairs beyond the threshold" if len(group.members) >= 3 else ""),
               file=out)
         if group.chaining:
-            print(f"  WARNING chaining: members are together through a path; it runs through "
-                  f"{', '.join(group.bridges) or 'several members'}", file=out)
+            show(out, f"  WARNING chaining: members are together through a path; it runs through "
+                      f"{', '.join(group.bridges) or 'several members'}")
         edges = {e.member: e for e in group.edges}
         for member in group.members:
             edge = edges.get(member)
             why = f"  (joined at {edge.distance:g} from {edge.via}, under {chosen:g})" if edge else ""
-            print(f"  - {member}: {quotes[member][:70]!r}{why}", file=out)
+            show(out, f"  - {member}: {quotes[member][:70]!r}{why}")
     erased, lost = selection.central_erased
     print(f"\nrepresenting each group by its central member would erase {erased} of {len(selection.order)} "
           f"extractions and {lost} disagreeing comments", file=out)
+    refused: list = []
     if oppositions:
-        path = record_oppositions(content, analysis, wiki, audit.perimeter_extractions or [], quotes)
-        print(f"oppositions recorded in {path}", file=out)
+        path, added, kept, made, refused = record_oppositions(content, analysis, wiki,
+                                                              audit.perimeter_extractions or [], quotes)
+        kept_note = f"; the {kept} pair(s) already recorded are kept as they were" if kept else ""
+        print(f"{added} opposition(s) recorded in {path}{kept_note}" if added or made else
+              f"no new opposition found: {path} is left as it was{kept_note}", file=out)
+        for item in refused:
+            show(out, f"  refused: {item.describe()}")
+        if refused:
+            show(out, f"  {len(refused)} item(s) of the model's answers were refused: the pass is incomplete; "
+                      "run it again (or record those pairs by hand)")
     recorded = analyse(content).corpus.oppositions.get(wiki) if oppositions else analysis.corpus.oppositions.get(wiki)
     if recorded is None:
         print("oppositions: not run for this wiki (carnet select WIKI --oppositions, with an endpoint)", file=out)
     else:
-        print(f"oppositions ({recorded.provenance.get('method')}):", file=out)
+        show(out, f"oppositions ({recorded.provenance.get('method')}):")
         for item in recorded.oppositions:
-            print(f"  - {item.question}: {item.a} ⟷ {item.b}", file=out)
-    return 0
+            show(out, f"  - {item.question}: {item.a} ⟷ {item.b}")
+    from generator.cli import EXIT_MODEL, EXIT_OK
+
+    return EXIT_MODEL if refused else EXIT_OK  # refused items: the pass is incomplete
 
 
-def record_oppositions(content: Path, analysis, wiki: str, ids: list[str], quotes: dict[str, str]) -> Path:
+def record_oppositions(content: Path, analysis, wiki: str, ids: list[str], quotes: dict[str, str]
+                       ) -> tuple[Path, int, int, bool, list]:
+    """Run the pass and record what it found: a new file when the wiki has none; else
+    the new pairs appended beside the recorded ones, each with its own provenance —
+    a pair a person (or an earlier pass) recorded is never replaced or dropped.
+    Returns the file, the pairs added, the pairs already recorded, whether the
+    file was made, and the items of the answers refused (RefusedOpposition)."""
     from generator.llm import LLMClient, llm_settings
     from generator.llm.prompts import load_prompt
     from generator.selection.oppositions import find_oppositions
 
     client = LLMClient(llm_settings(analysis.corpus.settings.extra))
-    found, provenance, _requests = find_oppositions(client, load_prompt("find_oppositions"),
-                                                    [(i, quotes[i]) for i in sorted(ids)])
-    record = {"wiki": wiki, "provenance": provenance,
-              "oppositions": [{"a": o.a, "b": o.b, "question": o.question} for o in found]}
-    path = content / "oppositions" / f"{wiki}.yaml"
-    write_atomic(path, yaml.safe_dump(record, allow_unicode=True, sort_keys=False, width=100).encode("utf-8"))
-    return path
+    passed = find_oppositions(client, load_prompt("find_oppositions"), [(i, quotes[i]) for i in sorted(ids)])
+    found, provenance = passed.found, passed.provenance
+    rel = f"oppositions/{wiki}.yaml"
+    recorded = analysis.corpus.oppositions.get(wiki)
+    command = f"carnet select {wiki} --oppositions"
+    if recorded is None or recorded.file != rel:
+        if (content / rel).exists():
+            raise CarnetError(f"{rel} exists but does not load as this wiki's oppositions (run 'carnet check'); "
+                              "nothing was written")
+        record = {"wiki": wiki, "provenance": provenance,
+                  "oppositions": [{"a": o.a, "b": o.b, "question": o.question} for o in found]}
+        data = yaml.safe_dump(record, allow_unicode=True, sort_keys=False, width=100).encode("utf-8")
+        write_content(content, command, PlannedWrite(rel, data, record))
+        return content / rel, len(found), 0, True, passed.refused
+    known = {tuple(sorted((o.a, o.b))) for o in recorded.oppositions}
+    new = [o for o in found if (o.a, o.b) not in known]
+    if new:
+        own = {key: value for key, value in provenance.items() if key != "usage"}
+        items = [{"a": o.a, "b": o.b, "question": o.question, "provenance": own} for o in new]
+        made = ", ".join(f"{key} {own[key]}" for key in ("method", "model", "date") if own.get(key))
+        write_content(content, command, appended(content, rel, "oppositions", items,
+                                                 comment=f"added by '{command}' ({made})"))
+    return content / rel, len(new), len(recorded.oppositions), False, passed.refused

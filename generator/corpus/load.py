@@ -59,6 +59,15 @@ class ContentFiles:
 def read_content_dir(root: Path) -> ContentFiles:
     """List and read the content directory. Symlinks are never followed."""
     files = ContentFiles()
+    from generator.journal import JOURNAL, interrupted
+
+    command = interrupted(root)
+    if command is not None:  # a killed command's half-made change: never published as if whole
+        files.problems.append(Problem(
+            JOURNAL, None, "interrupted-change",
+            f"'{command}' was interrupted and left a change half made: some files hold its new text, others not",
+            "Run any command that writes content (run the interrupted one again): it puts the files back first.",
+            Severity.WARNING))
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         rel_dir = Path(dirpath).relative_to(root).as_posix()
         for name in sorted(dirnames):

@@ -4,6 +4,11 @@ Retries with exponential backoff on 429 and 5xx are the client's own (``max_retr
 a timeout or a connection failure after them is a :class:`LLMTransportError`. A
 truncated answer (``finish_reason == "length"``), invalid JSON or an answer outside the
 schema is a :class:`LLMAnswerError`: never recorded as a success (INV-15).
+
+Every string from the server is data (INV-21): an answer longer than
+:data:`MAX_ANSWER_CHARS` or a model name longer than :data:`MAX_MODEL_CHARS` is
+refused; the endpoint is recorded and shown without its credentials, query or
+fragment (:func:`redacted_endpoint`).
 """
 
 from __future__ import annotations
@@ -19,10 +24,42 @@ import openai
 from generator.llm.config import LLMSettings
 from generator.llm.errors import LLMAnswerError, LLMTransportError
 from generator.llm.prompts import Prompt
-from generator.llm.schema import validate
+from generator.llm.schema import shown, validate
 
 SYSTEM = ("You answer with one JSON object and nothing else, following the requested fields exactly. "
           "Unused text fields are empty strings.")
+MAX_ANSWER_CHARS = 1_000_000
+"""Longest answer (message content) read: past it the answer is refused, unparsed."""
+MAX_MODEL_CHARS = 200
+"""Longest model name the server may report; it is recorded with every answer."""
+MAX_SERVER_MESSAGE_CHARS = 300
+"""Longest part of a server's error message quoted in ours."""
+MAX_VECTOR_SIZE = 65_536
+"""Most dimensions an embedding may have."""
+
+
+def redacted_endpoint(url: str) -> str:
+    """``url`` as host[:port]/path: never its ``user:password@``, query or fragment,
+    which may hold a key. It is what provenance records and what messages show."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:  # an unparsable port or address: show none of it
+        return "(an unparsable address)"
+    if ":" in host:  # IPv6
+        host = f"[{host}]"
+    return f"{host}{f':{port}' if port is not None else ''}{parts.path}"
+
+
+def _usage_counts(usage: Any) -> dict[str, int]:
+    """The token counts the server reported, kept only when they are whole numbers."""
+    counts = {}
+    for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
+        value = getattr(usage, key, None) if usage is not None else None
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            counts[key] = value
+    return counts
 
 
 @dataclass(frozen=True)
@@ -31,7 +68,8 @@ class Provenance:
 
     Attributes:
         method: ``llm``, ``scripted`` or ``human``.
-        model, endpoint: the model as the server named it, and the endpoint's host.
+        model, endpoint: the model as the server named it, and the endpoint as
+            host[:port]/path (:func:`redacted_endpoint`).
         prompt, prompt_version: template name and hash.
         date: ISO date of the call.
         usage: token counts as the server reported them (``usage``); none are estimated.
@@ -61,50 +99,75 @@ class LLMClient:
     def __init__(self, settings: LLMSettings, today: dt.date | None = None) -> None:
         self.settings = settings
         self.today = today or dt.date.today()
+        self.endpoint = redacted_endpoint(settings.base_url)
         self._client = openai.OpenAI(base_url=settings.base_url, api_key=settings.api_key(),
                                      timeout=settings.timeout, max_retries=settings.max_retries)
 
-    def _provenance(self, prompt: Prompt | None, model: str, usage: Any) -> Provenance:
-        counts = {}
-        if usage is not None:
-            for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
-                value = getattr(usage, key, None)
-                if isinstance(value, int):
-                    counts[key] = value
-        return Provenance("llm", model or self.settings.model, urlsplit(self.settings.base_url).netloc,
-                          prompt.name if prompt else "", prompt.version if prompt else "", self.today.isoformat(),
-                          counts)
+    def _provenance(self, prompt: Prompt | None, model: Any, usage: Any) -> Provenance:
+        """The provenance of an answer; a model name that is not a short string is
+        refused (with the answer's tokens), since it is recorded with the answer."""
+        counts = _usage_counts(usage)
+        if model is None or model == "":
+            model = self.settings.model
+        if not isinstance(model, str):
+            raise LLMAnswerError(f"the server's model name is not a string ({type(model).__name__}): "
+                                 "nothing was recorded", counts)
+        if len(model) > MAX_MODEL_CHARS:
+            raise LLMAnswerError(f"the server named its model with {len(model):,} characters (at most "
+                                 f"{MAX_MODEL_CHARS} are accepted): nothing was recorded", counts)
+        return Provenance("llm", model, self.endpoint, prompt.name if prompt else "",
+                          prompt.version if prompt else "", self.today.isoformat(), counts)
+
+    def _transport_error(self, exc: openai.APIError, what: str) -> LLMTransportError | LLMAnswerError:
+        """The client's exception as ours: the address shown redacted, the server's
+        own message cut short (it is data)."""
+        retries = self.settings.max_retries
+        if isinstance(exc, openai.APITimeoutError):
+            return LLMTransportError(f"the endpoint {self.endpoint} did not answer {what} within "
+                                     f"{self.settings.timeout:g} s (after {retries} retries)")
+        if isinstance(exc, openai.APIConnectionError):
+            return LLMTransportError(f"cannot reach {self.endpoint} for {what}: {shown(str(exc), 120)}")
+        if isinstance(exc, openai.APIStatusError):
+            return LLMTransportError(f"the endpoint answered HTTP {exc.status_code} to {what} (after {retries} "
+                                     f"retries): {shown(str(exc.message), MAX_SERVER_MESSAGE_CHARS)}")
+        # a response the client could not read (APIResponseValidationError and the like)
+        return LLMAnswerError(f"the endpoint's response to {what} is unreadable: {shown(str(exc), 120)}")
 
     def chat_json(self, prompt: Prompt, schema: dict[str, Any], **context: object) -> tuple[dict[str, Any], Provenance]:
         """Ask with ``prompt`` rendered on ``context``; return the validated JSON answer."""
-        messages = [{"role": "system", "content": SYSTEM},
-                    {"role": "user", "content": prompt.render(**context)}]
+        messages: list[Any] = [{"role": "system", "content": SYSTEM},
+                               {"role": "user", "content": prompt.render(**context)}]
         try:
             response = self._client.chat.completions.create(
                 model=self.settings.model, messages=messages, temperature=0,
                 response_format={"type": "json_object"})
-        except openai.APITimeoutError as exc:
-            raise LLMTransportError(f"the endpoint {self.settings.base_url} did not answer within "
-                                    f"{self.settings.timeout:g} s (after {self.settings.max_retries} retries)") from exc
-        except openai.APIConnectionError as exc:
-            raise LLMTransportError(f"cannot reach {self.settings.base_url}: {exc}") from exc
-        except openai.APIStatusError as exc:
-            raise LLMTransportError(f"the endpoint answered HTTP {exc.status_code} "
-                                    f"(after {self.settings.max_retries} retries): {exc.message}") from exc
-        provenance = self._provenance(prompt, response.model, response.usage)
-        spent = provenance.usage  # an unusable answer still cost its tokens: the error carries them
-        if not response.choices:
+        except openai.APIError as exc:
+            raise self._transport_error(exc, "the chat request") from exc
+        except (ValueError, TypeError) as exc:  # a body the client cannot even decode
+            raise LLMAnswerError(f"the endpoint's response to the chat request is unreadable: "
+                                 f"{shown(str(exc), 120)}") from exc
+        spent = _usage_counts(getattr(response, "usage", None))  # an unusable answer still cost its tokens
+        provenance = self._provenance(prompt, getattr(response, "model", None), getattr(response, "usage", None))
+        choices = getattr(response, "choices", None)
+        if not isinstance(choices, list) or not choices:
             raise LLMAnswerError("the endpoint returned no answer", spent)
-        choice = response.choices[0]
-        if choice.finish_reason == "length":
+        choice = choices[0]
+        if getattr(choice, "finish_reason", None) == "length":
             raise LLMAnswerError("the answer was cut off (finish_reason: length): nothing was recorded; "
                                  "raise the model's output limit or ask for less", spent)
-        content = choice.message.content or ""
+        content = getattr(getattr(choice, "message", None), "content", None) or ""
+        if not isinstance(content, str):
+            raise LLMAnswerError(f"the answer is a {type(content).__name__}, not text: nothing was recorded", spent)
+        if len(content) > MAX_ANSWER_CHARS:
+            raise LLMAnswerError(f"the answer holds {len(content):,} characters, more than the {MAX_ANSWER_CHARS:,} "
+                                 "accepted: refused unread, nothing was recorded", spent)
         try:
             data = json.loads(content)
         except json.JSONDecodeError as exc:
             raise LLMAnswerError(f"the answer is not JSON ({exc.msg} at character {exc.pos}): nothing was "
                                  "recorded", spent) from exc
+        except RecursionError as exc:  # nested deeper than the parser goes
+            raise LLMAnswerError("the answer is JSON nested too deep to read: nothing was recorded", spent) from exc
         try:
             validate(data, schema)
         except LLMAnswerError as exc:
@@ -116,11 +179,24 @@ class LLMClient:
         model = self.settings.embeddings_model or self.settings.model
         try:
             response = self._client.embeddings.create(model=model, input=texts)
-        except openai.APITimeoutError as exc:
-            raise LLMTransportError(f"the endpoint {self.settings.base_url} timed out") from exc
-        except (openai.APIConnectionError, openai.APIStatusError) as exc:
-            raise LLMTransportError(f"embeddings failed at {self.settings.base_url}: {exc}") from exc
-        vectors = [item.embedding for item in sorted(response.data, key=lambda d: d.index)]
-        if len(vectors) != len(texts):
-            raise LLMAnswerError(f"{len(vectors)} vectors for {len(texts)} texts")
-        return vectors, self._provenance(None, response.model, response.usage)
+        except openai.APIError as exc:
+            raise self._transport_error(exc, "the embeddings request") from exc
+        except (ValueError, TypeError) as exc:
+            raise LLMAnswerError(f"the endpoint's response to the embeddings request is unreadable: "
+                                 f"{shown(str(exc), 120)}") from exc
+        spent = _usage_counts(getattr(response, "usage", None))
+        provenance = self._provenance(None, getattr(response, "model", None), getattr(response, "usage", None))
+        data = getattr(response, "data", None)
+        if not isinstance(data, list):
+            raise LLMAnswerError("the embeddings answer holds no list of vectors", spent)
+        items = sorted(data, key=lambda d: d.index if isinstance(getattr(d, "index", None), int) else -1)
+        given = [getattr(item, "embedding", None) for item in items]
+        if len(given) != len(texts):
+            raise LLMAnswerError(f"{len(given)} vectors for {len(texts)} texts", spent)
+        vectors = [v for v in given if isinstance(v, list)]
+        sizes = {len(v) for v in vectors}
+        if len(vectors) != len(given) or len(sizes) > 1 or not 0 < min(sizes, default=1) <= MAX_VECTOR_SIZE or not all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) for v in vectors for x in v):
+            raise LLMAnswerError(f"the embeddings are not vectors of numbers of one size (1 to {MAX_VECTOR_SIZE:,})",
+                                 spent)
+        return vectors, provenance

@@ -5,7 +5,16 @@ from generator.problems import CarnetError
 
 
 class LLMError(CarnetError):
-    """Base of every failure of a model call."""
+    """Base of every failure of a model call.
+
+    ``usage``: the token counts the server reported for the calls this failure cost
+    (an unusable answer was still spent; a command that made several calls before
+    failing adds theirs), as in :class:`~generator.llm.client.Provenance`.
+    """
+
+    def __init__(self, message: str, usage: dict[str, int] | None = None) -> None:
+        super().__init__(message)
+        self.usage: dict[str, int] = dict(usage or {})
 
 
 class LLMConfigError(LLMError):
@@ -17,12 +26,6 @@ class LLMTransportError(LLMError):
 
 
 class LLMAnswerError(LLMError):
-    """The answer is truncated, not JSON, or does not follow the requested schema.
-
-    ``usage``: the token counts the server reported for that unusable answer (it was
-    still spent), as in :class:`~generator.llm.client.Provenance`.
-    """
-
-    def __init__(self, message: str, usage: dict[str, int] | None = None) -> None:
-        super().__init__(message)
-        self.usage: dict[str, int] = dict(usage or {})
+    """The answer is truncated, not JSON, too large, does not follow the requested
+    schema, or breaks the request's rules (an item it was not asked about, a
+    placeholder where text was asked for)."""

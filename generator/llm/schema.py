@@ -1,17 +1,81 @@
-"""Flat JSON schemas small local models can follow, and their validation.
+"""Flat JSON schemas small local models can follow, their validation, and the
+semantic checks the callers add on each item (a placeholder, an over-long text).
 
 A schema is an object whose properties are strings (optionally an ``enum``),
 integers, numbers, booleans, or arrays of such scalars or of flat objects. No
 ``oneOf``, no nullable unions: an unused field is an empty string.
+
+Everything in an answer is data: a value quoted in a message is cut short
+(:func:`shown`), so an error never carries the answer's bulk.
 """
 
 from __future__ import annotations
 
+import json
+import unicodedata
+from collections.abc import Iterable
 from typing import Any
 
 from generator.llm.errors import LLMAnswerError
 
-_TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool}
+_TYPES: dict[str, type | tuple[type, ...]] = {"string": str, "integer": int, "number": (int, float),
+                                               "boolean": bool}
+SHOWN_CHARS = 60
+"""Longest piece of an answer's value quoted in a message."""
+
+
+def shown(value: Any, limit: int = SHOWN_CHARS) -> str:
+    """``repr(value)`` cut to about ``limit`` characters, for a message."""
+    text = repr(value[: limit + 1] if isinstance(value, str) else value)
+    return text if len(text) <= limit + 2 else text[:limit] + "…"
+
+
+def _fold(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).split()).casefold()
+
+
+def placeholder(text: str, examples: Iterable[str] = ()) -> bool:
+    """True when ``text`` holds nothing a reader can use: empty, only punctuation,
+    symbols and spaces ("…", "...", "-", "?"), or one of the prompt's own example
+    values (``examples``, compared ignoring case and spacing)."""
+    if all(unicodedata.category(c)[0] in "PSZC" for c in text):
+        return True
+    folded = _fold(text)
+    return any(folded == _fold(example) for example in examples)
+
+
+def prompt_examples(template: str) -> dict[str, frozenset[str]]:
+    """The example answer a prompt shows (``{"verdicts": [{"pair": "p1", …}]}``):
+    field name → the example values given for it. A model that copies the example
+    back has answered nothing."""
+    found: dict[str, set[str]] = {}
+    decoder = json.JSONDecoder()
+
+    def collect(value: Any, name: str) -> None:
+        if isinstance(value, dict):
+            for key, sub in value.items():
+                collect(sub, str(key))
+        elif isinstance(value, list):
+            for sub in value:
+                collect(sub, name)
+        elif isinstance(value, str) and name:
+            found.setdefault(name, set()).add(value)
+
+    start = template.find('{"')
+    while start >= 0:
+        try:
+            value, end = decoder.raw_decode(template, start)
+        except json.JSONDecodeError:
+            end = start + 1
+        else:
+            collect(value, "")
+        start = template.find('{"', end)
+    return {name: frozenset(values) for name, values in found.items()}
+
+
+def too_long(text: str, limit: int) -> str:
+    """The reason ``text`` is refused for its length, or "" when it fits."""
+    return f"{len(text):,} characters, more than the {limit:,} allowed" if len(text) > limit else ""
 
 
 def validate(value: Any, schema: dict[str, Any], path: str = "answer") -> None:
@@ -38,4 +102,4 @@ def validate(value: Any, schema: dict[str, Any], path: str = "answer") -> None:
     if not isinstance(value, expected) or (kind in ("integer", "number") and isinstance(value, bool)):
         raise LLMAnswerError(f"{path} must be a {kind}, not {type(value).__name__}")
     if "enum" in schema and value not in schema["enum"]:
-        raise LLMAnswerError(f"{path} is {value!r}, not one of {', '.join(map(str, schema['enum']))}")
+        raise LLMAnswerError(f"{path} is {shown(value)}, not one of {', '.join(map(str, schema['enum']))}")

@@ -4,12 +4,16 @@ pass over the whole perimeter (never group by group), through the LLM seam.
 When the perimeter does not fit in one request (``budget`` characters), it is cut into
 chunks and every pair of chunks is sent, so every pair of extractions is seen once —
 never silently a subset. Results go to ``content/oppositions/<wiki>.yaml`` with their
-provenance; a page without them says the pass was not run.
+provenance; a page without them says the pass was not run. An answer is untrusted:
+each of its items is checked against the request that asked for it, and the items
+refused are reported with the pass (:class:`OppositionPass`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from enum import Enum
 from itertools import combinations
 from typing import Any
 
@@ -18,6 +22,8 @@ from generator.corpus.source import YamlList
 from generator.problems import Problem
 
 BUDGET = 12000
+MAX_QUESTION_CHARS = 500
+"""Longest question recorded with an opposition; a longer one refuses its pair."""
 SCHEMA = {"type": "object", "required": ["oppositions"],
           "properties": {"oppositions": {"type": "array", "items": {
               "type": "object", "required": ["a", "b", "question"],
@@ -26,9 +32,15 @@ SCHEMA = {"type": "object", "required": ["oppositions"],
 
 @dataclass(frozen=True)
 class Opposition:
+    """Two extractions taking opposite positions on ``question``.
+
+    ``provenance``: how this pair was found when it differs from its file's (a pair a
+    later pass added beside pairs a person wrote carries its own); None: the file's."""
+
     a: str
     b: str
     question: str
+    provenance: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -64,26 +76,129 @@ def requests(items: list[tuple[str, str]], budget: int = BUDGET) -> list[list[tu
     return [a + b for a, b in combinations(parts, 2)] if len(parts) > 1 else parts
 
 
-def find_oppositions(client, prompt, items: list[tuple[str, str]], budget: int = BUDGET):
-    """Run the pass; returns (oppositions, provenance of the last request, requests sent).
-    Any failure raises: nothing is recorded from a partial pass."""
-    known = {i for i, _q in items}
+class OppositionFault(Enum):
+    """Why one item of an answer was not kept."""
+
+    UNKNOWN_ID = "names an extraction that was not in the request"
+    SAME_ID = "opposes an extraction to itself"
+    PLACEHOLDER = "has no question (empty or a placeholder)"
+    TOO_LONG = "has an over-long question"
+    CONFLICT = "answers a pair again with another question (the first is kept)"
+
+
+@dataclass(frozen=True)
+class RefusedOpposition:
+    """One item of an answer refused (each pair stands alone).
+
+    Attributes:
+        request: the request's number (1-based) among those of the pass.
+        a, b: the ids as the model wrote them.
+        fault: what was wrong; detail: the question or the value at fault, shortened.
+    """
+
+    request: int
+    a: str
+    b: str
+    fault: OppositionFault
+    detail: str = ""
+
+    def describe(self) -> str:
+        from generator.llm.schema import shown
+
+        detail = f": {self.detail}" if self.detail else ""
+        return f"request {self.request}: the pair {shown(self.a)} ⟷ {shown(self.b)} {self.fault.value}{detail}"
+
+
+@dataclass(frozen=True)
+class OppositionPass:
+    """What the pass found.
+
+    Attributes:
+        found: the oppositions kept, sorted by pair.
+        provenance: the last request's provenance, with the usage of all of them and
+            the number of requests.
+        requests: how many requests were sent.
+        refused: the items of the answers that were refused; the pass recorded
+            without them is incomplete, and the command says so.
+
+    It unpacks as ``(found, provenance, requests)``, as the pass returned before.
+    """
+
+    found: list[Opposition]
+    provenance: dict[str, Any]
+    requests: int
+    refused: list[RefusedOpposition] = field(default_factory=list)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.found, self.provenance, self.requests))
+
+
+def _check_item(item: dict[str, Any], sent: set[str], examples: frozenset[str]
+                ) -> tuple[OppositionFault, str] | None:
+    """Why one answered pair is refused, or None when it is usable."""
+    from generator.llm.schema import placeholder, shown, too_long
+
+    a, b, question = item["a"].strip(), item["b"].strip(), item["question"].strip()
+    if a not in sent or b not in sent:
+        return OppositionFault.UNKNOWN_ID, ""
+    if a == b:
+        return OppositionFault.SAME_ID, ""
+    if too_long(question, MAX_QUESTION_CHARS):
+        return OppositionFault.TOO_LONG, too_long(question, MAX_QUESTION_CHARS)
+    if placeholder(question, examples):
+        return OppositionFault.PLACEHOLDER, shown(question)
+    return None
+
+
+def find_oppositions(client, prompt, items: list[tuple[str, str]], budget: int = BUDGET) -> OppositionPass:
+    """Run the pass. Each answer is checked against its own request, item by item: an
+    id that was not sent, a pair of one extraction with itself, an empty, placeholder
+    or over-long question are refused and returned as such; a pair answered twice in
+    one request with another question keeps the first. A failed request raises, with
+    the tokens spent by the whole pass so far on the error: nothing is recorded from
+    a partial pass."""
+    from generator.llm import LLMError
+    from generator.llm.schema import prompt_examples, shown
+
+    examples = prompt_examples(prompt.text).get("question", frozenset())
     found: dict[tuple[str, str], Opposition] = {}
+    refused: list[RefusedOpposition] = []
     provenance: dict[str, Any] = {}
     usage: dict[str, int] = {}
     batches = requests(items, budget)
-    for batch in batches:
-        data, record = client.chat_json(prompt, SCHEMA, extractions=[{"id": i, "quote": q} for i, q in batch])
+    for number, batch in enumerate(batches, start=1):
+        try:
+            data, record = client.chat_json(prompt, SCHEMA, extractions=[{"id": i, "quote": q} for i, q in batch])
+        except LLMError as exc:
+            for key, value in exc.usage.items():
+                usage[key] = usage.get(key, 0) + value
+            exc.usage = dict(usage)
+            raise
         provenance = record.as_record()
         for key, value in record.usage.items():
             usage[key] = usage.get(key, 0) + value
+        sent = {i for i, _q in batch}
+        answered: dict[tuple[str, str], str] = {}
         for item in data["oppositions"]:
+            fault = _check_item(item, sent, examples)
+            if fault is not None:
+                refused.append(RefusedOpposition(number, item["a"], item["b"], *fault))
+                continue
             a, b = sorted((item["a"].strip(), item["b"].strip()))
-            if a in known and b in known and a != b:
-                found.setdefault((a, b), Opposition(a, b, item["question"].strip()))
+            question = item["question"].strip()
+            if (a, b) in answered:
+                if _fold(answered[(a, b)]) != _fold(question):
+                    refused.append(RefusedOpposition(number, a, b, OppositionFault.CONFLICT, shown(question)))
+                continue
+            answered[(a, b)] = question
+            found.setdefault((a, b), Opposition(a, b, question))
     provenance["usage"] = usage
     provenance["requests"] = len(batches)
-    return [found[k] for k in sorted(found)], provenance, len(batches)
+    return OppositionPass([found[k] for k in sorted(found)], provenance, len(batches), refused)
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.split()).casefold()
 
 
 def parse_oppositions(rel: str, value: Any, problems: list[Problem]) -> OppositionRecord | None:
@@ -99,6 +214,12 @@ def parse_oppositions(rel: str, value: Any, problems: list[Problem]) -> Oppositi
     if isinstance(items, YamlList):
         for index, item in enumerate(items):
             o = Fields(item, rel, f"opposition {index + 1}", problems, line=items.line_of(index))
-            o.check_known(("a", "b", "question"))
-            found.append(Opposition(o.text("a"), o.text("b"), o.text("question", "")))
+            o.check_known(("a", "b", "question", "provenance"))
+            own = o.data.get("provenance")
+            if own is not None and (not isinstance(own, dict) or own.get("method") not in ("llm", "scripted", "human")):
+                o.error("provenance", "missing-field", "the opposition's own provenance does not say how it was found",
+                        "Write 'provenance: {method: …}' (llm, scripted or human), or remove it.")
+                own = None
+            found.append(Opposition(o.text("a"), o.text("b"), o.text("question", ""),
+                                    dict(own) if isinstance(own, dict) else None))
     return OppositionRecord(f.text("wiki"), tuple(found), dict(provenance), rel)

@@ -12,7 +12,6 @@ from pathlib import Path
 import numpy as np
 from scipy import sparse
 
-from generator.files import write_atomic
 from generator.selection.embeddings import tfidf
 from generator.verification.records import text_hash
 
@@ -38,9 +37,14 @@ def load_cache(content: Path, model: str) -> dict[str, list[float]]:
 
 
 def save_cache(content: Path, model: str, vectors: dict[str, list[float]]) -> Path:
+    """Write the cache of ``model`` through the write seam (it owns the file whole)."""
+    from generator.writes import ALL, PlannedWrite, write_content
+
     path = cache_path(content, model)
-    write_atomic(path, json.dumps({"model": model, "vectors": dict(sorted(vectors.items()))},
-                                  separators=(",", ":")).encode("utf-8"))
+    record = {"model": model, "vectors": dict(sorted(vectors.items()))}
+    data = json.dumps(record, separators=(",", ":")).encode("utf-8")
+    write_content(content, "carnet select --reindex", PlannedWrite(path.relative_to(content).as_posix(), data,
+                                                                   record, ALL))
     return path
 
 

@@ -142,7 +142,7 @@ def site_part(site: SiteModel, known: TypedGraph) -> TypedGraph:
     for slug, record in site.oppositions.items():
         for number, item in enumerate(record.oppositions, start=1):
             key = f"opposition:{slug}/{number}"
-            g.node(key, "opposition", question=item.question, method=record.provenance.get("method", ""))
+            g.node(key, "opposition", question=item.question, method=(item.provenance or record.provenance).get("method", ""))
             for member in (item.a, item.b):
                 if exists(f"extraction:{member}"):
                     g.edge(f"extraction:{member}", key, "opposes")

@@ -53,7 +53,10 @@ def selection_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any
     recorded = site.oppositions.get(slug)
     if recorded is not None:
         oppositions = {"method": recorded.provenance.get("method", "?"), "model": recorded.provenance.get("model", ""),
-                       "items": [{"question": o.question, "a": describe(o.a), "b": describe(o.b)}
+                       "items": [{"question": o.question, "a": describe(o.a), "b": describe(o.b),
+                                  # a pair added beside the file's says how it was found itself
+                                  "method": (o.provenance or {}).get("method", ""),
+                                  "model": (o.provenance or {}).get("model", "")}
                                  for o in recorded.oppositions if o.a in extraction and o.b in extraction]}
     erased, lost = selection.central_erased
     ctx.update({

@@ -6,19 +6,27 @@ pairs per request; each batch's verdicts are appended to
 the batches before it. What could not be judged is reported; other work goes on, except
 after a transport failure (endpoint down, or failing after its retries): the remaining
 batches are then reported unjudged without being sent.
+
+An answer is checked against its request, pair by pair (pairs are independent): an
+item naming no pair of the batch, a pair answered twice, a placeholder or over-long
+rationale are refused, and a pair the answer leaves out stays unjudged; each is
+reported with its article and pair number. A batch none of whose items is usable is
+reported as refused.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 
 import yaml
 
-from generator.files import write_atomic
 from generator.llm import LLMClient, LLMError, LLMTransportError
 from generator.llm.prompts import Prompt, load_prompt
+from generator.llm.schema import placeholder, prompt_examples, shown, too_long
 from generator.verification.assess import Assessment
+from generator.writes import appended, write_content
 
 BATCH_SIZE = 8
 SCHEMA = {"type": "object", "required": ["verdicts"],
@@ -29,43 +37,141 @@ SCHEMA = {"type": "object", "required": ["verdicts"],
                              "rationale": {"type": "string"}}}}}}
 
 
+MAX_RATIONALE_CHARS = 2_000
+"""Longest rationale recorded with a verdict; a longer one refuses its pair."""
+
+
+class PairFault(Enum):
+    """Why one answer of a batch was not recorded (each pair stands alone)."""
+
+    UNKNOWN_PAIR = "names no pair of the batch"
+    ANSWERED_TWICE = "is answered more than once"
+    MISSING = "is missing from the answer"
+    PLACEHOLDER = "has a placeholder for a rationale"
+    TOO_LONG = "has an over-long rationale"
+
+
+@dataclass(frozen=True)
+class RefusedPair:
+    """One item of an answer refused, or one pair it left out.
+
+    Attributes:
+        article: the article the batch came from.
+        pair: the pair's number in the article (1-based, as in "pairs 3–4"); 0 when the
+            answer named no pair of the batch.
+        fault: what was wrong.
+        said: the pair id as the model wrote it (for an unknown one), or a detail.
+    """
+
+    article: str
+    pair: int
+    fault: PairFault
+    said: str = ""
+
+    def describe(self) -> str:
+        which = f"pair {self.pair}" if self.pair else f"an answer for pair {shown(self.said)}"
+        detail = f" ({self.said})" if self.said and self.pair else ""
+        return f"{self.article} {which} {self.fault.value}{detail}: left unjudged"
+
+
 @dataclass
 class JudgeReport:
+    """What ``carnet verify`` did.
+
+    Attributes:
+        judged: pairs whose verdict was written.
+        failed_batches: one line per batch that failed (transport, unusable answer) or
+            whose every item was refused.
+        refused: the answers refused item by item, and the pairs an answer left out.
+        unjudged: pairs without a verdict after the run (to send again).
+        usage: tokens the server reported, failed and refused answers included.
+        stopped: the endpoint failed to answer: later batches were not sent.
+    """
+
     judged: int = 0
     failed_batches: list[str] = field(default_factory=list)
+    refused: list[RefusedPair] = field(default_factory=list)
     unjudged: list[Assessment] = field(default_factory=list)
     usage: dict[str, int] = field(default_factory=dict)
-    stopped: bool = False  # the endpoint failed to answer: later batches were not sent
+    stopped: bool = False
+
+    @property
+    def complete(self) -> bool:
+        """Every pair sent got its verdict."""
+        return not self.failed_batches and not self.refused and not self.stopped
+
+    def add_usage(self, usage: dict[str, int]) -> None:
+        for key, value in usage.items():
+            self.usage[key] = self.usage.get(key, 0) + value
 
 
-def judge_batch(client: LLMClient, prompt: Prompt, batch: list[Assessment]) -> tuple[list[dict], dict]:
-    """One request for ``batch``; returns the records to write and the provenance."""
+@dataclass(frozen=True)
+class BatchVerdicts:
+    """One batch's answer, checked against its request.
+
+    Attributes:
+        records: the verdicts to write, one per pair answered well, in the batch's order.
+        provenance: the request's provenance record (its usage included).
+        refused: the items refused and the pairs left out; ``answered`` counts the
+            items the answer held.
+    """
+
+    records: list[dict]
+    provenance: dict
+    refused: list[RefusedPair]
+    answered: int
+
+
+def _pair_key(value: str) -> str:
+    return value.strip().lower()
+
+
+def judge_batch(client: LLMClient, prompt: Prompt, batch: list[Assessment], article: str = "",
+                first: int = 1) -> BatchVerdicts:
+    """One request for ``batch``, whose first pair is number ``first`` of ``article``.
+    Every item of the answer must name a pair of the batch, once, with a verdict and a
+    rationale that says something; the others are refused one by one."""
     keys = {f"p{number + 1}": item for number, item in enumerate(batch)}
     data, provenance = client.chat_json(prompt, SCHEMA, pairs=[
         {"key": key, "claim": item.claim.text, "passage": item.passage} for key, item in keys.items()])
-    answers = {answer["pair"]: answer for answer in data["verdicts"]}
+    number = {key: first + index for index, key in enumerate(keys)}
+    examples = prompt_examples(prompt.text).get("rationale", frozenset())
+    refused: list[RefusedPair] = []
+    answers: dict[str, list[dict]] = {}
+    for answer in data["verdicts"]:
+        key = _pair_key(answer["pair"])
+        if key in keys:
+            answers.setdefault(key, []).append(answer)
+        else:
+            refused.append(RefusedPair(article, 0, PairFault.UNKNOWN_PAIR, answer["pair"]))
     records = []
     for key, item in keys.items():
-        answer = answers.get(key)
-        if answer is None:
-            continue  # left unjudged, and reported as such
+        given = answers.get(key, [])
+        rationale = given[0]["rationale"].strip() if len(given) == 1 else ""
+        fault = (PairFault.MISSING if not given else PairFault.ANSWERED_TWICE if len(given) > 1
+                 else PairFault.TOO_LONG if too_long(rationale, MAX_RATIONALE_CHARS)
+                 else PairFault.PLACEHOLDER if placeholder(rationale, examples) else None)
+        if fault is not None:
+            detail = too_long(rationale, MAX_RATIONALE_CHARS) if fault is PairFault.TOO_LONG else \
+                f"{len(given)} times; a pair gets exactly one verdict" if fault is PairFault.ANSWERED_TWICE else \
+                shown(rationale) if fault is PairFault.PLACEHOLDER else ""
+            refused.append(RefusedPair(article, number[key], fault, detail))
+            continue
         records.append({
             "claim": item.claim.text, "claim_sha256": item.claim_sha256,
             "source": f"{item.link.marker.kind}:{item.link.marker.key}", "source_sha256": item.source_sha256,
-            "verdict": answer["verdict"], "rationale": answer["rationale"].strip(),
+            "verdict": given[0]["verdict"], "rationale": rationale,
             "provenance": dict(provenance.as_record(), threshold="supported"),
         })
-    return records, provenance.as_record()
+    return BatchVerdicts(records, provenance.as_record(), refused, len(data["verdicts"]))
 
 
-def append_verdicts(path: Path, records: list[dict]) -> None:
-    """Append records to a verdicts file (created when missing), atomically."""
-    existing = path.read_text(encoding="utf-8") if path.exists() else "verdicts:\n"
-    if not existing.endswith("\n"):
-        existing += "\n"
-    addition = yaml.safe_dump(records, allow_unicode=True, sort_keys=False, width=100)
-    text = existing + "".join(f"  {line}\n" if line else "\n" for line in addition.rstrip("\n").split("\n"))
-    write_atomic(path, text.encode("utf-8"))
+def append_verdicts(content: Path, article: str, records: list[dict]) -> None:
+    """Append records to ``verdicts/<article>.yaml`` (made when missing) in the file's own
+    layout, through the write seam: the file must read back as its old verdicts, byte for
+    byte, plus exactly these."""
+    rel = f"verdicts/{article}.yaml"
+    write_content(content, f"carnet verify {article}", appended(content, rel, "verdicts", records))
 
 
 def judge(content: Path, pending: dict[str, list[Assessment]], client: LLMClient,
@@ -80,19 +186,26 @@ def judge(content: Path, pending: dict[str, list[Assessment]], client: LLMClient
             if unreachable is not None:  # the endpoint kept failing: don't wait out every batch's retries
                 report.unjudged += batch
                 continue
+            pairs = f"{article} pairs {start + 1}–{start + len(batch)}"
             try:
-                records, provenance = judge_batch(client, prompt, batch)
+                answer = judge_batch(client, prompt, batch, article, start + 1)
             except LLMError as exc:
-                report.failed_batches.append(f"{article} pairs {start + 1}–{start + len(batch)}: {exc}")
+                report.failed_batches.append(f"{pairs}: {exc}")
                 report.unjudged += batch
+                report.add_usage(exc.usage)  # an unusable answer still cost its tokens
                 if isinstance(exc, LLMTransportError):
                     unreachable, report.stopped = exc, True
                 continue
-            append_verdicts(path, records)
-            report.judged += len(records)
+            records = answer.records
+            report.add_usage(answer.provenance.get("usage", {}))
+            report.refused += answer.refused
             judged = {r["claim_sha256"] + r["source_sha256"] for r in records}
             report.unjudged += [item for item in batch if item.claim_sha256 + item.source_sha256 not in judged]
-            for key, value in provenance.get("usage", {}).items():
-                report.usage[key] = report.usage.get(key, 0) + value
+            if not records:  # nothing usable: the batch is refused, and nothing is written
+                report.failed_batches.append(f"{pairs}: refused, no item of the answer could be recorded "
+                                             f"({answer.answered} item(s) for {len(batch)} pair(s))")
+                continue
+            append_verdicts(content, article, records)
+            report.judged += len(records)
     return report
 

@@ -2,6 +2,11 @@
 ``openai`` client code runs over real HTTP in tests (the one stand-in allowed).
 
     server.script(reply(json.dumps({...})), status(429), reply("{", finish="length"), delay(3))
+
+When the script runs out, a responder given with ``server.respond(fn)`` is asked:
+``fn(body)`` gets the request's JSON body and returns a :class:`Scripted` (or None for
+the usual 500). ``server.model_name = "..."`` (or ``Scripted.model``) makes the server
+name another model in its answers than the one asked for, as a proxy may.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Callable
 
 
 @dataclass
@@ -22,6 +27,7 @@ class Scripted:
     delay: float = 0.0
     usage: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 120, "completion_tokens": 40,
                                                            "total_tokens": 160})
+    model: str | None = None  # the model the answer names (default: the server's model_name, else the asked one)
 
 
 def reply(content: str, finish: str = "stop", usage: dict[str, int] | None = None) -> Scripted:
@@ -41,6 +47,8 @@ class ScriptedLLMServer:
         self.queue: list[Scripted] = []
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
+        self.responder: Callable[[dict[str, Any]], Scripted | None] | None = None
+        self.model_name: str | None = None
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -52,7 +60,15 @@ class ScriptedLLMServer:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with outer.lock:
                     outer.requests.append({"path": self.path, "body": body})
-                    step = outer.queue.pop(0) if outer.queue else Scripted(500, "no scripted answer left")
+                    step = outer.queue.pop(0) if outer.queue else None
+                    responder = outer.responder
+                if step is None and responder is not None:
+                    try:
+                        step = responder(body)
+                    except Exception as exc:  # a broken responder is a failing endpoint, never a hung test
+                        step = Scripted(500, f"responder failed: {exc!r}")
+                if step is None:
+                    step = Scripted(500, "no scripted answer left")
                 if step.delay:
                     time.sleep(step.delay)
                 if step.status != 200:
@@ -62,12 +78,12 @@ class ScriptedLLMServer:
                 if self.path.endswith("/embeddings"):
                     data = [{"object": "embedding", "index": i, "embedding": [float(len(t)), 1.0]}
                             for i, t in enumerate(body.get("input", []))]
-                    self._send(200, {"object": "list", "data": data, "model": body.get("model", ""),
+                    self._send(200, {"object": "list", "data": data, "model": outer._named(step, body, ""),
                                      "usage": {"prompt_tokens": 3, "total_tokens": 3}})
                     return
                 self._send(200, {
                     "id": "chatcmpl-scripted", "object": "chat.completion", "created": 0,
-                    "model": body.get("model", "scripted-model"),
+                    "model": outer._named(step, body, "scripted-model"),
                     "choices": [{"index": 0, "finish_reason": step.finish,
                                  "message": {"role": "assistant", "content": step.content}}],
                     "usage": step.usage,
@@ -92,6 +108,16 @@ class ScriptedLLMServer:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def _named(self, step: Scripted, body: dict[str, Any], default: str) -> str:
+        if step.model is not None:
+            return step.model
+        return self.model_name if self.model_name is not None else body.get("model", default)
+
+    def respond(self, responder: Callable[[dict[str, Any]], Scripted | None] | None) -> None:
+        """Answer with ``responder(body)`` whenever the script is empty (None: stop)."""
+        with self.lock:
+            self.responder = responder
 
     def script(self, *steps: Scripted) -> None:
         with self.lock:
