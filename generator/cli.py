@@ -219,6 +219,11 @@ def run_verify(args: argparse.Namespace) -> int:
         print(visible(f"  failed batch: {failure}"), file=sys.stderr)
     for refused in report.refused:
         print(visible(f"  refused: {refused.describe()}"), file=sys.stderr)
+    if report.write_error:
+        print(visible(f"carnet: {report.write_error}"), file=sys.stderr)
+        print("  stopped sending: the verdicts written before are kept; run 'carnet verify' again once the "
+              "file can be written", file=sys.stderr)
+        return EXIT_USAGE
     if report.stopped:
         print("  stopped sending once the endpoint failed: the verdicts above are kept; run 'carnet verify' "
               "again when it answers", file=sys.stderr)
@@ -424,7 +429,8 @@ def _interrupted_change(args: argparse.Namespace) -> None:
         return
     if args.command in READ_ONLY and not getattr(args, "write", False):
         command = interrupted(root)
-        if command:
+        # build and check report it with the content's problems (a warning: --strict fails)
+        if command and args.command not in ("build", "check"):
             print(f"carnet: warning: '{command}' was interrupted and left a change half made; the next command "
                   "that writes content (run it again) puts its files back first", file=sys.stderr)
         return

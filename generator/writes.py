@@ -193,18 +193,14 @@ def _loader_problems(content: Path, rel: str, data: bytes | None, planned: dict[
         elif value is not None:
             parse_extraction_proposal(rel, value, problems)
         return {(p.code, p.message) for p in problems if p.severity is not Severity.NOTICE}
-    elif parts[0] == "notes" and rel.endswith(".extractions.yaml"):
-        files.extractions[rel] = data
-        note = rel.removesuffix(".extractions.yaml") + ".md"
-        note_data = current(note)
-        if note_data is not None:
-            files.notes[note] = note_data
-    elif parts[0] == "notes" and rel.endswith(".md"):
-        files.notes[rel] = data
-        sidecar = rel.removesuffix(".md") + ".extractions.yaml"
-        sidecar_data = current(sidecar)
-        if sidecar_data is not None:
-            files.extractions[sidecar] = sidecar_data
+    elif parts[0] == "notes" and rel.endswith((".extractions.yaml", ".md")):
+        # a note and its extractions file are parsed together
+        note = rel.removesuffix(".extractions.yaml") + ".md" if rel.endswith(".extractions.yaml") else rel
+        sidecar = note.removesuffix(".md") + ".extractions.yaml"
+        for other, kind in ((note, files.notes), (sidecar, files.extractions)):
+            other_data = data if other == rel else current(other)
+            if other_data is not None:
+                kind[other] = other_data
     else:
         return set()
     _corpus, problems = parse_content(files)

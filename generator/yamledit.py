@@ -16,6 +16,8 @@ from typing import Any
 
 import yaml
 
+from generator.terminal import visible
+
 # the build's parser when present (libyaml); the pure one gives the same marks
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -78,16 +80,9 @@ def records(text: str) -> dict[Record, str]:
 
 def one_line(text: str) -> str:
     """``text`` safe inside a ``#`` comment: one line, every control or line-breaking
-    character written as an escape, so a server's string cannot end the comment."""
-    shown = []
-    for char in text:
-        code = ord(char)
-        if code < 0x20 or 0x7F <= code <= 0x9F or char in "\u2028\u2029\u0085\ufeff" \
-                or 0x202A <= code <= 0x202E or 0x2066 <= code <= 0x2069:
-            shown.append(f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}")
-        else:
-            shown.append(char)
-    return "".join(shown)
+    character written as an escape (as on a terminal), so a server's string cannot end
+    the comment; a byte-order mark too, which the YAML reader refuses mid-file."""
+    return visible(text).replace("\ufeff", "\\ufeff")
 
 
 class _Dumper(yaml.SafeDumper):

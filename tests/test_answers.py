@@ -306,7 +306,11 @@ def test_analyse_refuses_an_answer_with_too_many_passages_and_exits_3(small: Pat
     llm_server.script(reply(_passages(("la réserve est de 800 euros", "fait"), (f"la réserve{HOSTILE}", "inconnu"))))
     code, out, err = _main(["analyse", "conseil-a", "--notebook", "conseil", "--content", str(small)])
     assert code == EXIT_MODEL and "proposed 1 passage(s); left out 1" in out, "a refused passage: the model failed"
+    assert "are not marked as read (their answer had refused items)" in out
     _no_control(out + err)
+    # the elements of an answer with refused items are not recorded as read: sent again next time
+    record = (small / "proposals" / "extractions" / "conseil-a" / "analysed.yaml").read_text(encoding="utf-8")
+    assert "elements: []" in record, record
     (proposal,) = sorted((small / "proposals" / "extractions" / "conseil-a").glob("20*.yaml"))
     code, out, err = _main(["review", str(proposal)])
     assert code == EXIT_OK and "\\x1b[2J" in out

@@ -107,3 +107,27 @@ def test_read_text_file_keeps_the_layout_and_refuses_bad_utf8() -> None:
     assert read_text_file(b"b: e\xcc\x81\n", "x.yaml", nfc=True)[0].text == "b: \u00e9\n"
     read, (problem,) = read_text_file(b"a: 1\nb: caf\xe9\n", "x.yaml")
     assert read is None and (problem.file, problem.line, problem.code) == ("x.yaml", 2, "encoding")
+
+
+def test_write_records_a_quote_in_a_flow_style_extractions_file(small: Path) -> None:
+    """A multi-line quote cannot be a literal block inside ``[…]``: it is written on one
+    double-quoted line there, and every other extraction keeps its text."""
+    import yaml
+
+    from generator.yamledit import records
+
+    path = small / EXTS
+    value = yaml.safe_load(path.read_text(encoding="utf-8"))
+    flow = "extractions: [\n" + ",\n".join(
+        "  " + yaml.safe_dump(item, default_flow_style=True, allow_unicode=True, width=10**9).strip()
+        for item in value["extractions"]) + "\n]\n"
+    path.write_text(flow, encoding="utf-8")
+    replace(small, "notes/conseil-a.md", "Deuxième paragraphe", "Deuxieme paragraphe")
+    written = carnet("check", str(small), "--fix-anchors", "--write")
+    assert written.returncode == 0, written.stderr
+    after = path.read_text(encoding="utf-8")
+    new = yaml.safe_load(after)["extractions"]
+    assert [e["id"] for e in new] == [e["id"] for e in value["extractions"]]
+    moved = {key for key, text in records(flow).items() if records(after).get(key) != text}
+    assert len(moved) == 1, "only the relocated extraction changed"
+    assert analyse(small).anchored["conseil-a"].anchors["a-two-paragraphs"].status is AnchorStatus.ANCHORED

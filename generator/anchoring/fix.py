@@ -28,13 +28,24 @@ def render_scalar(value: str, key_column: int) -> str:
     return "|-\n" + "\n".join(lines)
 
 
-def replace_value(document: str, span: ValueSpan, value: str) -> str:
+def inline_scalar(value: str) -> str:
+    """``value`` as one double-quoted line (line breaks escaped): valid anywhere,
+    inside a flow mapping too."""
+    import yaml
+
+    return yaml.dump(value, default_style='"', allow_unicode=True, width=10**9).strip().removesuffix("...").strip()
+
+
+def replace_value(document: str, span: ValueSpan, value: str, inline: bool = False) -> str:
     """``document`` with the value at ``span`` replaced by ``value``, nothing else touched.
 
     A literal block (``|``) stays one, with its header and indentation, so that only
-    the lines whose text changed differ."""
+    the lines whose text changed differ. ``inline`` writes the value on one line,
+    double-quoted (for a value inside a flow collection, where no block can stand)."""
     old = document[span.start:span.end]
     trailing = old[len(old.rstrip("\n")):]
+    if inline:
+        return document[:span.start] + inline_scalar(value) + trailing + document[span.end:]
     header, _, body = old.partition("\n")
     if old.startswith("|") and "\n" in value and not header.strip("|+-").strip():
         content = [line for line in body.split("\n") if line.strip()]

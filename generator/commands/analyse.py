@@ -101,6 +101,8 @@ class NoteAnalysis:
         proposed: passages proposed; left_out: passages of the answers not proposed.
         usage: tokens the server reported for this note.
         path: the proposal written, if any.
+        unaccepted: elements sent whose answer had refused items: not marked as read,
+            so the next analysis sends them again.
         error: why the analysis of this note failed ("" when it did not).
     """
 
@@ -112,6 +114,7 @@ class NoteAnalysis:
     usage: dict[str, int] = field(default_factory=dict)
     path: Path | None = None
     error: str = ""
+    unaccepted: int = 0
 
 
 @dataclass
@@ -223,6 +226,7 @@ def _analyse_note(content: Path, analysis: Analysis, note: Note, notebook: Noteb
     proposed: list[ProposedExtraction] = []
     left_out: list[LeftOut] = []
     provenance: dict[str, Any] = {}
+    accepted: list[int] = []  # the elements whose answer was accepted whole: marked as read
     for number, chunk in enumerate(chunks, start=1):
         try:
             data, made = client.chat_json(prompt, SCHEMA, **prompt_context(
@@ -238,6 +242,10 @@ def _analyse_note(content: Path, analysis: Analysis, note: Note, notebook: Noteb
                                        notebook_slug, settings.kinds)
         proposed += found
         left_out += missed
+        if any(item.refused for item in missed):  # an answer that broke the request's rules is not a reading
+            result.unaccepted += len(chunk.analysed)
+        else:
+            accepted += chunk.analysed
     result.proposed, duplicates = drop_duplicates(proposed, _existing(analysis, note))
     result.left_out = left_out + duplicates
     provenance.pop("usage", None)
@@ -246,7 +254,7 @@ def _analyse_note(content: Path, analysis: Analysis, note: Note, notebook: Noteb
     proposal_id, path = free_proposal_path(folder, f"{today.isoformat()}-{provenance.get('method', 'llm')}")
     data = proposal_record(proposal_id, slug, notebook_slug, file_hash(content / note.source.file), provenance,
                            result.sent, result.proposed, result.left_out)
-    new_record = record_for(slug, notebook_slug, proposal_id, elements, record, selected)
+    new_record = record_for(slug, notebook_slug, proposal_id, elements, record, accepted)
     fingerprints = {"note": new_record.note, "notebook": new_record.notebook, "proposal": new_record.proposal,
                     "elements": list(new_record.fingerprints)}
     # the proposal and the fingerprints of what it covers are written together, or not at all
@@ -320,6 +328,9 @@ def print_report(report: AnalyseReport, out: TextIO | None = None) -> None:
             for refused in passage.refused:
                 show(out, f"    refused category {refused.axis + ': ' if refused.axis else ''}{refused.category} "
                           f"(passage {number}): {refused.reason}")
+        if item.unaccepted:
+            show(out, f"  {item.unaccepted} element(s) are not marked as read (their answer had refused items): "
+                      "the next analysis sends them again")
         show(out, f"  tokens: {_tokens(item.usage)}")
         if item.path is not None:
             shown = shown_path(item.path)

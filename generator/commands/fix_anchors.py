@@ -68,15 +68,22 @@ def write_fixes(content_dir: Path, analysis: Analysis, fixes: list[AnchorFix]) -
         old, _ = read_back(rel, raw)
         if read is None or not isinstance(old, dict) or not isinstance(old.get("extractions"), list):
             continue
-        text = read.text
-        # later offsets first, so earlier spans stay valid
-        for fix in sorted(file_fixes, key=lambda f: spans[f.extraction].start, reverse=True):
-            text = replace_value(text, spans[fix.extraction], fix.new)
-        new_quotes = {fix.extraction: _as_written(read.text, spans[fix.extraction], fix.new) for fix in file_fixes}
         items = old["extractions"]
-        changed = [index for index, item in enumerate(items) if isinstance(item, dict) and item.get("id") in new_quotes]
-        meant = dict(old, extractions=[dict(item, quote=new_quotes[item["id"]]) if index in changed else item
-                                       for index, item in enumerate(items)])
+        for inline in (False, True):
+            # the quote as a person writes it (a literal block when it spans lines); where
+            # that cannot stand (a flow list), on one double-quoted line
+            text = read.text
+            # later offsets first, so earlier spans stay valid
+            for fix in sorted(file_fixes, key=lambda f: spans[f.extraction].start, reverse=True):
+                text = replace_value(text, spans[fix.extraction], fix.new, inline)
+            new_quotes = {fix.extraction: fix.new if inline else _as_written(read.text, spans[fix.extraction], fix.new)
+                          for fix in file_fixes}
+            changed = [index for index, item in enumerate(items)
+                       if isinstance(item, dict) and item.get("id") in new_quotes]
+            meant = dict(old, extractions=[dict(item, quote=new_quotes[item["id"]]) if index in changed else item
+                                           for index, item in enumerate(items)])
+            if read_back(rel, read.encode(text))[0] == meant:
+                break
         writes.append(PlannedWrite(rel, read.encode(text), meant,
                                    frozenset(("extractions", index) for index in changed)))
     write_content(content_dir, "carnet check --fix-anchors --write", *writes)

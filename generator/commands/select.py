@@ -5,6 +5,7 @@ oppositions pass through the model and record it under ``content/oppositions/``.
 from __future__ import annotations
 
 import sys
+from typing import TextIO
 from pathlib import Path
 
 import yaml
@@ -16,8 +17,9 @@ from generator.terminal import show
 from generator.writes import PlannedWrite, appended, write_content
 
 
-def reindex(content: Path, analysis, model: str, texts: list[str], out=sys.stdout) -> Path:
+def reindex(content: Path, analysis, model: str, texts: list[str], out: TextIO | None = None) -> Path:
     """Embed the texts the cache of ``model`` lacks, through the endpoint (explicit, announced)."""
+    out = out or sys.stdout  # looked up at the call: a caller may have redirected it
     from generator.llm import LLMClient, llm_settings
     from generator.selection.vectors import load_cache, save_cache
     from generator.verification.records import text_hash
@@ -37,8 +39,9 @@ def reindex(content: Path, analysis, model: str, texts: list[str], out=sys.stdou
     return save_cache(content, model, cache)
 
 
-def run_select(content: Path, wiki: str, threshold: float | None, oppositions: bool, out=sys.stdout,
+def run_select(content: Path, wiki: str, threshold: float | None, oppositions: bool, out: TextIO | None = None,
                reindex_vectors: bool = False) -> int:
+    out = out or sys.stdout  # looked up at the call: a caller may have redirected it
     analysis = analyse(content)
     audit = analysis.articles.get(wiki)
     if audit is None or audit.kind != "wiki":

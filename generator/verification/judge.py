@@ -26,7 +26,7 @@ from generator.llm import LLMClient, LLMError, LLMTransportError
 from generator.llm.prompts import Prompt, load_prompt
 from generator.llm.schema import placeholder, prompt_examples, shown, too_long
 from generator.verification.assess import Assessment
-from generator.writes import appended, write_content
+from generator.writes import WriteError, appended, write_content
 
 BATCH_SIZE = 8
 SCHEMA = {"type": "object", "required": ["verdicts"],
@@ -86,6 +86,8 @@ class JudgeReport:
         unjudged: pairs without a verdict after the run (to send again).
         usage: tokens the server reported, failed and refused answers included.
         stopped: the endpoint failed to answer: later batches were not sent.
+        write_error: why a batch's verdicts could not be written (a full or read-only
+            disk, a file that cannot be extended safely): nothing more was sent.
     """
 
     judged: int = 0
@@ -94,6 +96,7 @@ class JudgeReport:
     unjudged: list[Assessment] = field(default_factory=list)
     usage: dict[str, int] = field(default_factory=dict)
     stopped: bool = False
+    write_error: str = ""
 
     @property
     def complete(self) -> bool:
@@ -180,10 +183,10 @@ def judge(content: Path, pending: dict[str, list[Assessment]], client: LLMClient
     report = JudgeReport()
     unreachable: LLMTransportError | None = None
     for article, items in sorted(pending.items()):
-        path = content / "verdicts" / f"{article}.yaml"
         for start in range(0, len(items), batch_size):
             batch = items[start:start + batch_size]
-            if unreachable is not None:  # the endpoint kept failing: don't wait out every batch's retries
+            if unreachable is not None or report.write_error:  # don't wait out every batch's retries, or pay
+                # for answers that could not be kept
                 report.unjudged += batch
                 continue
             pairs = f"{article} pairs {start + 1}–{start + len(batch)}"
@@ -205,7 +208,12 @@ def judge(content: Path, pending: dict[str, list[Assessment]], client: LLMClient
                 report.failed_batches.append(f"{pairs}: refused, no item of the answer could be recorded "
                                              f"({answer.answered} item(s) for {len(batch)} pair(s))")
                 continue
-            append_verdicts(content, article, records)
+            try:
+                append_verdicts(content, article, records)
+            except WriteError as exc:  # the file is left as it was: those pairs stay unjudged
+                report.write_error = str(exc)
+                report.unjudged += [item for item in batch if item not in report.unjudged]
+                continue
             report.judged += len(records)
     return report
 
