@@ -9,6 +9,7 @@ from itertools import combinations
 from pathlib import Path
 
 import pytest
+import yaml
 from bs4 import BeautifulSoup
 
 from generator.llm import LLMClient, LLMSettings
@@ -155,3 +156,39 @@ def test_endpoint_embeddings_are_cached_per_model_and_never_mixed(small: Path, l
     run_select(small, "wiki-budget", None, False, out)
     assert "TF-IDF used instead" in out.getvalue(), "a new model needs its own re-index"
     assert cache_path(small, "emb-a").exists() and not cache_path(small, "emb-b").exists()
+
+
+def test_a_pass_adds_its_pairs_beside_a_persons_and_each_says_how_it_was_found(tmp_path: Path, llm_server) -> None:
+    """`select --oppositions` over a wiki whose oppositions a person recorded: the model's
+    new pair is appended with its own provenance, the person's are kept byte for byte,
+    a pair already recorded is not added twice, and the page marks each pair's method."""
+    import shutil
+
+    from generator.cli import main
+    from generator.pipeline import build
+    from generator.yamledit import records
+
+    content = tmp_path / "content"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "content", content)
+    with (content / "carnet.yaml").open("a", encoding="utf-8") as settings:
+        settings.write(f"llm:\n  base_url: {llm_server.url}\n  model: juge\n  max_retries: 0\n")
+    path = content / "oppositions" / "cvl-wiki-budget.yaml"
+    before = path.read_text(encoding="utf-8")
+    person = [(o["a"], o["b"]) for o in yaml.safe_load(before)["oppositions"]]
+    ids = sorted(analyse(content).articles["cvl-wiki-budget"].perimeter_extractions)
+    new = next((a, b) for a, b in combinations(ids, 2) if (a, b) not in person and (b, a) not in person)
+    llm_server.script(reply(json.dumps({"oppositions": [
+        {"a": new[0], "b": new[1], "question": "Faut-il le faire ?"},
+        {"a": person[0][1], "b": person[0][0], "question": "Déjà là ?"}]})))
+    assert main(["select", "cvl-wiki-budget", "--oppositions", "--content", str(content)]) == 0
+    after = path.read_text(encoding="utf-8")
+    assert all(records(after)[key] == text for key, text in records(before).items()), "the person's pairs stay"
+    added = yaml.safe_load(after)["oppositions"][len(person):]
+    assert [(o["a"], o["b"], o["provenance"]["method"], o["provenance"]["model"]) for o in added] == \
+        [(*new, "llm", "juge")], "only the new pair, marked as the model's"
+    build(content, tmp_path / "site", search=False)
+    page = BeautifulSoup((tmp_path / "site" / "notes" / "cvl-wiki-budget.selection.html").read_bytes(), "html.parser")
+    items = page.select(".oppositions > ul > li")
+    assert len(items) == len(person) + 1
+    marked = [li for li in items if "méthode llm" in li.get_text()]
+    assert len(marked) == 1 and "Faut-il le faire ?" in marked[0].get_text()

@@ -34,7 +34,6 @@ from generator.commands.proposals import (
 from generator.corpus.model import Note, Notebook, NoteType
 from generator.corpus.proposal import ExtractionProposal
 from generator.corpus.source import decode_text, parse_yaml
-from generator.files import read_text_file
 from generator.pipeline import Analysis, analyse
 from generator.problems import CarnetError, Problem
 from generator.synthesis.sections import markers

@@ -20,8 +20,6 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
-import yaml
-
 from generator.llm import LLMClient, LLMError, LLMTransportError
 from generator.llm.prompts import Prompt, load_prompt
 from generator.llm.schema import placeholder, prompt_examples, shown, too_long
