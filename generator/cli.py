@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Sequence
 
 from generator import __version__
-from generator.problems import CarnetError, ContentError, Problem, Severity
+from generator.problems import (
+    EXIT_CONTENT, EXIT_MODEL, EXIT_OK, EXIT_USAGE, CarnetError, ContentError, Problem, Severity,
+)
 from generator.terminal import visible
-
-EXIT_OK, EXIT_CONTENT, EXIT_USAGE, EXIT_MODEL = 0, 1, 2, 3
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -247,6 +247,8 @@ def run_analyse(args: argparse.Namespace) -> int:
     report = run_analyse(args.content, args.notes, args.notebook, args.budget, args.whole)
     print_report(report)
     refused = any(left.refused for note in report.notes for left in note.left_out)
+    if any(not note.model_failed for note in report.failed):  # the content or the disk, not the model
+        return EXIT_USAGE
     return EXIT_MODEL if report.failed or refused else EXIT_OK
 
 
@@ -434,7 +436,13 @@ def _interrupted_change(args: argparse.Namespace) -> None:
             print(f"carnet: warning: '{command}' was interrupted and left a change half made; the next command "
                   "that writes content (run it again) puts its files back first", file=sys.stderr)
         return
-    for line in recover(root):
+    try:
+        lines = recover(root)
+    except OSError as exc:  # a full or read-only disk: the journal stays for the next try
+        raise CarnetError(f"an interrupted change under {root} could not be put back ({exc.strerror or exc}); "
+                          "its journal .carnet-change.json is kept: free some space or make the directory "
+                          "writable, then run the command again") from exc
+    for line in lines:
         print(f"carnet: {line}", file=sys.stderr)
 
 

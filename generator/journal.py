@@ -46,6 +46,7 @@ class Change:
         self.command = command
         self.before: dict[str, bytes | None] = {}
         self.written: dict[str, str | None] = {}
+        self.restored = True  # False when a failed change could not be undone (its journal is kept)
 
     def __enter__(self) -> "Change":
         return self
@@ -75,7 +76,8 @@ class Change:
                 _undo(self.root, {rel: (data, self.written[rel]) for rel, data in self.before.items()})
             (self.root / JOURNAL).unlink(missing_ok=True)
         except OSError:
-            pass  # the disk refuses even the undo: the journal stays, and the next writing command recovers
+            # the disk refuses even the undo: the journal stays, and the next writing command recovers
+            self.restored = False
 
 
 def _undo(root: Path, files: dict[str, tuple[bytes | None, str | None]]) -> list[str]:

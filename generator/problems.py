@@ -12,6 +12,12 @@ from enum import Enum
 from typing import Iterable
 
 
+EXIT_OK, EXIT_CONTENT, EXIT_USAGE, EXIT_MODEL = 0, 1, 2, 3
+"""Exit codes, the same for every command: done; the content has errors (or warnings
+under ``--strict``); usage, settings, the disk or a refused write; the endpoint or its
+answers failed, so all or part of the work was not done."""
+
+
 class Severity(str, Enum):
     """How bad a problem is. Errors stop a build; warnings stop it under ``--strict``;
     notices report an expected state of a living corpus (an anchor detached or

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from collections.abc import Callable
@@ -155,19 +156,28 @@ def _shown(record: Record) -> str:
     return ".".join(str(part) if not isinstance(part, int) else f"[{part}]" for part in record).replace(".[", "[")
 
 
-def _loader_problems(content: Path, rel: str, data: bytes | None, planned: dict[str, bytes]) -> set[tuple[str, str]]:
+def _comments(rel: str, data: bytes) -> list[str]:
+    """The comment lines of a YAML file (of a note: of its front matter), which belong
+    to no record but are the person's all the same."""
+    lines = _raw(data).replace("\r\n", "\n").split("\n")
+    if rel.endswith(".md"):
+        end = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), 0)
+        lines = lines[1:end] if lines and lines[0].strip() == "---" else []
+    return [line.strip() for line in lines if line.lstrip().startswith("#")]
+
+
+def _loader_problems(content: Path, rel: str, data: bytes | None, planned: dict[str, bytes]) -> Counter[tuple[str, str]]:
     """The problems the build's loader finds in file ``rel`` holding ``data``
-    (warnings and errors, as (code, message)); companions (a note and its extractions
+    (warnings and errors, as (code, message), counted); companions (a note and its extractions
     file) are read as planned or as on disk."""
     if data is None:
-        return set()
+        return Counter()
     from generator.corpus.load import SETTINGS_FILE, ContentFiles, parse_content
 
     def current(other: str) -> bytes | None:
         if other in planned:
             return planned[other]
-        path = content / other
-        return path.read_bytes() if path.is_file() else None
+        return _current(content, other)
 
     problems: list[Problem] = []
     parts = rel.split("/")
@@ -192,7 +202,7 @@ def _loader_problems(content: Path, rel: str, data: bytes | None, planned: dict[
                 problems.append(Problem(rel, None, "unreadable-record", str(exc)))
         elif value is not None:
             parse_extraction_proposal(rel, value, problems)
-        return {(p.code, p.message) for p in problems if p.severity is not Severity.NOTICE}
+        return Counter((p.code, p.message) for p in problems if p.severity is not Severity.NOTICE)
     elif parts[0] == "notes" and rel.endswith((".extractions.yaml", ".md")):
         # a note and its extractions file are parsed together
         note = rel.removesuffix(".extractions.yaml") + ".md" if rel.endswith(".extractions.yaml") else rel
@@ -202,9 +212,9 @@ def _loader_problems(content: Path, rel: str, data: bytes | None, planned: dict[
             if other_data is not None:
                 kind[other] = other_data
     else:
-        return set()
+        return Counter()
     _corpus, problems = parse_content(files)
-    return {(p.code, p.message) for p in problems if p.file == rel and p.severity is not Severity.NOTICE}
+    return Counter((p.code, p.message) for p in problems if p.file == rel and p.severity is not Severity.NOTICE)
 
 
 def check(content: Path, write: PlannedWrite, planned: dict[str, bytes] | None = None) -> None:
@@ -221,8 +231,7 @@ def check(content: Path, write: PlannedWrite, planned: dict[str, bytes] | None =
     if value != meant:
         raise WriteRefused(f"{refused}: the new text does not read back as meant ({_difference(meant, value)}); "
                            "nothing was written")
-    path = content / rel
-    old = path.read_bytes() if path.is_file() else None
+    old = _current(content, rel)
     if old is not None and write.changes != ALL:
         try:
             before = written_records(rel, old)
@@ -231,17 +240,31 @@ def check(content: Path, write: PlannedWrite, planned: dict[str, bytes] | None =
         after = written_records(rel, write.data)
         moved = [record for record, text in before.items()
                  if record not in write.changes and after.get(record) != text]
+        if Counter(_comments(rel, old)) - Counter(_comments(rel, write.data)):
+            moved.append(("comments",))
         if moved:
             shown = ", ".join(_shown(r) for r in moved[:5]) + (f" and {len(moved) - 5} more" if len(moved) > 5 else "")
             raise WriteRefused(f"{refused}: it would change or drop what is written there ({shown}); "
                                "nothing was written")
     added = _loader_problems(content, rel, write.data, planned) - _loader_problems(content, rel, old, planned)
+    added = +added
     if added:
         details = "; ".join(f"[{code}] {message}" for code, message in sorted(added)[:3])
         raise WriteRefused(f"{refused}: the build would then report {details}; nothing was written")
 
 
+def _current(content: Path, rel: str) -> bytes | None:
+    """What file ``rel`` holds now (None: no such file); a file that cannot be read is
+    a clear error, not a traceback."""
+    path = content / rel
+    try:
+        return path.read_bytes() if path.is_file() else None
+    except OSError as exc:
+        raise WriteFailed(f"could not read {rel}: {exc.strerror or exc}; nothing was written") from exc
+
+
 def _failure(rel: str, exc: OSError) -> WriteFailed:
+    """The disk's refusal, naming the file (the change puts back what it wrote)."""
     reason = exc.strerror or str(exc)
     return WriteFailed(f"could not write {rel}: {reason}; the content directory is as it was "
                        "(free some space or make it writable, then run the command again)")
@@ -274,6 +297,10 @@ class ContentChange:
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
         self.change.__exit__(kind, error, trace)
+        if kind is not None and not self.change.restored:
+            raise WriteFailed(f"{error}; but the files this change wrote before could not be put back (the disk "
+                              "refuses): its journal .carnet-change.json is kept, the next command that writes "
+                              "content puts them back, and 'build --strict' fails until then") from error
 
 
 def write_content(content: Path, command: str, *writes: PlannedWrite) -> None:
@@ -304,8 +331,7 @@ def appended(content: Path, rel: str, key: str, items: list[Any], comment: str =
     by exactly ``items``."""
     from generator.files import read_text_file
 
-    path = content / rel
-    old = path.read_bytes() if path.is_file() else None
+    old = _current(content, rel)
     if old is None:
         text, encode = "", (lambda new: new.encode("utf-8"))
         value: Any = None
@@ -315,8 +341,8 @@ def appended(content: Path, rel: str, key: str, items: list[Any], comment: str =
             raise WriteRefused("; ".join(f"{p.location()}: {p.message}" for p in problems)
                                + " — fix the file (UTF-8 text) first; nothing was written")
         text, encode = read.text, read.encode
-        value, problems = read_back(rel, old)
-        if value is None or any(p.severity is Severity.ERROR for p in problems):
+        value, problems = read_back(rel, old)  # None without problems: empty, or only comments
+        if any(p.severity is Severity.ERROR for p in problems):
             raise WriteRefused(f"{rel}: refused to write: the file does not read now ("
                                + "; ".join(p.format_text() for p in problems) + "); fix it first, nothing was written")
     if value is not None and not isinstance(value, dict):

@@ -172,15 +172,9 @@ def append_items(text: str, key: str, items: list[Any], comment: str = "",
         text = text[:start].rstrip(" \t") + text[end:]
         key_node = next(k for k, v in root.value if v is value)
         return _after_key(text, key_node.start_mark.index, key_node.start_mark.column + 2, note, items, render)
-    if value.flow_style:
-        close = value.end_mark.index - 1  # the ']'
-        if text[close] != "]":
-            raise EditError(f"the flow list '{key}' does not end with ']'")
-        inner = text[value.start_mark.index + 1:close]
-        joined = ", ".join(flow_item(i) for i in items)
-        separator = ", " if inner.strip() else ""
-        before = text[:close].rstrip(" \t") if inner.strip() else text[:close]
-        return before + separator + joined + text[close:]
+    if value.flow_style:  # right after the last item: a trailing comma or a ']' on its own line stay
+        at = int(value.value[-1].end_mark.index)
+        return text[:at] + "".join(f", {flow_item(i)}" for i in items) + text[at:]
     indent = " " * value.start_mark.column  # the column of the items' '-'
     if "\t" in text[_line_start(text, value.start_mark.index):value.start_mark.index]:
         raise EditError(f"the items of '{key}' are indented with tabs")

@@ -16,7 +16,6 @@ The audio goes where the note's ``media:`` field points.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import subprocess
 import sys
@@ -25,6 +24,7 @@ import wave
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from generator.files import read_text_file, write_atomic  # noqa: E402
 from generator.writes import PlannedWrite, read_back, write_content  # noqa: E402
 
 TURN_LINE = re.compile(r"^\[(\d{2}):(\d{2}):(\d{2})\] \*\*(?P<speaker>[^*]+)\*\* : (?P<text>.+)$")
@@ -44,7 +44,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("note", type=Path, help="the transcript note (.md)")
     args = parser.parse_args(argv)
-    text = args.note.read_text(encoding="utf-8")
+    read, problems = read_text_file(args.note.read_bytes(), args.note.name)  # its BOM and CRLF kept on write
+    if read is None:
+        print("; ".join(p.format_text() for p in problems), file=sys.stderr)
+        return 1
+    text = read.text
     media = MEDIA.search(text)
     if media is None:
         print(f"{args.note}: no 'media:' field to write the audio to", file=sys.stderr)
@@ -86,8 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         encoded = Path(tmp) / "all.ogg"
         subprocess.run(["opusenc", "--quiet", "--bitrate", "16", "--serial", "1", str(joined), str(encoded)],
                        check=True)
-        os.replace(encoded, audio) if encoded.stat().st_dev == audio.parent.stat().st_dev else \
-            audio.write_bytes(encoded.read_bytes())
+        write_atomic(audio, encoded.read_bytes())  # an asset, not a record: atomic, no read-back
     for (index, match), start in zip(turns, starts):
         stamp = f"[{start // 3600:02d}:{start % 3600 // 60:02d}:{start % 60:02d}]"
         lines[index] = stamp + lines[index][len("[00:00:00]"):]
@@ -102,15 +105,13 @@ def main(argv: list[str] | None = None) -> int:
     if updated != text:  # through the write seam: only the turns' stamps and the duration change
         content = next(p for p in args.note.resolve().parents if (p / "carnet.yaml").is_file())
         rel = args.note.resolve().relative_to(content).as_posix()
-        data = updated.encode("utf-8")
-        meant, _problems = read_back(rel, data)  # the stamps are derived above: what they mean is the new text
         old, _ = read_back(rel, args.note.read_bytes())
-        if meant is None or {k: v for k, v in meant["front_matter"].items() if k != "duration"} != \
-                {k: v for k, v in old["front_matter"].items() if k != "duration"}:
-            print(f"{args.note}: the rewrite would change more than the stamps and the duration", file=sys.stderr)
-            return 1
+        # what it must mean: the same fields with the new duration, and the body with its new stamps
+        closing = next(i for i in range(1, len(lines)) if lines[i].strip() in ("---", "..."))
+        meant = {"front_matter": dict(old["front_matter"], duration=round(position, 1)),
+                 "body": "\n".join(lines[closing + 1:])}
         write_content(content, "scripts/synthesise_transcript.py", PlannedWrite(
-            rel, data, meant, frozenset({("front_matter", "duration"), ("body",)})))
+            rel, read.encode(updated), meant, frozenset({("front_matter", "duration"), ("body",)})))
     print(f"{audio}: {position:.1f} s, {len(turns)} turns, {audio.stat().st_size} bytes")
     return 0
 

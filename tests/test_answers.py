@@ -343,3 +343,14 @@ def test_analyse_bounds_the_categories_of_a_passage(small: Path, llm_server) -> 
     reasons = [r.reason for r in passage.refused]
     assert "over 200 characters" in reasons and sum("more than 20 categories" in r for r in reasons) == 6
     assert max(len(r.category) for r in passage.refused) <= 60
+
+
+def test_text_that_is_not_unicode_is_refused_where_the_answer_arrives(small: Path, llm_server) -> None:
+    """JSON's "\\ud800" parses into a lone surrogate, which no file and no terminal can
+    hold: the answer is refused (exit 3, its tokens counted), nothing is written."""
+    _configure(small, llm_server.url)
+    before = _tree(small)
+    llm_server.script(reply('{"verdicts": [{"pair": "p1", "verdict": "supported", "rationale": "Oui \\ud800."}]}'))
+    code, out, err = _main(["verify", "--content", str(small)])
+    assert code == EXIT_MODEL and "not valid Unicode" in out + err and "160" in out + err, out + err
+    assert _tree(small) == before

@@ -131,3 +131,20 @@ def test_write_records_a_quote_in_a_flow_style_extractions_file(small: Path) -> 
     moved = {key for key, text in records(flow).items() if records(after).get(key) != text}
     assert len(moved) == 1, "only the relocated extraction changed"
     assert analyse(small).anchored["conseil-a"].anchors["a-two-paragraphs"].status is AnchorStatus.ANCHORED
+
+
+def test_write_keeps_decomposed_text_and_mixed_line_ends_in_other_records(small: Path) -> None:
+    """The quotes are replaced in the text as written: another extraction typed with a
+    decomposed « é », or lines ending CRLF among LF ones, keep their bytes."""
+    import unicodedata
+
+    path = small / EXTS
+    text = path.read_text(encoding="utf-8").replace("Exact, c'est voté.", unicodedata.normalize("NFD", "Exact, c'est voté."))
+    data = text.encode("utf-8").replace(b"    kind: fait\n", b"    kind: fait\r\n", 1)
+    path.write_bytes(data)
+    replace(small, "notes/conseil-a.md", "Deuxième paragraphe", "Deuxieme paragraphe")
+    written = carnet("check", str(small), "--fix-anchors", "--write")
+    assert written.returncode == 0, written.stderr
+    after = path.read_bytes()
+    assert unicodedata.normalize("NFD", "Exact, c'est voté.").encode("utf-8") in after and b"kind: fait\r\n" in after
+    assert b"Deuxieme paragraphe" in after

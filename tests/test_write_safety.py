@@ -580,6 +580,9 @@ SECOND_CLAIM = "\nIl a été voté à l'unanimité [[ext:a-two-paragraphs]].\n"
 STEPS = ["verify", "verify-twice", "analyse-apply", "propose-extractive-apply", "propose-llm-apply", "adopt",
          "fix-anchors", "select-oppositions"]
 
+MUST_RUN = ("verify", "verify-twice", "analyse-apply", "propose-extractive-apply", "select-oppositions")
+"""Steps whose first command must succeed whatever the layout: the files they extend
+can always be extended in place."""
 layouts = st.builds(Layout, indent=st.sampled_from([0, 2, 4]), flow=st.sampled_from([False, False, False, True]),
                     comments=st.booleans(), quoted_keys=st.booleans(), crlf=st.booleans(), bom=st.booleans(),
                     final_newline=st.booleans())
@@ -741,6 +744,8 @@ def test_any_sequence_of_writing_commands_keeps_every_record_and_the_build(tmp_p
             no_traceback(run)
             assert run.code in (0, 1, 2, 3), f"{name}:\n{run}"
         event(f"{step}: exit {[run.code for run, _before in runs]}")
+        if step in MUST_RUN:  # a seam that refused everything would keep every record too
+            assert runs[0][0].code == 0, f"{name}: every layout can be extended, yet it refused\n{runs[0][0]}"
         refused, before = runs[-1]
         if refused.code != 0:
             assert refused.err.strip(), f"{name}: a refusal says why\n{refused}"

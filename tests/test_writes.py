@@ -29,6 +29,7 @@ LAYOUTS = {
     "no final newline": "verdicts:\n- claim: a\n  verdict: supported",
     "a key after the list": "verdicts:\n- claim: a\n  verdict: |\n    supported\n\nnote: la fin\n",
     "empty flow list": "verdicts: []  # rien encore\n",
+    "flow with a trailing comma": "verdicts: [\n  {claim: a},\n  {claim: b},\n]\n",
     "empty value": "verdicts:\n",
     "explicit null": "verdicts: ~\n",
     "no such key": "# a file with only a comment\n",
@@ -131,6 +132,39 @@ def test_a_write_that_moves_or_drops_a_record_is_refused(tmp_path: Path) -> None
     with pytest.raises(WriteRefused, match="change or drop"):
         check(content, PlannedWrite("verdicts/wiki.yaml", b"verdicts: []\n", {"verdicts": []}))
     assert path.read_bytes() == before
+
+
+def test_a_write_that_drops_a_comment_is_refused(tmp_path: Path) -> None:
+    """Comments belong to no record, and are the person's all the same."""
+    content = _content(tmp_path)
+    path = content / "verdicts" / "wiki.yaml"
+    path.write_text("# Vérifiés à la main, ne pas effacer\nverdicts:\n- claim: a\n", encoding="utf-8")
+    rewritten = b"verdicts:\n- claim: a\n- claim: b\n"
+    with pytest.raises(WriteRefused, match=r"change or drop what is written there \(comments\)"):
+        check(content, PlannedWrite("verdicts/wiki.yaml", rewritten, yaml.safe_load(rewritten), frozenset({("verdicts",)})))
+
+
+def test_an_empty_or_comment_only_file_is_extended(tmp_path: Path) -> None:
+    content = _content(tmp_path)
+    path = content / "verdicts" / "wiki.yaml"
+    path.write_text("# à remplir\n", encoding="utf-8")
+    write_content(content, "test", appended(content, "verdicts/wiki.yaml", "verdicts", [VERDICT]))
+    assert path.read_text(encoding="utf-8").startswith("# à remplir\nverdicts:\n- claim: x\n")
+
+
+def test_no_command_writes_into_content_but_through_the_seam() -> None:
+    """A guard for future commands: outside the seam (and the site's output, the build
+    cache and the file helpers it uses), no module of the package writes a file."""
+    import re
+
+    root = Path(__file__).resolve().parents[1] / "generator"
+    allowed = {"writes.py", "journal.py", "files.py", "cache.py"}
+    pattern = re.compile(r"write_atomic\(|\.write_bytes\(|\.write_text\(|open\([^)]*[\"'][wa]b?[\"']|os\.replace\(")
+    found = [f"{path.relative_to(root)}:{number}" for path in sorted(root.rglob("*.py"))
+             if path.name not in allowed and "site" not in path.relative_to(root).parts[:1]
+             for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1)
+             if pattern.search(line) and not line.lstrip().startswith("#")]
+    assert found == [], "write through generator/writes.py instead"
 
 
 def test_a_write_the_loader_would_report_is_refused(tmp_path: Path) -> None:

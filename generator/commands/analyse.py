@@ -37,7 +37,7 @@ from generator.corpus.source import decode_text, parse_yaml
 from generator.pipeline import Analysis, analyse
 from generator.problems import CarnetError, Problem
 from generator.synthesis.sections import markers
-from generator.terminal import show
+from generator.terminal import show, visible
 from generator.writes import ALL, ContentChange, PlannedWrite, appended, write_content
 
 if TYPE_CHECKING:  # the seam is imported only when a model is actually called
@@ -100,6 +100,9 @@ class NoteAnalysis:
         proposed: passages proposed; left_out: passages of the answers not proposed.
         usage: tokens the server reported for this note.
         path: the proposal written, if any.
+        model_failed: the failure (if any) is the model's — the endpoint or its answer —
+            rather than the content's or the disk's (a record that does not read, a
+            refused or failed write).
         unaccepted: elements sent whose answer had refused items: not marked as read,
             so the next analysis sends them again.
         error: why the analysis of this note failed ("" when it did not).
@@ -113,6 +116,7 @@ class NoteAnalysis:
     usage: dict[str, int] = field(default_factory=dict)
     path: Path | None = None
     error: str = ""
+    model_failed: bool = True
     unaccepted: int = 0
 
 
@@ -195,11 +199,13 @@ def analyse_note(content: Path, analysis: Analysis, note: Note, notebook: Notebo
     answers, write the proposal and the new fingerprints. Failures (the model, an
     unreadable record, a write) are caught and reported in the result, with nothing
     written, so the other notes go on."""
+    from generator.llm import LLMError
+
     result = NoteAnalysis(note.slug, notebook.slug if notebook else "")
     try:
         _analyse_note(content, analysis, note, notebook, client, settings, whole, today, result)
     except (CarnetError, OSError) as exc:
-        result.error, result.path = str(exc), None
+        result.error, result.path, result.model_failed = str(exc), None, isinstance(exc, LLMError)
     return result
 
 
@@ -317,7 +323,8 @@ def print_report(report: AnalyseReport, out: TextIO | None = None) -> None:
         if item.sent is not None:
             show(out, f"  {item.sent.describe()}")
         if item.error:
-            show(out, f"  FAILED, nothing written: {item.error}")
+            # a refused write explains itself on several lines (the problem, then its hint)
+            print(visible(f"  FAILED, nothing written: {item.error}", keep_newlines=True), file=out)
             show(out, f"  tokens spent before the failure: {_tokens(item.usage)}")
             continue
         show(out, f"  proposed {len(item.proposed)} passage(s); left out {len(item.left_out)}")

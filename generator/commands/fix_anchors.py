@@ -9,7 +9,7 @@ from pathlib import Path
 
 from generator.anchoring import AnchorStatus
 from generator.anchoring.fix import current_quote, replace_value
-from generator.corpus.source import ValueSpan
+from generator.corpus.source import ValueSpan, YamlMap, parse_yaml
 from generator.files import read_text_file
 from generator.pipeline import Analysis
 from generator.writes import PlannedWrite, read_back, write_content
@@ -55,19 +55,23 @@ def write_fixes(content_dir: Path, analysis: Analysis, fixes: list[AnchorFix]) -
     """Rewrite the quotes of ``fixes`` in their files; returns the files written. Each
     file goes through the write seam: it must read back with exactly those quotes
     changed, every other record byte for byte; all the files change, or none."""
-    spans = {e.id: e.quote_span for n in analysis.corpus.notes.values() for e in n.extractions}
     by_file: dict[str, list[AnchorFix]] = {}
     for fix in fixes:
         by_file.setdefault(fix.file, []).append(fix)
     writes = []
     for rel, file_fixes in sorted(by_file.items()):
-        path = content_dir / rel
-        raw = path.read_bytes()
-        # spans are offsets in the text the loader read: decoded the same way (NFC)
-        read, _problems = read_text_file(raw, rel, nfc=True)
+        raw = (content_dir / rel).read_bytes()
+        # the text as written (not normalised), and where each quote lies in it: the
+        # lines the fixes do not touch are written back byte for byte
+        read, _problems = read_text_file(raw, rel)
         old, _ = read_back(rel, raw)
-        if read is None or not isinstance(old, dict) or not isinstance(old.get("extractions"), list):
+        located, _ = parse_yaml(read.text, rel) if read is not None else (None, [])
+        if read is None or not isinstance(old, dict) or not isinstance(old.get("extractions"), list) \
+                or not isinstance(located, dict) or not isinstance(located.get("extractions"), list):
             continue
+        spans = {item.get("id"): item.value_spans["quote"] for item in located["extractions"]
+                 if isinstance(item, YamlMap) and "quote" in item.value_spans}
+        file_fixes = [fix for fix in file_fixes if fix.extraction in spans]
         items = old["extractions"]
         for inline in (False, True):
             # the quote as a person writes it (a literal block when it spans lines); where

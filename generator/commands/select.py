@@ -5,13 +5,15 @@ oppositions pass through the model and record it under ``content/oppositions/``.
 from __future__ import annotations
 
 import sys
-from typing import TextIO
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 import yaml
 
 from generator.pipeline import analyse
-from generator.problems import CarnetError
+from generator.problems import EXIT_MODEL, EXIT_OK, CarnetError
+from generator.selection.oppositions import RefusedOpposition
 from generator.selection.select import select, selection_threshold
 from generator.terminal import show
 from generator.writes import PlannedWrite, appended, write_content
@@ -76,13 +78,13 @@ def run_select(content: Path, wiki: str, threshold: float | None, oppositions: b
     erased, lost = selection.central_erased
     print(f"\nrepresenting each group by its central member would erase {erased} of {len(selection.order)} "
           f"extractions and {lost} disagreeing comments", file=out)
-    refused: list = []
+    refused: list[RefusedOpposition] = []
     if oppositions:
-        path, added, kept, made, refused = record_oppositions(content, analysis, wiki,
-                                                              audit.perimeter_extractions or [], quotes)
-        kept_note = f"; the {kept} pair(s) already recorded are kept as they were" if kept else ""
-        print(f"{added} opposition(s) recorded in {path}{kept_note}" if added or made else
-              f"no new opposition found: {path} is left as it was{kept_note}", file=out)
+        done = record_oppositions(content, analysis, wiki, audit.perimeter_extractions or [], quotes)
+        refused = done.refused
+        kept_note = f"; the {done.kept} pair(s) already recorded are kept as they were" if done.kept else ""
+        print(f"{done.added} opposition(s) recorded in {done.path}{kept_note}" if done.added or done.made else
+              f"no new opposition found: {done.path} is left as it was{kept_note}", file=out)
         for item in refused:
             show(out, f"  refused: {item.describe()}")
         if refused:
@@ -95,18 +97,33 @@ def run_select(content: Path, wiki: str, threshold: float | None, oppositions: b
         show(out, f"oppositions ({recorded.provenance.get('method')}):")
         for item in recorded.oppositions:
             show(out, f"  - {item.question}: {item.a} ⟷ {item.b}")
-    from generator.cli import EXIT_MODEL, EXIT_OK
 
     return EXIT_MODEL if refused else EXIT_OK  # refused items: the pass is incomplete
 
 
-def record_oppositions(content: Path, analysis, wiki: str, ids: list[str], quotes: dict[str, str]
-                       ) -> tuple[Path, int, int, bool, list]:
+@dataclass(frozen=True)
+class RecordedPass:
+    """What ``select --oppositions`` recorded.
+
+    Attributes:
+        path: the wiki's oppositions file.
+        added: pairs written by this pass; kept: pairs recorded before, left as they were.
+        made: whether this pass made the file.
+        refused: the items of the answers refused (:class:`RefusedOpposition`).
+    """
+
+    path: Path
+    added: int
+    kept: int
+    made: bool
+    refused: list[RefusedOpposition]
+
+
+def record_oppositions(content: Path, analysis, wiki: str, ids: list[str], quotes: dict[str, str]) -> RecordedPass:
     """Run the pass and record what it found: a new file when the wiki has none; else
-    the new pairs appended beside the recorded ones, each with its own provenance —
-    a pair a person (or an earlier pass) recorded is never replaced or dropped.
-    Returns the file, the pairs added, the pairs already recorded, whether the
-    file was made, and the items of the answers refused (RefusedOpposition)."""
+    the new pairs appended beside the recorded ones, in the file that holds them, each
+    with its own provenance — a pair a person (or an earlier pass) recorded is never
+    replaced or dropped."""
     from generator.llm import LLMClient, llm_settings
     from generator.llm.prompts import load_prompt
     from generator.selection.oppositions import find_oppositions
@@ -114,10 +131,10 @@ def record_oppositions(content: Path, analysis, wiki: str, ids: list[str], quote
     client = LLMClient(llm_settings(analysis.corpus.settings.extra))
     passed = find_oppositions(client, load_prompt("find_oppositions"), [(i, quotes[i]) for i in sorted(ids)])
     found, provenance = passed.found, passed.provenance
-    rel = f"oppositions/{wiki}.yaml"
     recorded = analysis.corpus.oppositions.get(wiki)
     command = f"carnet select {wiki} --oppositions"
-    if recorded is None or recorded.file != rel:
+    if recorded is None:
+        rel = f"oppositions/{wiki}.yaml"
         if (content / rel).exists():
             raise CarnetError(f"{rel} exists but does not load as this wiki's oppositions (run 'carnet check'); "
                               "nothing was written")
@@ -125,13 +142,13 @@ def record_oppositions(content: Path, analysis, wiki: str, ids: list[str], quote
                   "oppositions": [{"a": o.a, "b": o.b, "question": o.question} for o in found]}
         data = yaml.safe_dump(record, allow_unicode=True, sort_keys=False, width=100).encode("utf-8")
         write_content(content, command, PlannedWrite(rel, data, record))
-        return content / rel, len(found), 0, True, passed.refused
+        return RecordedPass(content / rel, len(found), 0, True, passed.refused)
     known = {tuple(sorted((o.a, o.b))) for o in recorded.oppositions}
     new = [o for o in found if (o.a, o.b) not in known]
-    if new:
+    if new:  # into the file that holds the wiki's pairs, whatever its name
         own = {key: value for key, value in provenance.items() if key != "usage"}
         items = [{"a": o.a, "b": o.b, "question": o.question, "provenance": own} for o in new]
         made = ", ".join(f"{key} {own[key]}" for key in ("method", "model", "date") if own.get(key))
-        write_content(content, command, appended(content, rel, "oppositions", items,
+        write_content(content, command, appended(content, recorded.file, "oppositions", items,
                                                  comment=f"added by '{command}' ({made})"))
-    return content / rel, len(new), len(recorded.oppositions), False, passed.refused
+    return RecordedPass(content / recorded.file, len(new), len(recorded.oppositions), False, passed.refused)

@@ -18,7 +18,7 @@ from typing import Any
 
 from generator.corpus.article import parse_article
 from generator.corpus.proposal import parse_proposal
-from generator.selection.oppositions import parse_oppositions
+from generator.selection.oppositions import OppositionRecord, parse_oppositions
 from generator.verification.records import VerificationRecords, parse_contestations, parse_verdicts
 from generator.corpus.fields import ID_PATTERN, SLUG_PATTERN, Fields
 from generator.corpus.model import (
@@ -212,12 +212,17 @@ def parse_content(files: ContentFiles, memo: Any = None) -> tuple[Corpus, list[P
         readable, value = _read_yaml(rel, data, problems)
         if readable:
             parse_contestations(rel, value, problems, records)
-    oppositions = {}
+    oppositions: dict[str, OppositionRecord] = {}
     for rel, data in sorted(files.oppositions.items()):
         readable, value = _read_yaml(rel, data, problems)
         if readable:
             record = parse_oppositions(rel, value, problems)
-            if record is not None:
+            if record is not None and record.wiki in oppositions:  # one would silently hide the other
+                problems.append(Problem(
+                    rel, None, "duplicate-oppositions",
+                    f"the oppositions of {record.wiki!r} are already recorded in {oppositions[record.wiki].file}",
+                    "Keep one oppositions file per wiki: move these pairs into that file."))
+            elif record is not None:
                 oppositions[record.wiki] = record
     corpus = Corpus(
         settings=settings,

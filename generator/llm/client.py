@@ -34,6 +34,8 @@ MAX_MODEL_CHARS = 200
 """Longest model name the server may report; it is recorded with every answer."""
 MAX_SERVER_MESSAGE_CHARS = 300
 """Longest part of a server's error message quoted in ours."""
+MAX_TOKEN_COUNT = 10**12
+"""Largest token count kept from a server's usage (a bigger one is no count: dropped)."""
 MAX_VECTOR_SIZE = 65_536
 """Most dimensions an embedding may have."""
 
@@ -52,12 +54,28 @@ def redacted_endpoint(url: str) -> str:
     return f"{host}{f':{port}' if port is not None else ''}{parts.path}"
 
 
+def _unpaired_surrogate(value: Any) -> bool:
+    """Whether any text in a parsed JSON value holds a lone surrogate (JSON's
+    ``"\\ud800"`` parses into one; UTF-8 cannot encode it)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if any("\ud800" <= char <= "\udfff" for char in item):
+                return True
+        elif isinstance(item, dict):
+            stack += [*item.keys(), *item.values()]
+        elif isinstance(item, list):
+            stack += item
+    return False
+
+
 def _usage_counts(usage: Any) -> dict[str, int]:
     """The token counts the server reported, kept only when they are whole numbers."""
     counts = {}
     for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
         value = getattr(usage, key, None) if usage is not None else None
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKEN_COUNT:
             counts[key] = value
     return counts
 
@@ -112,6 +130,9 @@ class LLMClient:
         if not isinstance(model, str):
             raise LLMAnswerError(f"the server's model name is not a string ({type(model).__name__}): "
                                  "nothing was recorded", counts)
+        if _unpaired_surrogate(model):
+            raise LLMAnswerError("the server's model name is not valid Unicode (an unpaired surrogate): nothing "
+                                 "was recorded", counts)
         if len(model) > MAX_MODEL_CHARS:
             raise LLMAnswerError(f"the server named its model with {len(model):,} characters (at most "
                                  f"{MAX_MODEL_CHARS} are accepted): nothing was recorded", counts)
@@ -143,7 +164,7 @@ class LLMClient:
                 response_format={"type": "json_object"})
         except openai.APIError as exc:
             raise self._transport_error(exc, "the chat request") from exc
-        except (ValueError, TypeError) as exc:  # a body the client cannot even decode
+        except (ValueError, TypeError, RecursionError) as exc:  # a body the client cannot even decode
             raise LLMAnswerError(f"the endpoint's response to the chat request is unreadable: "
                                  f"{shown(str(exc), 120)}") from exc
         spent = _usage_counts(getattr(response, "usage", None))  # an unusable answer still cost its tokens
@@ -168,6 +189,9 @@ class LLMClient:
                                  "recorded", spent) from exc
         except RecursionError as exc:  # nested deeper than the parser goes
             raise LLMAnswerError("the answer is JSON nested too deep to read: nothing was recorded", spent) from exc
+        if _unpaired_surrogate(data):  # no file and no terminal can hold it: the answer is not text
+            raise LLMAnswerError("the answer holds text that is not valid Unicode (an unpaired surrogate, "
+                                 "\\ud800–\\udfff): nothing was recorded", spent)
         try:
             validate(data, schema)
         except LLMAnswerError as exc:
@@ -181,7 +205,7 @@ class LLMClient:
             response = self._client.embeddings.create(model=model, input=texts)
         except openai.APIError as exc:
             raise self._transport_error(exc, "the embeddings request") from exc
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, RecursionError) as exc:
             raise LLMAnswerError(f"the endpoint's response to the embeddings request is unreadable: "
                                  f"{shown(str(exc), 120)}") from exc
         spent = _usage_counts(getattr(response, "usage", None))
