@@ -87,6 +87,18 @@ def test_a_huge_answer_is_refused_unread_with_its_tokens(llm_server) -> None:
     assert caught.value.usage == SPENT
 
 
+def test_a_response_body_past_its_bound_is_not_even_read(llm_server) -> None:
+    """The transport stops reading at 8,000,000 bytes: a bigger body never sits in memory."""
+    from generator.llm.transport import MAX_RESPONSE_BYTES
+
+    llm_server.script(reply("x" * (MAX_RESPONSE_BYTES + 1_000_000)))
+    client = LLMClient(LLMSettings(llm_server.url, "m", max_retries=0))
+    with pytest.raises(LLMAnswerError, match=r"larger than 8,000,000 bytes: refused unread"):
+        client.chat_json(PROMPT, SCHEMA, question="?")
+    llm_server.script(reply(json.dumps({"reason": "r"})))
+    assert client.chat_json(PROMPT, SCHEMA, question="?")[0] == {"reason": "r"}, "the next answer is read again"
+
+
 def test_a_model_name_past_its_bound_is_refused_and_a_short_one_is_data(llm_server) -> None:
     llm_server.script(reply(json.dumps({"reason": "r"})))
     with pytest.raises(LLMAnswerError, match="300 characters") as caught:

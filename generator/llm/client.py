@@ -25,6 +25,7 @@ from generator.llm.config import LLMSettings
 from generator.llm.errors import LLMAnswerError, LLMTransportError
 from generator.llm.prompts import Prompt
 from generator.llm.schema import shown, validate
+from generator.llm.transport import BoundedTransport
 
 SYSTEM = ("You answer with one JSON object and nothing else, following the requested fields exactly. "
           "Unused text fields are empty strings.")
@@ -118,8 +119,18 @@ class LLMClient:
         self.settings = settings
         self.today = today or dt.date.today()
         self.endpoint = redacted_endpoint(settings.base_url)
+        # the one seam to the network: a response body is read up to a bound, never more
+        self._transport = BoundedTransport()
         self._client = openai.OpenAI(base_url=settings.base_url, api_key=settings.api_key(),
-                                     timeout=settings.timeout, max_retries=settings.max_retries)
+                                     timeout=settings.timeout, max_retries=settings.max_retries,
+                                     http_client=openai.DefaultHttpxClient(transport=self._transport))
+
+    def _too_large(self) -> LLMAnswerError | None:
+        """The refusal of a response whose body went past the transport's bound."""
+        if not self._transport.exceeded:
+            return None
+        return LLMAnswerError(f"the endpoint's response is larger than {self._transport.limit:,} bytes: refused "
+                              "unread, nothing was recorded")
 
     def _provenance(self, prompt: Prompt | None, model: Any, usage: Any) -> Provenance:
         """The provenance of an answer; a model name that is not a short string is
@@ -163,10 +174,13 @@ class LLMClient:
                 model=self.settings.model, messages=messages, temperature=0,
                 response_format={"type": "json_object"})
         except openai.APIError as exc:
-            raise self._transport_error(exc, "the chat request") from exc
+            raise self._too_large() or self._transport_error(exc, "the chat request") from exc
         except (ValueError, TypeError, RecursionError) as exc:  # a body the client cannot even decode
-            raise LLMAnswerError(f"the endpoint's response to the chat request is unreadable: "
-                                 f"{shown(str(exc), 120)}") from exc
+            raise self._too_large() or LLMAnswerError(f"the endpoint's response to the chat request is "
+                                                      f"unreadable: {shown(str(exc), 120)}") from exc
+        too_large = self._too_large()
+        if too_large is not None:
+            raise too_large
         spent = _usage_counts(getattr(response, "usage", None))  # an unusable answer still cost its tokens
         provenance = self._provenance(prompt, getattr(response, "model", None), getattr(response, "usage", None))
         choices = getattr(response, "choices", None)
@@ -204,10 +218,13 @@ class LLMClient:
         try:
             response = self._client.embeddings.create(model=model, input=texts)
         except openai.APIError as exc:
-            raise self._transport_error(exc, "the embeddings request") from exc
+            raise self._too_large() or self._transport_error(exc, "the embeddings request") from exc
         except (ValueError, TypeError, RecursionError) as exc:
-            raise LLMAnswerError(f"the endpoint's response to the embeddings request is unreadable: "
-                                 f"{shown(str(exc), 120)}") from exc
+            raise self._too_large() or LLMAnswerError(f"the endpoint's response to the embeddings request is "
+                                                      f"unreadable: {shown(str(exc), 120)}") from exc
+        too_large = self._too_large()
+        if too_large is not None:
+            raise too_large
         spent = _usage_counts(getattr(response, "usage", None))
         provenance = self._provenance(None, getattr(response, "model", None), getattr(response, "usage", None))
         data = getattr(response, "data", None)
