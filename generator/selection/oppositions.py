@@ -153,8 +153,9 @@ def _check_item(item: dict[str, Any], sent: set[str], examples: frozenset[str]
 def find_oppositions(client, prompt, items: list[tuple[str, str]], budget: int = BUDGET) -> OppositionPass:
     """Run the pass. Each answer is checked against its own request, item by item: an
     id that was not sent, a pair of one extraction with itself, an empty, placeholder
-    or over-long question are refused and returned as such; a pair answered twice in
-    one request with another question keeps the first. A failed request raises, with
+    or over-long question are refused and returned as such; a pair answered twice —
+    in one request or in two (chunks are sent in pairs, so they overlap) — with another
+    question keeps the first and reports the conflict. A failed request raises, with
     the tokens spent by the whole pass so far on the error: nothing is recorded from
     a partial pass."""
     from generator.llm import LLMError
@@ -178,7 +179,6 @@ def find_oppositions(client, prompt, items: list[tuple[str, str]], budget: int =
         for key, value in record.usage.items():
             usage[key] = usage.get(key, 0) + value
         sent = {i for i, _q in batch}
-        answered: dict[tuple[str, str], str] = {}
         for item in data["oppositions"]:
             fault = _check_item(item, sent, examples)
             if fault is not None:
@@ -186,12 +186,11 @@ def find_oppositions(client, prompt, items: list[tuple[str, str]], budget: int =
                 continue
             a, b = sorted((item["a"].strip(), item["b"].strip()))
             question = item["question"].strip()
-            if (a, b) in answered:
-                if _fold(answered[(a, b)]) != _fold(question):
+            if (a, b) in found:  # in this request or an earlier one (chunks overlap): the first stays
+                if _fold(found[(a, b)].question) != _fold(question):
                     refused.append(RefusedOpposition(number, a, b, OppositionFault.CONFLICT, shown(question)))
                 continue
-            answered[(a, b)] = question
-            found.setdefault((a, b), Opposition(a, b, question))
+            found[(a, b)] = Opposition(a, b, question)
     provenance["usage"] = usage
     provenance["requests"] = len(batches)
     return OppositionPass([found[k] for k in sorted(found)], provenance, len(batches), refused)
