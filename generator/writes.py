@@ -166,10 +166,31 @@ def _comments(rel: str, data: bytes) -> list[str]:
     return [line.strip() for line in lines if line.lstrip().startswith("#")]
 
 
-def _loader_problems(content: Path, rel: str, data: bytes | None, planned: dict[str, bytes]) -> Counter[tuple[str, str]]:
+def _analysis_problems(rel: str, data: bytes) -> Counter[tuple[str, str]]:
+    """The problems ``review`` and ``analyse`` would find in a file of
+    ``proposals/extractions/``: an extraction proposal, or a fingerprints record."""
+    from generator.analysis.fingerprints import RECORD_NAME, RecordError, parse_record
+    from generator.corpus.proposal import parse_extraction_proposal
+    from generator.corpus.source import decode_text, parse_yaml
+
+    text, problems = decode_text(data, rel)
+    value, yaml_problems = parse_yaml(text, rel) if text is not None else (None, [])
+    problems += yaml_problems
+    if rel.endswith("/" + RECORD_NAME):
+        try:
+            parse_record(_raw(data))
+        except (RecordError, UnicodeDecodeError) as exc:
+            problems.append(Problem(rel, None, "unreadable-record", str(exc)))
+    elif value is not None:
+        parse_extraction_proposal(rel, value, problems)
+    return Counter((p.code, p.message) for p in problems if p.severity is not Severity.NOTICE)
+
+
+def _loader_problems(content: Path, rel: str, data: bytes | None,
+                     planned: dict[str, bytes]) -> Counter[tuple[str, str]]:
     """The problems the build's loader finds in file ``rel`` holding ``data``
-    (warnings and errors, as (code, message), counted); companions (a note and its extractions
-    file) are read as planned or as on disk."""
+    (warnings and errors, as (code, message), counted); companions (a note and its
+    extractions file) are read as planned or as on disk."""
     if data is None:
         return Counter()
     from generator.corpus.load import SETTINGS_FILE, ContentFiles, parse_content
@@ -179,30 +200,14 @@ def _loader_problems(content: Path, rel: str, data: bytes | None, planned: dict[
             return planned[other]
         return _current(content, other)
 
-    problems: list[Problem] = []
     parts = rel.split("/")
     files = ContentFiles(settings=current(SETTINGS_FILE))
     if parts[0] in ("verdicts", "contestations", "oppositions") and len(parts) == 2:
         getattr(files, parts[0])[rel] = data
     elif parts[:2] == ["proposals", "sections"] and len(parts) == 4:
         files.proposals[rel] = data
-    elif parts[:2] == ["proposals", "extractions"] and len(parts) == 4:
-        from generator.analysis.fingerprints import RECORD_NAME, RecordError, parse_record
-        from generator.corpus.proposal import parse_extraction_proposal
-
-        from generator.corpus.source import decode_text, parse_yaml
-
-        text, problems = decode_text(data, rel)
-        value, yaml_problems = parse_yaml(text, rel) if text is not None else (None, [])
-        problems += yaml_problems
-        if parts[3] == RECORD_NAME:
-            try:
-                parse_record(_raw(data))
-            except (RecordError, UnicodeDecodeError) as exc:
-                problems.append(Problem(rel, None, "unreadable-record", str(exc)))
-        elif value is not None:
-            parse_extraction_proposal(rel, value, problems)
-        return Counter((p.code, p.message) for p in problems if p.severity is not Severity.NOTICE)
+    elif parts[:2] == ["proposals", "extractions"] and len(parts) == 4:  # not loaded by the build
+        return _analysis_problems(rel, data)
     elif parts[0] == "notes" and rel.endswith((".extractions.yaml", ".md")):
         # a note and its extractions file are parsed together
         note = rel.removesuffix(".extractions.yaml") + ".md" if rel.endswith(".extractions.yaml") else rel
@@ -285,9 +290,12 @@ class ContentChange:
         self.change.__enter__()
         return self
 
-    def write(self, write: PlannedWrite, checked: bool = False) -> None:
-        if not checked:
-            check(self.content, write, self.planned)
+    def write(self, write: PlannedWrite) -> None:
+        """Check ``write``, then make it (journaled, atomic)."""
+        check(self.content, write, self.planned)
+        self._make(write)
+
+    def _make(self, write: PlannedWrite) -> None:
         self.planned[write.rel] = write.data
         try:
             self.change.write(write.rel, write.data)
@@ -320,7 +328,7 @@ def write_content(content: Path, command: str, *writes: PlannedWrite) -> None:
         return
     with ContentChange(content, command) as change:
         for write in writes:
-            change.write(write, checked=True)
+            change._make(write)  # checked above, all of them before the first is made
 
 
 def appended(content: Path, rel: str, key: str, items: list[Any], comment: str = "",

@@ -31,6 +31,7 @@ class EditError(ValueError):
 
 
 def compose(text: str) -> yaml.Node | None:
+    """The document's node tree with its marks (character offsets), or EditError."""
     try:
         return yaml.compose(text, Loader=_Loader)
     except yaml.YAMLError as exc:

@@ -221,8 +221,7 @@ def test_oppositions_are_checked_against_their_own_request(llm_server) -> None:
     assert [(r.request, r.fault) for r in result.refused] == [
         (1, OppositionFault.CONFLICT), (1, OppositionFault.UNKNOWN_ID), (1, OppositionFault.SAME_ID),
         (1, OppositionFault.PLACEHOLDER), (1, OppositionFault.PLACEHOLDER), (1, OppositionFault.TOO_LONG)]
-    found, provenance, sent = result  # still unpacks as before
-    assert sent == len(batches) and provenance["usage"]["total_tokens"] == 160 * len(batches)
+    assert result.requests == len(batches) and result.provenance["usage"]["total_tokens"] == 160 * len(batches)
 
 
 def test_a_failed_oppositions_request_carries_the_tokens_of_the_whole_pass(llm_server) -> None:

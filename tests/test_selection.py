@@ -119,7 +119,8 @@ def test_oppositions_pass_over_http(llm_server) -> None:
     llm_server.script(reply(json.dumps({"oppositions": [{"a": "seuil-1", "b": "bail", "question": "Q ?"},
                                                         {"a": "inconnu", "b": "bail", "question": "ignorée"}]})))
     client = LLMClient(LLMSettings(llm_server.url, "juge"))
-    found, provenance, sent = find_oppositions(client, PROMPT, items)
+    passed = find_oppositions(client, PROMPT, items)
+    found, provenance, sent = passed.found, passed.provenance, passed.requests
     assert sent == 1 and [(o.a, o.b) for o in found] == [("bail", "seuil-1")]
     assert provenance["method"] == "llm" and provenance["usage"]["total_tokens"] == 160
 
@@ -131,7 +132,8 @@ def test_a_perimeter_too_large_for_one_request_covers_every_pair_of_chunks(llm_s
     seen = {frozenset((a, b)) for batch in batches for (a, _q1), (b, _q2) in combinations(batch, 2)}
     assert seen == {frozenset((a, b)) for (a, _q1), (b, _q2) in combinations(items, 2)}, "every pair is seen"
     llm_server.script(*[reply(json.dumps({"oppositions": []})) for _ in batches])
-    _found, provenance, sent = find_oppositions(LLMClient(LLMSettings(llm_server.url, "juge")), PROMPT, items, 600)
+    passed = find_oppositions(LLMClient(LLMSettings(llm_server.url, "juge")), PROMPT, items, 600)
+    provenance, sent = passed.provenance, passed.requests
     assert sent == len(batches) == len(llm_server.requests) and provenance["requests"] == sent
 
 

@@ -14,7 +14,8 @@ import yaml
 from generator.writes import ALL, PlannedWrite, WriteFailed, WriteRefused, appended, check, write_content
 from generator.yamledit import EditError, append_items, one_line, records
 
-ITEM = {"claim": "Une affirmation\navec deux lignes", "verdict": "supported", "rationale": "Oui : « ça » # pas un commentaire",
+ITEM = {"claim": "Une affirmation\navec deux lignes", "verdict": "supported",
+        "rationale": "Oui : « ça » # pas un commentaire",
         "provenance": {"method": "llm", "model": "m\n- claim: injecté", "date": "2026-12-01"}}
 
 LAYOUTS = {
@@ -141,7 +142,8 @@ def test_a_write_that_drops_a_comment_is_refused(tmp_path: Path) -> None:
     path.write_text("# Vérifiés à la main, ne pas effacer\nverdicts:\n- claim: a\n", encoding="utf-8")
     rewritten = b"verdicts:\n- claim: a\n- claim: b\n"
     with pytest.raises(WriteRefused, match=r"change or drop what is written there \(comments\)"):
-        check(content, PlannedWrite("verdicts/wiki.yaml", rewritten, yaml.safe_load(rewritten), frozenset({("verdicts",)})))
+        check(content, PlannedWrite("verdicts/wiki.yaml", rewritten, yaml.safe_load(rewritten),
+                                    frozenset({("verdicts",)})))
 
 
 def test_an_empty_or_comment_only_file_is_extended(tmp_path: Path) -> None:

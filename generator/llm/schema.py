@@ -30,7 +30,8 @@ def shown(value: Any, limit: int = SHOWN_CHARS) -> str:
     return text if len(text) <= limit + 2 else text[:limit] + "…"
 
 
-def _fold(text: str) -> str:
+def fold(text: str) -> str:
+    """Text compared loosely: compatibility forms, white space and case folded."""
     return " ".join(unicodedata.normalize("NFKC", text).split()).casefold()
 
 
@@ -40,8 +41,8 @@ def placeholder(text: str, examples: Iterable[str] = ()) -> bool:
     values (``examples``, compared ignoring case and spacing)."""
     if all(unicodedata.category(c)[0] in "PSZC" for c in text):
         return True
-    folded = _fold(text)
-    return any(folded == _fold(example) for example in examples)
+    folded = fold(text)
+    return any(folded == fold(example) for example in examples)
 
 
 def prompt_examples(template: str) -> dict[str, frozenset[str]]:

@@ -11,7 +11,6 @@ refused are reported with the pass (:class:`OppositionPass`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 from itertools import combinations
@@ -129,9 +128,6 @@ class OppositionPass:
     requests: int
     refused: list[RefusedOpposition] = field(default_factory=list)
 
-    def __iter__(self) -> Iterator[Any]:
-        return iter((self.found, self.provenance, self.requests))
-
 
 def _check_item(item: dict[str, Any], sent: set[str], examples: frozenset[str]
                 ) -> tuple[OppositionFault, str] | None:
@@ -159,7 +155,7 @@ def find_oppositions(client, prompt, items: list[tuple[str, str]], budget: int =
     the tokens spent by the whole pass so far on the error: nothing is recorded from
     a partial pass."""
     from generator.llm import LLMError
-    from generator.llm.schema import prompt_examples, shown
+    from generator.llm.schema import fold, prompt_examples, shown
 
     examples = prompt_examples(prompt.text).get("question", frozenset())
     found: dict[tuple[str, str], Opposition] = {}
@@ -187,17 +183,13 @@ def find_oppositions(client, prompt, items: list[tuple[str, str]], budget: int =
             a, b = sorted((item["a"].strip(), item["b"].strip()))
             question = item["question"].strip()
             if (a, b) in found:  # in this request or an earlier one (chunks overlap): the first stays
-                if _fold(found[(a, b)].question) != _fold(question):
+                if fold(found[(a, b)].question) != fold(question):
                     refused.append(RefusedOpposition(number, a, b, OppositionFault.CONFLICT, shown(question)))
                 continue
             found[(a, b)] = Opposition(a, b, question)
     provenance["usage"] = usage
     provenance["requests"] = len(batches)
     return OppositionPass([found[k] for k in sorted(found)], provenance, len(batches), refused)
-
-
-def _fold(text: str) -> str:
-    return " ".join(text.split()).casefold()
 
 
 def parse_oppositions(rel: str, value: Any, problems: list[Problem]) -> OppositionRecord | None:
