@@ -34,6 +34,24 @@ def link_is_safe(url: str) -> bool:
     return match.group(1).lower() in ALLOWED_SCHEMES
 
 
+_UNSAFE_IN_ADDRESS = re.compile(r"[\x00-\x20\x7f-\x9f\"'<>\\^`{|}]")
+
+
+def site_address_problem(url: str) -> str | None:
+    """Why ``url`` cannot be the address a site is published at, or None: it must be
+    an absolute http(s) URL with a host, holding no character that would need
+    escaping where it lands (attributes, XML feeds, sitemaps, JSON-LD)."""
+    if not url.startswith(("http://", "https://")):
+        return "it is not an absolute http(s) URL"
+    bad = _UNSAFE_IN_ADDRESS.search(url)
+    if bad is not None:
+        return f"it holds {bad.group()!r}, which would need escaping (percent-encode it, e.g. %22 for a quote)"
+    host = url.split("://", 1)[1].split("/", 1)[0]
+    if not host or "@" in host:
+        return "it names no host" if not host else "it holds credentials (user@host)"
+    return None
+
+
 @dataclass(frozen=True)
 class WikiTarget:
     """What a ``[[…]]`` names.

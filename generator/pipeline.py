@@ -16,6 +16,7 @@ from generator.cache import BuildCache, build_options, digest_of, unchanged_buil
 from generator.corpus.links import CorpusIndex, LinkTarget, LinkUse, collect_links, resolve_link
 from generator.corpus.load import load_corpus
 from generator.corpus.model import Corpus
+from generator.markup import site_address_problem
 from generator.corpus.publication import (
     Publication, private_link_problems, private_perimeter_problems, publish,
 )
@@ -202,8 +203,9 @@ def build(content_dir: Path, out_dir: Path, *, strict: bool = False, base_url: s
     rewritten, and the result is byte for byte what a full build gives. ``progress`` is
     told each stage as it starts (the CLI shows it on a terminal)."""
     step = progress or (lambda stage: None)
-    if base_url is not None and not base_url.startswith(("http://", "https://")):
-        raise SettingsError(f"--base-url {base_url!r} must be an absolute http(s) URL (e.g. https://example.org/)")
+    if base_url is not None and site_address_problem(base_url) is not None:
+        raise SettingsError(f"--base-url {base_url!r} cannot be the site's address: {site_address_problem(base_url)} "
+                            "(e.g. https://example.org/)")
     check_output_dir(out_dir, content_dir)  # refuse early, before any work
     theme_root = check_theme(theme_dir)
     if cache is not None:

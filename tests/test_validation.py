@@ -6,6 +6,8 @@ expected line is found in the changed file, never typed by hand.
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -184,3 +186,38 @@ def test_sidecar_of_a_refused_note_is_not_called_orphan(small: Path) -> None:
     write(small, "notes/Mauvais Nom.extractions.yaml", "extractions: []\n")
     codes = [p.code for p in analyse(small).problems if p.severity is not Severity.NOTICE]
     assert codes == ["invalid-slug"]
+
+
+# -- settings that land in every page (issue 19, item 2) -------------------------------------
+
+@pytest.mark.parametrize("url", ["javascript:alert(1)", "java\tscript:alert(1)", "data:text/html,<script>x</script>",
+                                 "/licence.html", "vbscript:msgbox"])
+def test_a_licence_link_must_be_an_http_address(small: Path, url: str) -> None:
+    """The licence link is on every page: only an http(s) address is accepted, the
+    rest is an error at its line of carnet.yaml (and never reaches a page)."""
+    replace(small, "carnet.yaml", "licence: CC BY 4.0", f"licence:\n  name: CC BY 4.0\n  url: {json.dumps(url)}")
+    analysis = analyse(small)
+    (problem,) = [p for p in analysis.problems if p.file == "carnet.yaml" and p.is_error]
+    assert problem.code == "invalid-value" and problem.line == 6 and "not an http(s) address" in problem.message
+    assert analysis.corpus.settings.licence.url is None and analysis.corpus.settings.licence.name == "CC BY 4.0"
+
+
+@pytest.mark.parametrize("url, reason", [
+    ('https://example.org/"onload="x/', "which would need escaping"),
+    ("https://example.org/a b/", "which would need escaping"),
+    ("https://example.org/<x>/", "which would need escaping"),
+    ("https://user:pass@example.org/", "credentials"),
+    ("https:///path/", "names no host"),
+    ("ftp://example.org/", r"not an absolute http\(s\) URL"),
+])
+def test_the_site_address_must_need_no_escaping(small: Path, tmp_path: Path, url: str, reason: str) -> None:
+    """base_url lands in attributes, Atom feeds, sitemaps and JSON-LD: a character that
+    would need escaping there is an error, in carnet.yaml and on the command line."""
+    from generator.pipeline import build
+    from generator.problems import SettingsError
+
+    with pytest.raises(SettingsError, match=reason):
+        build(small, tmp_path / "cli", base_url=url)
+    replace(small, "carnet.yaml", "base_url: https://test.example.org/site/", f"base_url: {json.dumps(url)}")
+    (problem,) = [p for p in analyse(small).problems if p.file == "carnet.yaml" and p.code == "invalid-value"]
+    assert problem.is_error and problem.line == 2 and re.search(reason, problem.message)

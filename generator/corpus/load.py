@@ -25,6 +25,7 @@ from generator.corpus.model import (
     AuthorRule, Axis, Base, Comment, Corpus, Extraction, Licence, Membership, Note, NoteType,
     Notebook, SiteSettings, SourceRef, Visibility, Withdrawal,
 )
+from generator.markup import link_is_safe, site_address_problem
 from generator.text import slugify
 from generator.corpus.source import YamlList, YamlMap, decode_text, parse_yaml, split_front_matter
 from generator.problems import Problem, Severity
@@ -288,10 +289,12 @@ def _parse_settings(data: bytes | None, problems: list[Problem]) -> SiteSettings
     base_url = f.text("base_url", hint="Add 'base_url: https://…/', the address the site is published at.")
     if base_url and not base_url.endswith("/"):
         base_url += "/"
-    if base_url and not base_url.startswith(("http://", "https://")):
-        f.error("base_url", "invalid-value", f"base_url {base_url!r} is not an absolute http(s) URL",
+    address_problem = site_address_problem(base_url) if base_url else None
+    if address_problem is not None:
+        f.error("base_url", "invalid-value", f"base_url {base_url!r} cannot be the site's address: {address_problem}",
                 "Write the full address the site is published at, e.g. https://example.org/wiki/: canonical "
                 "links and annotation identifiers are absolute.")
+        base_url = ""
     licence = _parse_licence(f)
     extra_keys = ("llm", "embeddings", "verification", "selection", "crawlers", "outputs")
     f.check_known(("title", "base_url", "language", "licence", "description", "contest_url", *extra_keys))
@@ -317,7 +320,14 @@ def _parse_licence(f: Fields) -> Licence:
     if isinstance(value, YamlMap):
         sub = Fields(value, f.file, "licence", f.problems)
         sub.check_known(("name", "url"))
-        return Licence(sub.text("name"), sub.text("url", "") or None)
+        url = sub.text("url", "") or None
+        if url is not None and (not link_is_safe(url) or not url.startswith(("http://", "https://"))):
+            sub.error("url", "invalid-value", f"licence url {url!r} is not an http(s) address",
+                      "Link the licence's text with its full address, e.g. "
+                      "https://creativecommons.org/licenses/by-sa/4.0/ (javascript:, data: and other schemes are "
+                      "refused: the link is on every page).")
+            url = None
+        return Licence(sub.text("name"), url)
     if not f.has("licence"):
         f.error(None, "missing-field", "carnet.yaml has no 'licence'",
                 "Say under which licence the content is published, e.g. 'licence: CC BY-SA 4.0'.")
