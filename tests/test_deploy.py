@@ -22,6 +22,8 @@ def test_netlify_sends_the_headers_the_site_is_tested_under() -> None:
     everything = next(h for h in config["headers"] if h["for"] == "/*")["values"]
     assert everything == SECURITY_HEADERS
     assert "wasm-unsafe-eval" in everything["Content-Security-Policy"]
+    assert everything["Strict-Transport-Security"].startswith("max-age=") and "camera=()" in \
+        everything["Permissions-Policy"], "HSTS and a Permissions-Policy (issue 19)"
     static = next(h for h in config["headers"] if h["for"] == "/static/*")["values"]
     assert "immutable" in static["Cache-Control"]
 

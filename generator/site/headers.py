@@ -18,8 +18,14 @@ CONTENT_SECURITY_POLICY = "; ".join([
     "frame-ancestors 'none'",
 ])
 
+PERMISSIONS_POLICY = "camera=(), microphone=(), geolocation=(), payment=(), usb=()"
+"""A wiki asks for no device: no page (nor a script that got in) may."""
+
 SECURITY_HEADERS: dict[str, str] = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "strict-origin-when-cross-origin",
+    "Permissions-Policy": PERMISSIONS_POLICY,
+    # browsers keep to https once they saw it over https (ignored over plain http, as in serve)
+    "Strict-Transport-Security": "max-age=31536000",
 }
