@@ -105,9 +105,19 @@ def read_back(rel: str, data: bytes) -> tuple[Any, list[Problem]]:
     return plain(value), problems + yaml_problems
 
 
+def reads_back_as(rel: str, data: bytes, meant: Any) -> bool:
+    """Whether ``data`` reads back (:func:`read_back`) as ``meant``, text compared NFC."""
+    return read_back(rel, data)[0] == _nfc(plain(meant))
+
+
 def _raw(data: bytes) -> str:
     """The text as written (BOM dropped, nothing normalised), for byte comparisons."""
     return data.removeprefix(b"\xef\xbb\xbf").decode("utf-8")
+
+
+def _front_matter_end(lines: list[str]) -> int | None:
+    """The index of the line closing a note's front matter (as the loader finds it)."""
+    return next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), None)
 
 
 def written_records(rel: str, data: bytes) -> dict[Record, str]:
@@ -124,7 +134,7 @@ def written_records(rel: str, data: bytes) -> dict[Record, str]:
     lines = text.split("\n")
     if not lines or lines[0].strip() != "---":
         return {("body",): text}
-    end = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), None)
+    end = _front_matter_end(lines)
     if end is None:
         raise EditError("the front matter is never closed")
     found = {("front_matter", *key): value for key, value in records("\n".join(lines[1:end])).items()}
@@ -161,8 +171,7 @@ def _comments(rel: str, data: bytes) -> list[str]:
     to no record but are the person's all the same."""
     lines = _raw(data).replace("\r\n", "\n").split("\n")
     if rel.endswith(".md"):
-        end = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), 0)
-        lines = lines[1:end] if lines and lines[0].strip() == "---" else []
+        lines = lines[1:_front_matter_end(lines) or 0] if lines and lines[0].strip() == "---" else []
     return [line.strip() for line in lines if line.lstrip().startswith("#")]
 
 
@@ -233,7 +242,7 @@ def check(content: Path, write: PlannedWrite, planned: dict[str, bytes] | None =
         details = "; ".join(p.format_text() for p in blocking) or "unreadable"
         raise WriteRefused(f"{refused}: the new text would not be readable ({details}); nothing was written")
     meant = _nfc(plain(write.meant))
-    if value != meant:
+    if value != meant:  # (reads_back_as, with the difference said)
         raise WriteRefused(f"{refused}: the new text does not read back as meant ({_difference(meant, value)}); "
                            "nothing was written")
     old = _current(content, rel)

@@ -123,14 +123,16 @@ def _line_start(text: str, index: int) -> int:
     return text.rfind("\n", 0, index) + 1
 
 
-def _after_key(text: str, key_at: int, column: int, note: list[str], items: list[Any],
-               render: Callable[[Any, str], list[str]]) -> str:
-    """A new block list on the lines after the key at ``key_at`` (whose value is empty)."""
-    indent = " " * column
-    at = _line_end(text, key_at)
-    head = text[:at] if text[:at].endswith("\n") else text[:at] + "\n"
-    body = [f"{indent}{line}" for line in note] + [line for item in items for line in render(item, indent)]
-    return head + "\n".join(body) + "\n" + text[at:]
+def _block(indent: str, note: list[str], items: list[Any], render: Callable[[Any, str], list[str]]) -> list[str]:
+    """The lines of new block items at ``indent``, under their comment."""
+    return [f"{indent}{line}" for line in note] + [line for item in items for line in render(item, indent)]
+
+
+def _insert_lines(text: str, at: int, lines: list[str]) -> str:
+    """``text`` with ``lines`` inserted at ``at`` (the start of a line, or the end of a
+    text without a final newline)."""
+    head = text[:at] if text[:at].endswith("\n") or not text[:at] else text[:at] + "\n"
+    return head + "\n".join(lines) + "\n" + text[at:]
 
 
 def append_items(text: str, key: str, items: list[Any], comment: str = "",
@@ -146,44 +148,37 @@ def append_items(text: str, key: str, items: list[Any], comment: str = "",
     note = [f"# {one_line(comment)}"] if comment else []
     root = compose(text)
     if root is None or (isinstance(root, yaml.ScalarNode) and root.value == "" and root.tag.endswith(":null")):
-        head = text if not text or text.endswith("\n") else text + "\n"
-        return head + "\n".join([f"{key}:", *note, *(line for item in items for line in render(item, ""))]) + "\n"
+        return _insert_lines(text, len(text), [f"{key}:", *_block("", note, items, render)])
     if not isinstance(root, yaml.MappingNode):
         raise EditError("the file is not a mapping of fields")
     if root.flow_style:
         raise EditError("the file is written as one flow mapping ({…}); write it in block style to extend it")
-    value = next((v for k, v in root.value if isinstance(k, yaml.ScalarNode) and k.value == key), None)
-    if value is None:  # no such key yet: a new list at the end
-        head = text if text.endswith("\n") else text + "\n"
-        column = root.value[0][0].start_mark.column if root.value else 0
-        indent = " " * column
-        body = [f"{indent}{key}:", *(f"{indent}{line}" for line in note)]
-        body += [line for item in items for line in render(item, indent)]
-        return head + "\n".join(body) + "\n"
+    key_node, value = next(((k, v) for k, v in root.value if isinstance(k, yaml.ScalarNode) and k.value == key),
+                           (None, None))
+    if key_node is None or value is None:  # no such key yet: a new list at the end
+        indent = " " * (root.value[0][0].start_mark.column if root.value else 0)
+        return _insert_lines(text, len(text), [f"{indent}{key}:", *_block(indent, note, items, render)])
+    after_key = _line_end(text, key_node.start_mark.index)
+    under_key = " " * (key_node.start_mark.column + 2)
     if isinstance(value, yaml.ScalarNode) and value.tag.endswith(":null"):
         if value.start_mark.index != value.end_mark.index:  # an explicit null (~, null): a flow list instead
             start, end = value.start_mark.index, value.end_mark.index
             return text[:start] + "[" + ", ".join(flow_item(i) for i in items) + "]" + text[end:]
-        key_node = next(k for k, v in root.value if v is value)
-        return _after_key(text, key_node.start_mark.index, key_node.start_mark.column + 2, note, items, render)
+        return _insert_lines(text, after_key, _block(under_key, note, items, render))
     if not isinstance(value, yaml.SequenceNode):
         raise EditError(f"'{key}' is not a list")
     if value.flow_style and not value.value:  # an empty '[]' holds nothing to keep: a block list reads better
         start, end = value.start_mark.index, value.end_mark.index
         text = text[:start].rstrip(" \t") + text[end:]
-        key_node = next(k for k, v in root.value if v is value)
-        return _after_key(text, key_node.start_mark.index, key_node.start_mark.column + 2, note, items, render)
+        return _insert_lines(text, _line_end(text, key_node.start_mark.index), _block(under_key, note, items, render))
     if value.flow_style:  # right after the last item: a trailing comma or a ']' on its own line stay
         at = int(value.value[-1].end_mark.index)
         return text[:at] + "".join(f", {flow_item(i)}" for i in items) + text[at:]
-    indent = " " * value.start_mark.column  # the column of the items' '-'
     if "\t" in text[_line_start(text, value.start_mark.index):value.start_mark.index]:
         raise EditError(f"the items of '{key}' are indented with tabs")
     end = _end(value)
     at = end if text[end - 1] == "\n" else _line_end(text, end)  # a block scalar ends with its newline
-    head = text[:at] if text[:at].endswith("\n") else text[:at] + "\n"
-    body = [f"{indent}{line}" for line in note] + [line for item in items for line in render(item, indent)]
-    return head + "\n".join(body) + "\n" + text[at:]
+    return _insert_lines(text, at, _block(" " * value.start_mark.column, note, items, render))
 
 
 def plain(value: Any) -> Any:

@@ -62,9 +62,6 @@ MAX_CATEGORIES = 20
 """Most categories one passage may suggest; the others are refused."""
 MAX_CATEGORY_CHARS = 200
 """Longest axis or category name checked; a longer one is refused unread."""
-PLACEHOLDER_EXAMPLES = frozenset({"...", "…"})
-"""The prompt's own example quote (prompts/analyse_passages.j2); any punctuation-only
-quote is refused anyway (:func:`generator.llm.schema.placeholder`)."""
 
 
 @dataclass(frozen=True)
@@ -218,7 +215,7 @@ def _refusal(passage: dict[str, Any], kinds: tuple[str, ...], longest: int) -> t
     said = str(passage.get("quote", ""))
     if too_long(said, longest):
         return said[:200], f"refused: the quote is {too_long(said, longest)} (the note's text)"
-    if placeholder(said, PLACEHOLDER_EXAMPLES):
+    if placeholder(said):  # the prompt's example quote ("...") is punctuation only: refused as such
         return said, "refused: a placeholder, not a quote of the note"
     kind = " ".join(str(passage.get("kind", "")).split())
     if kinds and kind and _kind(kind, kinds) is None:

@@ -36,6 +36,16 @@ def inline_scalar(value: str) -> str:
     return yaml.dump(value, default_style='"', allow_unicode=True, width=10**9).strip().removesuffix("...").strip()
 
 
+def written_value(document: str, span: ValueSpan, value: str) -> str:
+    """What :func:`replace_value` (not inline) makes the value at ``span`` read back as:
+    ``value``, and one line break more when a clipped literal block (``|``) is kept."""
+    old = document[span.start:span.end]
+    header = old.partition("\n")[0]
+    if old.startswith("|") and "\n" in value and header.strip() == "|":
+        return value + "\n"
+    return value
+
+
 def replace_value(document: str, span: ValueSpan, value: str, inline: bool = False) -> str:
     """``document`` with the value at ``span`` replaced by ``value``, nothing else touched.
 

@@ -8,11 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator.anchoring import AnchorStatus
-from generator.anchoring.fix import current_quote, replace_value
-from generator.corpus.source import ValueSpan, YamlMap, parse_yaml
+from generator.anchoring.fix import current_quote, replace_value, written_value
+from generator.corpus.source import YamlMap, parse_yaml
 from generator.files import read_text_file
 from generator.pipeline import Analysis
-from generator.writes import PlannedWrite, read_back, write_content
+from generator.writes import PlannedWrite, reads_back_as, write_content
+from generator.yamledit import plain
 
 
 @dataclass(frozen=True)
@@ -40,17 +41,6 @@ def relocated_fixes(analysis: Analysis) -> list[AnchorFix]:
     return sorted(fixes, key=lambda f: (f.file, f.line))
 
 
-def _as_written(text: str, span: ValueSpan, quote: str) -> str:
-    """The value ``quote`` reads back as once written at ``span``: a literal block kept
-    with its clipping header (``|``) ends with one line break, as the old value did."""
-    old = text[span.start:span.end]
-    header = old.partition("\n")[0]
-    if old.startswith("|") and "\n" in quote and not header.strip("|+-").strip() and "-" not in header \
-            and "+" not in header:
-        return quote + "\n"
-    return quote
-
-
 def write_fixes(content_dir: Path, analysis: Analysis, fixes: list[AnchorFix]) -> list[str]:
     """Rewrite the quotes of ``fixes`` in their files; returns the files written. Each
     file goes through the write seam: it must read back with exactly those quotes
@@ -60,15 +50,13 @@ def write_fixes(content_dir: Path, analysis: Analysis, fixes: list[AnchorFix]) -
         by_file.setdefault(fix.file, []).append(fix)
     writes = []
     for rel, file_fixes in sorted(by_file.items()):
-        raw = (content_dir / rel).read_bytes()
         # the text as written (not normalised), and where each quote lies in it: the
         # lines the fixes do not touch are written back byte for byte
-        read, _problems = read_text_file(raw, rel)
-        old, _ = read_back(rel, raw)
+        read, _problems = read_text_file((content_dir / rel).read_bytes(), rel)
         located, _ = parse_yaml(read.text, rel) if read is not None else (None, [])
-        if read is None or not isinstance(old, dict) or not isinstance(old.get("extractions"), list) \
-                or not isinstance(located, dict) or not isinstance(located.get("extractions"), list):
+        if read is None or not isinstance(located, dict) or not isinstance(located.get("extractions"), list):
             continue
+        old = plain(located)
         spans = {item.get("id"): item.value_spans["quote"] for item in located["extractions"]
                  if isinstance(item, YamlMap) and "quote" in item.value_spans}
         file_fixes = [fix for fix in file_fixes if fix.extraction in spans]
@@ -80,13 +68,13 @@ def write_fixes(content_dir: Path, analysis: Analysis, fixes: list[AnchorFix]) -
             # later offsets first, so earlier spans stay valid
             for fix in sorted(file_fixes, key=lambda f: spans[f.extraction].start, reverse=True):
                 text = replace_value(text, spans[fix.extraction], fix.new, inline)
-            new_quotes = {fix.extraction: fix.new if inline else _as_written(read.text, spans[fix.extraction], fix.new)
-                          for fix in file_fixes}
+            new_quotes = {fix.extraction: fix.new if inline else
+                          written_value(read.text, spans[fix.extraction], fix.new) for fix in file_fixes}
             changed = [index for index, item in enumerate(items)
                        if isinstance(item, dict) and item.get("id") in new_quotes]
             meant = dict(old, extractions=[dict(item, quote=new_quotes[item["id"]]) if index in changed else item
                                            for index, item in enumerate(items)])
-            if read_back(rel, read.encode(text))[0] == meant:
+            if reads_back_as(rel, read.encode(text), meant):
                 break
         writes.append(PlannedWrite(rel, read.encode(text), meant,
                                    frozenset(("extractions", index) for index in changed)))

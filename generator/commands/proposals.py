@@ -120,14 +120,14 @@ def applied_record(content: Path, path: Path, date: dt.date, results: list[dict[
     rel = path.resolve().relative_to(content.resolve()).as_posix()
     existing = path.read_bytes()
     value, _problems = read_back(rel, existing)
-    if not isinstance(value, dict):
+    read, _problems = read_text_file(existing, rel)
+    if read is None or not isinstance(value, dict):
         raise ProposalError(f"{rel} is not a proposal any more (it does not read as a mapping); nothing was written")
     applied = {"date": date.isoformat(), "results": results}
-    separator = b"" if existing.endswith(b"\n") or not existing else (b"\r\n" if b"\r\n" in existing else b"\n")
-    addition = dump_yaml({"applied": applied})
-    if b"\r\n" in existing:
-        addition = addition.replace(b"\n", b"\r\n")
-    return PlannedWrite(rel, existing + separator + addition, dict(value, applied=applied))
+    head = read.text if read.text.endswith("\n") or not read.text else read.text + "\n"
+    # written with the proposal's own BOM and line ends
+    return PlannedWrite(rel, read.encode(head + dump_yaml({"applied": applied}).decode("utf-8")),
+                        dict(value, applied=applied))
 
 
 def dump_yaml(record: dict[str, Any]) -> bytes:
@@ -343,7 +343,8 @@ def apply(path: Path, only: list[int] | None = None, today: dt.date | None = Non
         raise ProposalError(f"proposal {proposal.id} was made against another version of {proposal.target}: "
                             "refused as stale (make a new proposal)")
     article_rel = article.resolve().relative_to(content).as_posix()
-    read, problems = read_text_file(article.read_bytes(), article_rel)
+    article_data = article.read_bytes()
+    read, problems = read_text_file(article_data, article_rel)
     if read is None:
         raise ProposalError("; ".join(p.format_text() for p in problems) + " — nothing was written")
     head = "\n".join(read.text.split("\n")[: note.body_line - 1])
@@ -362,7 +363,7 @@ def apply(path: Path, only: list[int] | None = None, today: dt.date | None = Non
             entry["removed"] = result.removed
         decisions.append(entry)
     recorded = applied_record(content, path, today or dt.date.today(), decisions)
-    old_meta, _problems = read_back(article_rel, article.read_bytes())
+    old_meta, _problems = read_back(article_rel, article_data)
     # the article and the record change together, or not at all (a kill between them is undone)
     with ContentChange(content, f"carnet apply {recorded.rel}") as change:
         if new_text != read.text:  # written back with the article's own BOM and line ends

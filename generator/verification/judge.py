@@ -210,7 +210,7 @@ def judge(content: Path, pending: dict[str, list[Assessment]], client: LLMClient
                 append_verdicts(content, article, records)
             except WriteError as exc:  # the file is left as it was: those pairs stay unjudged
                 report.write_error = str(exc)
-                report.unjudged += [item for item in batch if item not in report.unjudged]
+                report.unjudged += [item for item in batch if item.claim_sha256 + item.source_sha256 in judged]
                 continue
             report.judged += len(records)
     return report

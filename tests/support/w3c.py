@@ -17,16 +17,17 @@ import pytest
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT4
 
+# vendored under the W3C test-suite licence (tests/fixtures/w3c-web-annotation-tests/license.md)
 SUITE = Path(os.environ.get("CARNET_W3C_TESTS")
-             or Path(__file__).resolve().parents[3] / "shared" / "w3c-web-annotation-tests")
+             or Path(__file__).resolve().parents[1] / "fixtures" / "w3c-web-annotation-tests")
 
 
 def require_suite() -> None:
     """Skip (locally) or fail (under CI) with a clear message when the suite is absent."""
     if (SUITE / "annotations" / "annotationMusts.test").is_file():
         return
-    message = (f"the W3C Web Annotation test suite is not at {SUITE} (it is shared/ beside the repository; "
-               "set CARNET_W3C_TESTS to its folder)")
+    message = (f"the W3C Web Annotation test suite is not at {SUITE} (vendored in tests/fixtures/; "
+               "set CARNET_W3C_TESTS to another copy's folder)")
     if os.environ.get("CI") == "true":
         pytest.fail(message)
     pytest.skip(message)
