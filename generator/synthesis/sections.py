@@ -1,9 +1,11 @@
 """Section operations on a wiki article (INV-9): a pure applier.
 
-Sections are the lead (before the first H2; named by the empty heading) and each H2
-up to the next; a ``##`` line inside a code fence is not a heading. Operations are applied one after the
-other; each is accepted or rejected on its own, visibly, with its content kept in
-the result. Untouched sections stay byte-identical.
+Sections are the lead (before the first H2; named by the empty heading) and each
+top-level H2 up to the next. Both the headings and the content of an operation are read
+with the build's own parser (:func:`generator.markup.parse`), never line by line, so a
+``##`` inside a code fence is no heading and an indented or setext one is. Operations are
+applied one after the other; each is accepted or rejected on its own, visibly, with its
+content kept in the result. Untouched sections stay byte-identical.
 """
 
 from __future__ import annotations
@@ -11,9 +13,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from markdown_it.token import Token
+
+from generator.markup import parse
+
 OPERATIONS = ("NoChange", "AppendToSection", "ReplaceSection", "InsertSection")
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
-_FENCE = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})")
+# In an article, what follows an operation's content is the next heading line.
+_SENTINEL = "carnet-end-of-content"
+_CONTAINERS = {"blockquote_open": "a blockquote", "list_item_open": "a list item"}
 _MARKER = re.compile(r"\[\[(ext|com):([^\]|]+)(?:\|[^\]]*)?\]\]")
 
 
@@ -48,11 +55,13 @@ class OperationResult:
 
 @dataclass(frozen=True)
 class Section:
-    """``heading`` is ``None`` for the lead; ``start``/``end`` are line indexes [start, end)."""
+    """``heading`` is ``None`` for the lead; ``start``/``end`` are line indexes [start, end);
+    ``content_start`` is the first line after the heading (two lines for a setext one)."""
 
     heading: str | None
     start: int
     end: int
+    content_start: int
 
 
 @dataclass(frozen=True)
@@ -64,31 +73,24 @@ class Sources:
     articles: frozenset[str] = field(default_factory=frozenset)
 
 
-def heading_lines(lines: list[str]) -> list[tuple[int, int, str]]:
-    """(line index, level, text) of every ATX heading outside code fences."""
-    found, fence = [], ""
-    for index, line in enumerate(lines):
-        opening = _FENCE.match(line)
-        if fence:
-            if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence):
-                fence = ""
-            continue
-        if opening:
-            fence = opening.group(1)
-            continue
-        match = _HEADING.match(line)
-        if match:
-            found.append((index, len(match.group(1)), match.group(2).strip()))
-    return found
+def _h2_headings(body: str) -> list[tuple[int, int, str]]:
+    """(first line, line after it, text) of each top-level H2 the build renders.
+
+    One inside a blockquote or a list is left out: a section cannot be cut out of its container.
+    """
+    tokens = parse(body)
+    return [(token.map[0], token.map[1], tokens[index + 1].content.strip())
+            for index, token in enumerate(tokens)
+            if token.type == "heading_open" and token.tag == "h2" and token.level == 0 and token.map]
 
 
 def sections(body: str) -> list[Section]:
     lines = body.split("\n")
-    h2 = [(i, text) for i, level, text in heading_lines(lines) if level == 2]
-    result = [Section(None, 0, h2[0][0] if h2 else len(lines))]
-    for number, (index, text) in enumerate(h2):
+    h2 = _h2_headings(body)
+    result = [Section(None, 0, h2[0][0] if h2 else len(lines), 0)]
+    for number, (start, after, text) in enumerate(h2):
         end = h2[number + 1][0] if number + 1 < len(h2) else len(lines)
-        result.append(Section(text, index, end))
+        result.append(Section(text, start, end, after))
     return result
 
 
@@ -96,10 +98,81 @@ def markers(content: str) -> tuple[tuple[str, str], ...]:
     return tuple((kind, key.strip()) for kind, key in _MARKER.findall(content))
 
 
+def _front_matter(lines: list[str], first: int) -> int | None:
+    """The line closing a front-matter block opened on line ``first``, as notes are split."""
+    if lines[first].strip() != "---":
+        return None
+    return next((i for i in range(first + 1, len(lines)) if lines[i].strip() in ("---", "...")), None)
+
+
+def _describe_heading(token: Token, container: str) -> str:
+    level = token.tag[1:]
+    if token.markup.startswith("#"):
+        where = f"level {level}, {token.markup!r}, on line {token.map[0] + 1}" if token.map else f"level {level}"
+    else:  # setext: a paragraph underlined with === or ---
+        lines = f", on lines {token.map[0] + 1} to {token.map[1]}" if token.map else ""
+        where = f"level {level}, underlined with {token.markup!r}{lines}"
+    return where + (f", inside {container}" if container else "")
+
+
+def _left_open(tokens: list[Token], sentinel_line: int) -> str:
+    """Name the top-level block that runs past the content's last line."""
+    for token in tokens:
+        if token.level == 0 and token.map and token.map[0] < sentinel_line < token.map[1]:
+            line = token.map[0] + 1
+            if token.type == "fence":
+                return (f"the content's code fence {token.markup!r} opened on line {line} is never closed: "
+                        "every section after it would become code")
+            kind = token.type.removesuffix("_open").replace("_", " ")
+            return f"the content leaves a {kind} opened on line {line} open: it would swallow the next heading"
+    return "the content leaves a block open: it would swallow the next heading"
+
+
+def _structure_problem(content: str) -> str:
+    """Why ``content`` would change the article's structure once in place, or ``""``."""
+    if "\r" in content:  # the parser reads it as a line end, the section splitter does not
+        return "the content holds a carriage return: lines end with \\n only"
+    lines = content.split("\n")
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is None:
+        return ""
+    close = _front_matter(lines, first)
+    if close is not None:
+        return (f"the content starts with a front-matter block ('---' on lines {first + 1} to {close + 1}): "
+                "an article's fields are not section content")
+    # The content is parsed followed by what follows it in an article, a heading line:
+    # if that heading does not come out as a top-level heading, something the content
+    # left open swallows it (a fence never closed, or any other block) and would swallow
+    # every later section too. This asks the parser itself, rather than re-implementing
+    # the closing rules of fences (marker, length, info string, indentation) by hand.
+    sentinel_line = len(content.rstrip("\n").split("\n"))
+    tokens = parse(content.rstrip("\n") + "\n## " + _SENTINEL)
+    open_blocks: list[str] = []
+    for token in tokens:
+        if token.nesting == -1 and open_blocks:
+            open_blocks.pop()
+        if token.type == "heading_open" and token.map and token.map[0] < sentinel_line:
+            container = next((_CONTAINERS[kind] for kind in reversed(open_blocks) if kind in _CONTAINERS), "")
+            return (f"the content holds a heading ({_describe_heading(token, container)}): "
+                    "only InsertSection creates a section")
+        if token.nesting == 1:
+            open_blocks.append(token.type)
+    ends_open = not (len(tokens) >= 3 and tokens[-3].type == "heading_open" and tokens[-3].level == 0
+                     and tokens[-2].content == _SENTINEL)
+    if ends_open:
+        return _left_open(tokens, sentinel_line)
+    if lines[first][:1] in (" ", "\t"):
+        # after a list, an indented line continues its last item: "    ## x" would become its heading
+        return (f"the content's first line is indented (line {first + 1}): it would continue the block before it "
+                "(after a list, its last item); start the content at the margin")
+    return ""
+
+
 def _check_content(content: str, sources: Sources) -> tuple[str, tuple[tuple[str, str], ...]]:
     cited = markers(content)
-    if heading_lines(content.split("\n")):
-        return "the content holds a heading line: only InsertSection creates a section", cited
+    problem = _structure_problem(content)
+    if problem:
+        return problem, cited
     if not cited:
         return "no sources: the content cites no [[ext:…]] or [[com:…]]", cited
     for kind, key in cited:
@@ -110,8 +183,33 @@ def _check_content(content: str, sources: Sources) -> tuple[str, tuple[tuple[str
     return "", cited
 
 
+def _heading_problem(heading: str) -> str:
+    """Why the new section's heading, written ``## heading``, would not read as given, or ``""``:
+    the section could then never be named again by the text it was created with."""
+    text = heading.strip()
+    if "\n" in text or "\r" in text:
+        return f"the heading {heading!r} holds a line break: a heading is one line"
+    tokens = parse(f"## {text}")
+    rendered = tokens[1].content.strip() if len(tokens) == 3 else None
+    if rendered != text:
+        return f"the heading {heading!r} would read {rendered!r} once written '## {text}'; name it as it reads"
+    return ""
+
+
 def _block(content: str) -> list[str]:
     return content.strip("\n").split("\n")
+
+
+def _separated(block: list[str], tail: list[str]) -> list[str]:
+    # a line right after the content would continue its last paragraph (a setext heading's text would)
+    return block + ([""] if tail and tail[0].strip() else []) + tail
+
+
+def _merged_reason(following: str | None) -> str:
+    if following is None:
+        return "once in place, the content would change the article's sections"
+    return (f"once in place, the content would run into the next heading {following!r}, which would no longer "
+            "start a section (end the content with a paragraph)")
 
 
 def apply_operations(body: str, operations: list[Operation], sources: Sources) -> tuple[str, list[OperationResult]]:
@@ -137,9 +235,9 @@ def _apply_one(body: str, index: int, operation: Operation, sources: Sources) ->
     lines = body.split("\n")
     current = sections(body)
     by_heading: dict[str, list[Section]] = {}
-    for section in current:
-        if section.heading is not None:
-            by_heading.setdefault(section.heading, []).append(section)
+    for existing in current:
+        if existing.heading is not None:
+            by_heading.setdefault(existing.heading, []).append(existing)
 
     def find(heading: str, what: str) -> tuple[Section | None, str]:
         if not heading.strip():  # the empty heading names the lead (the text before the first H2)
@@ -151,25 +249,42 @@ def _apply_one(body: str, index: int, operation: Operation, sources: Sources) ->
             return None, f"{what} {heading!r} is ambiguous: {len(matches)} sections bear it"
         return matches[0], ""
 
+    def accept(new: list[str], after: Section, inserted: str | None = None, removed: str = "") -> tuple[
+            str, OperationResult]:
+        # The content was judged alone; in place, what follows it (an indented or setext
+        # heading after a list, say) can still merge into it. The sections must come out
+        # as expected, or the operation is refused.
+        position = next(i for i, existing in enumerate(current) if existing is after)
+        expected = [existing.heading for existing in current]
+        if inserted is not None:
+            expected.insert(position + 1, inserted)
+        new_body = "\n".join(new)
+        if [existing.heading for existing in sections(new_body)] != expected:
+            following = current[position + 1].heading if position + 1 < len(current) else None
+            return reject(_merged_reason(following), cited)
+        return new_body, OperationResult(index, operation, True, removed=removed, sources=cited)
+
     if operation.op in ("AppendToSection", "ReplaceSection"):
         section, problem = find(operation.heading, "heading")
         if section is None:
             return reject(problem, cited)
-        content_start = section.start + (0 if section.heading is None else 1)
+        content_start = section.content_start
         end = section.end
         while end > content_start and not lines[end - 1].strip():
             end -= 1  # keep the blank lines that separate it from the next section
         if operation.op == "AppendToSection":
-            new = lines[:end] + [""] + _block(operation.content) + lines[end:]
-            return "\n".join(new), OperationResult(index, operation, True, sources=cited)
+            return accept(lines[:end] + [""] + _separated(_block(operation.content), lines[end:]), section)
         removed = "\n".join(lines[content_start:end]).strip("\n")
         lead = [] if section.heading is None else [""]
-        new = lines[:content_start] + lead + _block(operation.content) + lines[end:]
-        return "\n".join(new), OperationResult(index, operation, True, removed=removed, sources=cited)
+        new = lines[:content_start] + lead + _separated(_block(operation.content), lines[end:])
+        return accept(new, section, removed=removed)
 
     # InsertSection: a new H2 right after an existing section
     if not operation.heading.strip():
         return reject("no heading given for the new section", cited)
+    problem = _heading_problem(operation.heading)
+    if problem:
+        return reject(problem, cited)
     if operation.heading.strip() in by_heading:
         return reject(f"a section {operation.heading!r} already exists: insertion under an existing heading "
                       "would make headings ambiguous (use AppendToSection or ReplaceSection)", cited)
@@ -177,11 +292,7 @@ def _apply_one(body: str, index: int, operation: Operation, sources: Sources) ->
     if anchor is None:
         return reject(problem + " (no fallback to the end)", cited)
     end = anchor.end
-    while end > anchor.start + (0 if anchor.heading is None else 1) and not lines[end - 1].strip():
+    while end > anchor.content_start and not lines[end - 1].strip():
         end -= 1
-    inserted = ["", f"## {operation.heading.strip()}", ""] + _block(operation.content)
-    tail = lines[end:]
-    if tail and tail[0].strip():
-        inserted.append("")
-    new = lines[:end] + inserted + tail
-    return "\n".join(new), OperationResult(index, operation, True, sources=cited)
+    new = lines[:end] + ["", f"## {operation.heading.strip()}", ""] + _separated(_block(operation.content), lines[end:])
+    return accept(new, anchor, inserted=operation.heading.strip())
