@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from generator.anchoring.elements import Document, Element, segment
-from generator.anchoring.resolve import Anchor, AnchorStatus, Portion, project, resolve_quote
+from generator.anchoring.resolve import Anchor, AnchorStatus, Portion, project, relocation_budget, resolve_quote
 from generator.corpus.model import Note
 from generator.markup import parse
 from generator.problems import Problem, Severity
@@ -33,11 +33,12 @@ class AnchoredNote:
 def anchor_note(note: Note) -> tuple[AnchoredNote, list[Problem]]:
     document = segment(parse(note.body), note.body_line, transcript=note.media is not None)
     projection = project(document.elements)
+    budget = relocation_budget(projection)  # one for the note: its quotes share it, in file order
     anchors: dict[str, Anchor] = {}
     problems: list[Problem] = []
     for extraction in note.extractions:
         anchor = resolve_quote(projection, document.elements, extraction.quote,
-                               extraction.prefix, extraction.suffix, extraction.occurrence)
+                               extraction.prefix, extraction.suffix, extraction.occurrence, budget)
         anchors[extraction.id] = anchor
         if anchor.status is AnchorStatus.DETACHED:
             problems.append(Problem(

@@ -6,20 +6,31 @@ still several → detached (ambiguous). None → approximate matching within an 
 distance of :data:`MAX_EDIT_RATIO` of the quote, scored with the prefix and suffix as
 annotation clients do: a unique best → relocated (with the text found, for its diff);
 otherwise → detached.
+
+A relocation stays inside as many consecutive elements as the quote has blocks: an
+edit at an element's edge is never mended with its neighbour's text. Its cost is
+bounded: quotes past :data:`MAX_RELOCATED_LENGTH`, and searches the note's
+:class:`~generator.anchoring.fuzzy.Budget` cannot pay, are detached with that reason.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 from enum import Enum
 
-from bisect import bisect_right
-from difflib import SequenceMatcher
-
 from generator.anchoring.elements import SEPARATOR, Element
-from generator.anchoring.fuzzy import Match, find_approximate, levenshtein, similarity
+from generator.anchoring.fuzzy import (
+    Budget,
+    Match,
+    TooCostly,
+    find_approximate,
+    levenshtein,
+    similarity,
+)
 from generator.anchoring.normalise import normalise, normalise_quote
-
 
 MAX_EDIT_RATIO = 0.10
 """An edited quote is relocated only within this share of its length in edits."""
@@ -27,6 +38,23 @@ MAX_EDIT_RATIO = 0.10
 # Weights of a fuzzy candidate's score: the quote itself, then its context.
 QUOTE_WEIGHT, CONTEXT_WEIGHT = 50.0, 20.0
 SCORE_TIE = 1e-9
+
+MAX_RELOCATED_LENGTH = 2_000
+"""Characters (normalised) past which a quote not found as written is not relocated:
+its search would cost the square of its length. A quote that long is a page."""
+
+MAX_OCCURRENCES = 1_000
+"""Exact occurrences past which a quote is detached without telling them apart."""
+
+CONTEXT_LENGTH = 200
+"""Characters of a prefix or suffix that score a relocation (the nearest ones)."""
+
+RELOCATION_BUDGET_BASE, RELOCATION_BUDGET_PER_CHARACTER = 250_000, 10
+"""A note's relocation budget, in steps (:class:`~generator.anchoring.fuzzy.Budget`):
+a base plus so much per character, so a corpus's worst case grows with its size only
+(at most about 0.2 s plus 8 µs per character of the note, on this project's CI machine)."""
+
+_BLOCK_BREAK = re.compile(r"\n[ \t]*\n")
 
 
 class AnchorStatus(str, Enum):
@@ -92,7 +120,18 @@ class NormalisedProjection:
     text: str
     starts: list[int]
     elements: list[int]
-    offsets: list[list[int]]
+    offsets: list[list[int] | range]
+    _regions: dict[int, list[tuple[int, int]]] = field(default_factory=dict, repr=False, compare=False)
+
+    def regions(self, blocks: int) -> list[tuple[int, int]]:
+        """Where a relocated quote of ``blocks`` blocks may lie: each run of that many
+        consecutive elements, as [start, end) in ``text`` (sorted; kept for the note's
+        other quotes)."""
+        if blocks not in self._regions:
+            ends = [start + len(offsets) for start, offsets in zip(self.starts, self.offsets)]
+            span = min(blocks, len(ends))
+            self._regions[blocks] = [(self.starts[k], ends[k + span - 1]) for k in range(len(ends) - span + 1)]
+        return self._regions[blocks]
 
     def origin(self, position: int) -> tuple[int, int] | None:
         """(element index, offset in its text) of a character, or ``None`` for a joining space."""
@@ -107,7 +146,7 @@ def project(elements: list[Element]) -> NormalisedProjection:
     parts: list[str] = []
     starts: list[int] = []
     included: list[int] = []
-    offsets: list[list[int]] = []
+    offsets: list[list[int] | range] = []
     length = 0
     for index, element in enumerate(elements):
         text, origin = normalise(element.text)
@@ -124,29 +163,47 @@ def project(elements: list[Element]) -> NormalisedProjection:
     return NormalisedProjection("".join(parts), starts, included, offsets)
 
 
+def relocation_budget(projection: NormalisedProjection) -> Budget:
+    """The budget of one note's relocations (shared by all its extractions)."""
+    return Budget(RELOCATION_BUDGET_BASE + RELOCATION_BUDGET_PER_CHARACTER * len(projection.text))
+
+
 def _occurrences(haystack: str, needle: str) -> list[int]:
-    found, start = [], haystack.find(needle)
-    while start >= 0:
+    """Where ``needle`` occurs, up to one past :data:`MAX_OCCURRENCES`."""
+    found: list[int] = []
+    start = haystack.find(needle)
+    while start >= 0 and len(found) <= MAX_OCCURRENCES:
         found.append(start)
         start = haystack.find(needle, start + 1)
     return found
 
 
 def resolve_quote(projection: NormalisedProjection, elements: list[Element], quote: str,
-                  prefix: str = "", suffix: str = "", occurrence: int | None = None) -> Anchor:
+                  prefix: str = "", suffix: str = "", occurrence: int | None = None,
+                  budget: Budget | None = None) -> Anchor:
+    """Where ``quote`` lands. ``budget`` is the note's (:func:`relocation_budget`), shared
+    by its extractions; without one, this quote gets a note's budget of its own."""
     needle = normalise_quote(quote)
     if not needle:
         return Anchor(AnchorStatus.DETACHED, reason="the quote is empty", candidates=0)
     starts = _occurrences(projection.text, needle)
     if not starts:
-        return _relocate(projection, elements, needle, prefix, suffix)
+        blocks = sum(1 for block in _BLOCK_BREAK.split(quote) if block.strip())
+        return _relocate(projection, elements, needle, prefix, suffix, max(blocks, 1),
+                         budget if budget is not None else relocation_budget(projection))
+    if len(starts) > MAX_OCCURRENCES:
+        return Anchor(AnchorStatus.DETACHED, candidates=len(starts),
+                      reason=f"the quote occurs more than {MAX_OCCURRENCES} times; quote a longer passage")
     candidates = starts
     if len(candidates) > 1 and (prefix or suffix):
         before, after = normalise_quote(prefix), normalise_quote(suffix)
+        text = projection.text
+        # the projection's spaces are single: one space at most lies between quote and context
         fitting = [
             start for start in candidates
-            if (not before or projection.text[:start].rstrip().endswith(before))
-            and (not after or projection.text[start + len(needle):].lstrip().startswith(after))
+            if (not before or text[max(0, start - len(before) - 1):start].rstrip().endswith(before))
+            and (not after or text[start + len(needle):start + len(needle) + len(after) + 1].lstrip()
+                 .startswith(after))
         ]
         if not fitting:
             return Anchor(
@@ -173,7 +230,7 @@ def resolve_quote(projection: NormalisedProjection, elements: list[Element], quo
     return Anchor(AnchorStatus.ANCHORED, _portions(projection, candidates[0], len(needle), elements))
 
 
-def _trim(match: Match, text: str, needle: str, budget: int) -> Match | None:
+def _trim(match: Match, text: str, needle: str, max_distance: int, budget: Budget) -> Match | None:
     """A match without the whitespace at its ends (separators between elements belong to
     no portion, so what is shown would differ from what was measured), measured again:
     ``None`` when, without it, the quote is no longer within the budget."""
@@ -184,19 +241,44 @@ def _trim(match: Match, text: str, needle: str, budget: int) -> Match | None:
         end -= 1
     if (start, end) == (match.start, match.end):
         return match
-    distance = levenshtein(needle, text[start:end])
-    return Match(start, end, distance) if start < end and distance <= budget else None
+    if start >= end:
+        return None
+    distance = levenshtein(needle, text[start:end], budget)
+    return Match(start, end, distance) if distance <= max_distance else None
+
+
+def _distinct(matches: list[Match], length: int) -> list[Match]:
+    """One match per place: of overlapping ones (found in overlapping regions), the
+    closest, then the one nearest the quote's length, then the first."""
+    kept: list[Match] = []
+    for match in sorted(matches, key=lambda m: (m.start, m.end)):
+        if kept and match.start < kept[-1].end:
+            best = min(kept[-1], match, key=lambda m: (m.distance, abs(m.end - m.start - length), m.start))
+            kept[-1] = best
+        else:
+            kept.append(match)
+    return kept
 
 
 def _relocate(projection: NormalisedProjection, elements: list[Element], needle: str,
-              prefix: str, suffix: str) -> Anchor:
-    budget = int(len(needle) * MAX_EDIT_RATIO)
-    found = find_approximate(needle, projection.text, budget) if budget else []
-    matches = sorted({m for m in (_trim(m, projection.text, needle, budget) for m in found) if m is not None},
-                     key=lambda m: (m.start, m.end))
+              prefix: str, suffix: str, blocks: int, budget: Budget) -> Anchor:
+    if len(needle) > MAX_RELOCATED_LENGTH:
+        return Anchor(AnchorStatus.DETACHED, candidates=0,
+                      reason=f"the quote is not found as written, and at {len(needle)} characters it is too long "
+                             f"to relocate (at most {MAX_RELOCATED_LENGTH})")
+    max_distance = int(len(needle) * MAX_EDIT_RATIO)
+    try:
+        found = find_approximate(needle, projection.text, max_distance, budget,
+                                 projection.regions(blocks)) if max_distance else []
+        matches = _distinct([m for m in (_trim(m, projection.text, needle, max_distance, budget) for m in found)
+                             if m is not None], len(needle))
+    except TooCostly as refused:
+        return Anchor(AnchorStatus.DETACHED, candidates=0,
+                      reason=f"the quote is not found as written, and it is not relocated: {refused}")
     if not matches:
         return Anchor(AnchorStatus.DETACHED, reason="the quote is not found in the note", candidates=0)
-    before, after = normalise_quote(prefix), normalise_quote(suffix)
+    before = normalise_quote(prefix)[-CONTEXT_LENGTH:]
+    after = normalise_quote(suffix)[:CONTEXT_LENGTH]
 
     def score(match: Match) -> float:
         value = QUOTE_WEIGHT * (1.0 - match.distance / len(needle))

@@ -168,7 +168,7 @@ def _from_model(analysis: Analysis, slug: str, uncited, max_operations: int, tod
 
     note = analysis.corpus.notes[slug]
     lines = note.body.split("\n")
-    context_sections = [{"heading": s.heading, "text": "\n".join(lines[s.start + (s.heading is not None):s.end]).strip()}
+    context_sections = [{"heading": s.heading, "text": "\n".join(lines[s.content_start:s.end]).strip()}
                         for s in sections(note.body)]
     evidence = []
     for item in uncited:

@@ -1,0 +1,151 @@
+"""Bounded anchoring (issue 19): a quote that matches nowhere exactly costs at most the
+note's relocation budget — counted in work steps and in memory, never timed — and past
+it is detached with its reason; a relocation never takes a neighbouring element's text."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+import tracemalloc
+
+import pytest
+
+from generator.anchoring import AnchorStatus, anchor_note
+from generator.anchoring.elements import segment
+from generator.anchoring.fuzzy import Budget, find_approximate
+from generator.anchoring.resolve import (
+    MAX_OCCURRENCES,
+    MAX_RELOCATED_LENGTH,
+    RELOCATION_BUDGET_BASE,
+    RELOCATION_BUDGET_PER_CHARACTER,
+    project,
+    relocation_budget,
+    resolve_quote,
+)
+from generator.corpus.model import Extraction, Note, NoteType, SourceRef
+from generator.markup import parse
+
+MEMORY_BOUND = 64 * 2**20
+"""Peak memory (tracemalloc) allowed to resolve the worst cases, whatever their size."""
+
+
+def note(body: str, quotes: list[str]) -> Note:
+    extractions = tuple(Extraction(f"x{i}", "n", quote, "", "", None, "fait", "Test", None, False, (),
+                                   SourceRef("notes/n.extractions.yaml", i + 2)) for i, quote in enumerate(quotes))
+    return Note("n", "N", NoteType.NOTE, dt.date(2025, 1, 1), (), "", (), None, None, body, 1, extractions,
+                SourceRef("notes/n.md", 1))
+
+
+def resolved(body: str, quotes: list[str], trace: bool = True):
+    """Anchors of ``quotes`` in ``body`` with the note's shared budget, its limit and
+    what was spent, and the peak memory used (0 untraced: tracing is slow)."""
+    doc = segment(parse(body), 1)
+    projection = project(doc.elements)
+    budget = relocation_budget(projection)
+    limit = budget.left
+    if trace:
+        tracemalloc.start()
+    try:
+        anchors = [resolve_quote(projection, doc.elements, quote, budget=budget) for quote in quotes]
+        peak = tracemalloc.get_traced_memory()[1] if trace else 0
+    finally:
+        if trace:
+            tracemalloc.stop()
+    return anchors, limit, budget.spent, peak
+
+
+@pytest.mark.parametrize(("body", "quote"), [
+    ("a" * 20_000, "a" * 10_000 + "b"),  # was 26 s and 2.6 GB
+    ("ab" * 50_000, "ab" * 20_000 + "c"),  # was a MemoryError traceback
+])
+def test_a_quote_too_long_to_relocate_is_detached_with_its_reason_at_no_cost(body, quote) -> None:
+    (anchor,), _limit, spent, peak = resolved(body, [quote])
+    assert anchor.status is AnchorStatus.DETACHED
+    assert f"too long to relocate (at most {MAX_RELOCATED_LENGTH})" in anchor.reason
+    assert spent == 0 and peak < MEMORY_BOUND
+
+
+@pytest.mark.parametrize(("body", "quote"), [
+    ("a" * 20_000, "a" * 1_900 + "b"),
+    ("ab" * 50_000, "ab" * 950 + "c"),
+    ("ab" * 50_000, "c" + "ab" * 950),
+])
+def test_the_longest_relocatable_quotes_in_repetitive_text_stay_within_the_budget(body, quote) -> None:
+    (anchor,), limit, spent, peak = resolved(body, [quote])
+    assert spent <= limit and peak < MEMORY_BOUND
+    assert limit == RELOCATION_BUDGET_BASE + RELOCATION_BUDGET_PER_CHARACTER * len(body)
+    if anchor.status is AnchorStatus.DETACHED:  # the budget ran out, or too many places: said so
+        assert "not relocated" in anchor.reason or "resemble" in anchor.reason
+
+
+def test_two_hundred_edited_quotes_in_a_200_kb_note_share_one_bounded_budget() -> None:
+    rng = random.Random(3)
+    words = "le conseil la séance budget foyer élèves vote région subvention".split()
+    body = "\n\n".join(" ".join(rng.choice(words) for _ in range(60)) for _ in range(500))
+    quotes = []
+    for _ in range(200):
+        start = rng.randrange(len(body) - 300)
+        passage = body[start:start + 200]
+        quotes.append(passage[:50] + "ZZ" + passage[52:])
+    anchors, limit, spent, _ = resolved(body, quotes, trace=False)
+    assert spent <= limit  # (memory: per quote, nothing kept between quotes; traced in the cases above)
+    refused = [a for a in anchors if a.status is AnchorStatus.DETACHED and "cost too much" in a.reason]
+    assert refused, "the budget is what stops a note's worth of hostile quotes"
+    assert all(a.status is not AnchorStatus.ANCHORED for a in anchors)
+
+
+def test_the_budget_grows_with_the_note_only() -> None:
+    small, large = project(segment(parse("mot " * 100), 1).elements), project(segment(parse("mot " * 100_000), 1).elements)
+    assert relocation_budget(large).left - relocation_budget(small).left == \
+        RELOCATION_BUDGET_PER_CHARACTER * (len(large.text) - len(small.text))
+
+
+def test_a_search_the_budget_cannot_pay_is_refused_before_it_runs() -> None:
+    from generator.anchoring.fuzzy import TooCostly
+    budget = Budget(1_000)
+    with pytest.raises(TooCostly):
+        find_approximate("budget du foyer voté", "x" * 100_000 + "budget du foyer vote", 2, Budget(10))
+    assert find_approximate("budget du foyer voté", "x" * 100 + "budget du foyer vote", 2, budget)
+    assert 0 < budget.spent <= 1_000
+
+
+def test_a_quote_found_too_often_is_detached_without_counting_every_place() -> None:
+    (anchor,), *_ = resolved("mot " * 50_000, ["mot"])
+    assert anchor.status is AnchorStatus.DETACHED
+    assert f"more than {MAX_OCCURRENCES} times" in anchor.reason
+
+
+def test_many_extractions_in_one_note_cost_each_the_same() -> None:
+    """Near-linear in extractions: the work per quote does not grow with their number
+    (counted as the relocation budget spent, which is zero for exact quotes)."""
+    rng = random.Random(5)
+    words = "le conseil la séance budget foyer élèves vote région subvention dépense statuts".split()
+    body = "\n\n".join(f"{i} " + " ".join(rng.choice(words) for _ in range(12)) for i in range(4_000))
+    paragraphs = body.split("\n\n")
+    quotes = [paragraphs[rng.randrange(len(paragraphs))][:40] for _ in range(4_000)]
+    anchored, _problems = anchor_note(note(body, quotes))
+    statuses = {a.status for a in anchored.anchors.values()}
+    assert statuses <= {AnchorStatus.ANCHORED, AnchorStatus.DETACHED}
+
+
+def test_relocation_does_not_borrow_the_end_of_the_previous_list_item() -> None:
+    """A real case: "ZZZ" before a quote that starts a list item was relocated as
+    ``[-ZZZNo-] {+d. No+}``, taking "d." from the item before (INV-6)."""
+    body = ("- Le foyer reste ouvert le mercredi, décidé.\n"
+            "- No objection n'est soulevée par les délégués présents ce jour-là.\n")
+    doc = segment(parse(body), 1)
+    anchor = resolve_quote(project(doc.elements), doc.elements,
+                           "ZZZNo objection n'est soulevée par les délégués présents ce jour-là.")
+    assert anchor.status is AnchorStatus.RELOCATED
+    (portion,) = anchor.portions
+    assert doc.elements[portion.element].text.startswith("No objection")
+    assert doc.elements[portion.element].text[portion.start:portion.end].startswith("No objection")
+
+
+def test_a_quote_over_two_blocks_may_still_relocate_over_both() -> None:
+    body = "Le budget du foyer est voté.\n\nLa cantine rouvre lundi prochain.\n"
+    doc = segment(parse(body), 1)
+    anchor = resolve_quote(project(doc.elements), doc.elements,
+                           "budget du foyer est voté.\n\nLa cantine rouvrira lundi prochain.")
+    assert anchor.status is AnchorStatus.RELOCATED
+    assert [p.element for p in anchor.portions] == [0, 1]
