@@ -202,3 +202,41 @@ def test_rendered_segments_rejoin_to_the_element_text_across_inline_markup(texts
     assert reader.texts == {e.id: e.text for e in doc.elements}, "no text lost or duplicated"
     assert reader.marked == {ext: text for ext, text in expected.items()}
     assert html.count("<mark") == html.count("</mark>")
+
+
+@st.composite
+def quote_at_an_element_edge(draw):
+    """List items; a quote of one item (or of two consecutive ones, written with a
+    blank line between them, as quotes over two elements are), from its start or to
+    its end; then an edit at that edge: letters added, or some removed."""
+    items = draw(st.lists(st.lists(st.sampled_from(WORDS), min_size=5, max_size=14).map(" ".join),
+                          min_size=2, max_size=6, unique=True))
+    index = draw(st.integers(0, len(items) - 1))
+    spans_two = index + 1 < len(items) and draw(st.booleans())
+    quote = items[index] + ("\n\n" + items[index + 1] if spans_two else "")
+    at_start = draw(st.booleans())
+    edit = draw(st.one_of(st.text("ZQXd. ", min_size=1, max_size=4).map(lambda t: ("add", t)),
+                          st.integers(1, 3).map(lambda n: ("cut", n))))
+    if edit[0] == "add":
+        quote = edit[1] + quote if at_start else quote + edit[1]
+    else:
+        quote = quote[edit[1]:] if at_start else quote[:-edit[1]]
+    covered = {index, index + 1} if spans_two else {index}
+    return items, quote, covered
+
+
+@SETTINGS
+@given(quote_at_an_element_edge())
+def test_a_relocation_never_takes_text_from_an_element_the_quote_did_not_span(case) -> None:
+    """INV-6: separators belong to no portion, and a relocation is a match of the quote,
+    not of its neighbours (a real quote prefixed with "ZZZ" was relocated onto the "d."
+    ending the list item before it)."""
+    items, quote, covered = case
+    body = "".join(f"- {item}\n" for item in items)
+    doc = segment(parse(body), 1)
+    projection = project(doc.elements)
+    assume(len(normalise_quote(quote)) >= 20)
+    anchor = resolve_quote(projection, doc.elements, quote)
+    if anchor.status is AnchorStatus.DETACHED:
+        return
+    assert {p.element for p in anchor.portions} <= covered
