@@ -261,7 +261,7 @@ class BuildCache:
                     if entry.is_dir(follow_symlinks=False):
                         if name not in ("pagefind", ".pagefind-next"):  # the search bundle is rebuilt apart
                             walk(entry.path, name + "/")
-                    elif name != ".carnet-build":
+                    else:  # an older version's marker too: a full build then writes a tree without it
                         info = entry.stat(follow_symlinks=False)
                         found[name] = (info.st_size, info.st_mtime_ns)
 

@@ -195,7 +195,9 @@ class Robots:
 @dataclass(frozen=True)
 class Redirects:
     """Former slugs (``aliases:``) keep working: ``_redirects`` for Netlify, and a small
-    HTML page at each old address for other hosts."""
+    HTML page at each old address for other hosts (and file://). The rules are forced
+    (``301!``): Netlify serves an existing file before a plain rule, so with the page
+    there a plain 301 would never fire."""
 
     name: str = "redirects"
     reads: frozenset[str] = frozenset({"settings", "notes"})
@@ -205,7 +207,7 @@ class Redirects:
         lines = []
         for slug, note in site.publication.notes.items():
             for alias in sorted(note.aliases):
-                lines.append(f"{root}{note_path(alias)} {root}{note_path(slug)} 301")
+                lines.append(f"{root}{note_path(alias)} {root}{note_path(slug)} 301!")
                 target = f"{slug}.html"
                 yield note_path(alias), theme.render("redirect.html", target=target, title=note.title,
                                                      canonical=site.base_url + note_path(slug),

@@ -1,8 +1,16 @@
 """Writing the site: a complete new tree, swapped in at the end.
 
-A build never writes into a directory it did not create (it looks for its marker
-file), so ``--out .`` cannot wipe a user's files; and a failed or interrupted build
-leaves the previous site as it was.
+A build never writes into a directory it did not create, so ``--out .`` cannot wipe a
+user's files; and a failed or interrupted build leaves the previous site as it was.
+
+The output directory is published as it is, so what tells a later build that the
+directory is Carnet's lives beside it, never in it: a record (``.carnet-build.<name>``)
+of the identity (device, inode) of the tree Carnet put there. A user's directory put in
+its place under the same name has another inode and is refused. Trees being written
+hold a marker file until just before they go live, so those a killed build left behind
+are still known as Carnet's; the record covers the moment after (see ``_go_live``).
+Directories written by older versions, with that marker in the output itself, are still
+accepted, and the next build replaces them with a tree without it.
 """
 
 from __future__ import annotations
@@ -11,16 +19,23 @@ import contextlib
 import ctypes
 import ctypes.util
 import glob
+import json
 import os
 import posixpath
 import shutil
 from pathlib import Path
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping
 
 from generator.problems import OutputDirectoryError
 
-MARKER = ".carnet-build"
-MARKER_TEXT = b"This directory is written by 'carnet build' and replaced whole at each build.\n"
+MARKER = ".carnet-build"  # inside trees being written (and the output of older versions)
+MARKER_TEXT = b"This directory is being written by 'carnet build'.\n"
+RECORD_PREFIX = ".carnet-build."
+RECORD_ABOUT = ("Written by 'carnet build': the directory beside this file that it built (device, inode), "
+                "so that the next build may replace it. Deleting this file makes the next build refuse that "
+                "directory until you remove it yourself.")
+
+Identity = tuple[int, int]  # (st_dev, st_ino) of a directory
 
 _RENAME_EXCHANGE = 2
 
@@ -43,10 +58,60 @@ def _check_output_dir(out_dir: Path, content_dir: Path) -> None:
             "choose a separate one (default: build/)")
     if out_dir.is_symlink() or (out_dir.exists() and not out_dir.is_dir()):
         raise OutputDirectoryError(f"{out_dir} exists and is not a directory; choose another --out")
-    if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / MARKER).is_file():
+    if out_dir.is_dir() and any(out_dir.iterdir()) and not is_carnet_tree(out_dir):
+        record = record_path(out_dir)
+        why = (f"{record.name} beside it records another directory under that name" if record.is_file()
+               else f"no {record.name} beside it records it")
         raise OutputDirectoryError(
-            f"{out_dir} already exists and was not created by carnet (no {MARKER} file in it); "
-            "refusing to replace it. Choose another --out, or empty or remove that directory yourself.")
+            f"{out_dir} already exists and was not created by carnet ({why}); refusing to replace it. "
+            "Choose another --out, or empty or remove that directory yourself.")
+
+
+def record_path(out_dir: Path) -> Path:
+    """Where the build state of ``out_dir`` is kept: a file beside it, so it is never published."""
+    out = out_dir.absolute()
+    return out.parent / f"{RECORD_PREFIX}{out.name}"
+
+
+def is_carnet_tree(out_dir: Path) -> bool:
+    """``out_dir`` is the tree Carnet last put there (or one written by an older version)."""
+    if not out_dir.is_dir() or out_dir.is_symlink():
+        return False
+    return _identity(out_dir) in _recorded(out_dir) or (out_dir / MARKER).is_file()
+
+
+def _identity(path: Path) -> Identity:
+    info = os.lstat(path)
+    return info.st_dev, info.st_ino
+
+
+def _recorded(out_dir: Path) -> set[Identity]:
+    """The trees the record beside ``out_dir`` names; none when it is missing or damaged."""
+    try:
+        data = json.loads(record_path(out_dir).read_bytes())
+    except FileNotFoundError:
+        return set()
+    except ValueError:  # not JSON, not UTF-8: recognises nothing
+        return set()
+    trees = data.get("trees") if isinstance(data, dict) else None
+    if not isinstance(trees, list):
+        return set()
+    return {(tree[0], tree[1]) for tree in trees
+            if isinstance(tree, list) and len(tree) == 2 and all(type(n) is int for n in tree)}
+
+
+def _record(out_dir: Path, trees: Iterable[Identity]) -> None:
+    """Replace the record beside ``out_dir`` (atomically: a killed build leaves the old one or the new)."""
+    record = record_path(out_dir)
+    data = json.dumps({"about": RECORD_ABOUT, "trees": sorted(trees)}, indent=1) + "\n"
+    temporary = record.with_name(f"{record.name}.tmp-{os.getpid()}")
+    try:
+        with open(temporary, "w", encoding="utf-8") as stream:
+            stream.write(data)
+        os.replace(temporary, record)
+    finally:
+        if os.path.lexists(temporary):
+            os.unlink(temporary)
 
 
 def _safe_relative(path: str) -> bool:
@@ -61,14 +126,13 @@ def write_site(files: Mapping[str, bytes], out_dir: Path, content_dir: Path,
     check_output_dir(out_dir, content_dir)
     _check_paths(files)
     with _staging(out_dir) as staging:
-        (staging / MARKER).write_bytes(MARKER_TEXT)
         for path in sorted(files):
             target = staging / path
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(files[path])
         if before_swap is not None:
             before_swap(staging)
-        _swap_in(staging, out_dir.absolute())
+        _go_live(staging, out_dir.absolute())
 
 
 def write_changed(files: Mapping[str, bytes], digests: Mapping[str, str], out_dir: Path, content_dir: Path,
@@ -83,8 +147,8 @@ def write_changed(files: Mapping[str, bytes], digests: Mapping[str, str], out_di
     kept. Without ``index`` the tree has no search bundle, as after a full build without
     search. Returns the paths written or removed."""
     check_output_dir(out_dir, content_dir)
-    if not (out_dir / MARKER).is_file():
-        raise OutputDirectoryError(f"{out_dir} has no {MARKER} file: refusing an incremental write into it")
+    if not is_carnet_tree(out_dir):
+        raise OutputDirectoryError(f"{out_dir} is not a tree carnet built: refusing an incremental write into it")
     _check_paths(files)
     changes = {path for path in files if path not in previous or previous[path][0] != digests[path]}
     gone = {path for path in previous if path not in files and _safe_relative(path)}
@@ -92,7 +156,9 @@ def write_changed(files: Mapping[str, bytes], digests: Mapping[str, str], out_di
                                      or not (out_dir / "pagefind").is_dir())
     keep_index = index is not None and not reindex
     with _staging(out_dir) as staging:
-        _link_tree(out_dir, staging, skip=gone | ({"pagefind"} if not keep_index else set()) | {".pagefind-next"})
+        # an older version's marker is not carried over: the staging tree has its own, dropped before it goes live
+        _link_tree(out_dir, staging,
+                   skip=gone | ({"pagefind"} if not keep_index else set()) | {".pagefind-next", MARKER})
         for path in sorted(changes):
             target = staging / path
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -102,7 +168,7 @@ def write_changed(files: Mapping[str, bytes], digests: Mapping[str, str], out_di
         if reindex:
             assert index is not None
             index(staging)
-        _swap_in(staging, out_dir.absolute())
+        _go_live(staging, out_dir.absolute())
     return changes | gone
 
 
@@ -114,18 +180,19 @@ def _check_paths(files: Mapping[str, bytes]) -> None:
 
 @contextlib.contextmanager
 def _staging(out_dir: Path) -> Iterator[Path]:
-    """A fresh staging directory beside ``out_dir``, removed afterwards whatever happens
-    (after a swap it holds the old tree). Leftovers of killed builds are cleared first.
+    """A fresh staging directory beside ``out_dir``, marked as Carnet's, removed afterwards
+    whatever happens. Leftovers of killed builds are cleared first.
     A failure to write (read-only or full disk) becomes a clear error; the live site is
     untouched since nothing is swapped in until the new tree is complete."""
     parent = out_dir.absolute().parent
     staging = parent / f".{out_dir.name}.tmp-{os.getpid()}"
     try:
         parent.mkdir(parents=True, exist_ok=True)
-        _clear_leftovers(parent, out_dir.name)
+        _clear_leftovers(out_dir.absolute())
         if staging.exists():
             shutil.rmtree(staging)
         staging.mkdir()
+        (staging / MARKER).write_bytes(MARKER_TEXT)
         yield staging
     except OSError as exc:
         reason = exc.strerror or str(exc)
@@ -138,14 +205,16 @@ def _staging(out_dir: Path) -> Iterator[Path]:
             shutil.rmtree(staging, ignore_errors=True)
 
 
-def _clear_leftovers(parent: Path, name: str) -> None:
+def _clear_leftovers(out_dir: Path) -> None:
     """Remove the staging and retired trees that a killed build left beside the output
-    directory: only Carnet's own (with the marker file), and only a dead process's."""
-    for entry in parent.glob(f".{glob.escape(name)}.*-*"):
+    directory: only Carnet's own (with the marker file, or named by the record), and only
+    a dead process's."""
+    name, recorded = out_dir.name, _recorded(out_dir)
+    for entry in out_dir.parent.glob(f".{glob.escape(name)}.*-*"):
         kind, _, pid = entry.name[len(name) + 2:].partition("-")
         if kind not in ("tmp", "old") or not pid.isdigit() or not entry.is_dir() or entry.is_symlink():
             continue
-        if (entry / MARKER).is_file() and not _alive(int(pid)):
+        if not _alive(int(pid)) and ((entry / MARKER).is_file() or _identity(entry) in recorded):
             shutil.rmtree(entry, ignore_errors=True)
 
 
@@ -175,7 +244,7 @@ def _link_tree(source: Path, target: Path, skip: set[str]) -> None:
                 if entry.is_dir(follow_symlinks=False):
                     os.mkdir(os.path.join(target, name))
                     walk(entry.path, name + "/")
-                elif entry.is_file(follow_symlinks=False):  # the marker too
+                elif entry.is_file(follow_symlinks=False):
                     try:
                         os.link(entry.path, os.path.join(target, name))
                     except OSError:  # a file system without hard links: a copy, modification time kept
@@ -211,25 +280,41 @@ def written_state(files: Mapping[str, bytes], digests: Mapping[str, str], out_di
 
 def swap_directory(new: Path, current: Path) -> None:
     """Make ``new`` take the place of ``current`` (atomically where the system allows it)."""
-    _swap_in(new, current)
-    if new.exists():
-        shutil.rmtree(new, ignore_errors=True)
+    old = _swap_in(new, current)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
 
 
-def _swap_in(staging: Path, out_dir: Path) -> None:
+def _go_live(staging: Path, out_dir: Path) -> None:
+    """Swap the complete ``staging`` tree in as ``out_dir`` and remove the old tree. The
+    record names both trees from before the swap until the old one is gone, so whenever
+    the build is killed, the output directory (either tree) is known as Carnet's and a
+    leftover is cleared by the next build, marker or not; the staging tree's marker goes
+    just before the swap, so it is never published."""
+    live = {_identity(out_dir)} if out_dir.is_dir() else set()
+    _record(out_dir, live | {_identity(staging)})
+    (staging / MARKER).unlink()
+    old = _swap_in(staging, out_dir)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+    left = {_identity(old)} if old is not None and old.is_dir() else set()  # not removed: still cleared later
+    _record(out_dir, {_identity(out_dir)} | left)
+
+
+def _swap_in(staging: Path, out_dir: Path) -> Path | None:
     """Make ``staging`` the output directory. With an existing one, exchange the two
     atomically when the system allows it (Linux renameat2), so readers and ``serve``
-    never see a half-written or missing site; the old tree ends up in ``staging``
-    and is removed by the caller."""
+    never see a half-written or missing site. Returns where the old tree now is (in
+    ``staging`` after an exchange), for the caller to remove; ``None`` if there was none."""
     if not out_dir.exists():
         os.rename(staging, out_dir)
-        return
+        return None
     if _exchange(staging, out_dir):
-        return
+        return staging
     retired = out_dir.parent / f".{out_dir.name}.old-{os.getpid()}"
     os.rename(out_dir, retired)
     os.rename(staging, out_dir)
-    shutil.rmtree(retired, ignore_errors=True)
+    return retired
 
 
 def _exchange(a: Path, b: Path) -> bool:
