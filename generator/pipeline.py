@@ -22,13 +22,14 @@ from generator.corpus.publication import (
 )
 from generator.corpus.validate import validate_corpus
 from generator.synthesis.audit import ArticleAudit, audit_articles
+from generator.selection.oppositions import private_opposition_problems, published_pairs
 from generator.selection.select import Selection, select, selection_threshold
 from generator.selection.vectors import embeddings_settings, load_cache
 from generator.verification.assess import Assessment, assess, verification_strict
 from generator.problems import ContentError, Problem, SettingsError, sorted_problems
 from generator.site.emitters import EMITTERS, Emitter, derived_outputs
 from generator.site.model import SiteModel
-from generator.site.output import MARKER, check_output_dir, write_changed, write_site, written_state
+from generator.site.output import check_output_dir, is_carnet_tree, write_changed, write_site, written_state
 from generator.site.search import index_site
 from generator.result import BuildResult
 from generator.site.summary import summarise
@@ -104,7 +105,16 @@ def analyse(content_dir: Path, cache: BuildCache | None = None) -> Analysis:
     publication = publish(corpus)
     problems += private_link_problems(publication, corpus, links)
     problems += private_perimeter_problems(publication, articles)
+    public = published_extractions(publication)
+    for wiki, record in corpus.oppositions.items():
+        if wiki in publication.notes:
+            problems += private_opposition_problems(record, public, corpus.extractions)
     return Analysis(corpus, anchored, links, articles, assessments, publication, sorted_problems(problems))
+
+
+def published_extractions(publication: Publication) -> frozenset[str]:
+    """Ids of the extractions that go out (masked ones and private notes' are not here)."""
+    return frozenset(e.id for note in publication.notes.values() for e in note.extractions)
 
 
 def blocking(problems: list[Problem], strict: bool) -> list[Problem]:
@@ -156,6 +166,7 @@ def site_model(analysis: Analysis, content_dir: Path, base_url: str | None = Non
             if link.marker.kind == "ext" and not link.broken and link.extraction:
                 if slug not in reuse.setdefault(link.extraction, []):
                     reuse[link.extraction].append(slug)
+    public = published_extractions(publication)  # a pair touching anything unpublished reaches no emitter
     return SiteModel(
         publication=publication,
         anchored={slug: analysis.anchored[slug] for slug in sorted(published)},
@@ -163,7 +174,8 @@ def site_model(analysis: Analysis, content_dir: Path, base_url: str | None = Non
         reuse={key: sorted(value) for key, value in sorted(reuse.items())},
         assessments={slug: analysis.assessments.get(slug, []) for slug in articles},
         selections=selections,
-        oppositions={slug: analysis.corpus.oppositions[slug] for slug in selections if slug in analysis.corpus.oppositions},
+        oppositions={slug: published_pairs(analysis.corpus.oppositions[slug], public)
+                     for slug in selections if slug in analysis.corpus.oppositions},
         proposals=sorted((p for p in analysis.corpus.proposals if p.target in articles),
                          key=lambda p: (p.target, p.id)),
         links=links,
@@ -229,7 +241,7 @@ def build(content_dir: Path, out_dir: Path, *, strict: bool = False, base_url: s
     files = render_site(site, theme, emitters, cache, digests)
     step("writing the site" + (" and its search index" if search else ""))
     language = analysis.publication.settings.language
-    incremental = cache is not None and cache.output_intact(out_dir) and (out_dir / MARKER).is_file()
+    incremental = cache is not None and cache.output_intact(out_dir) and is_carnet_tree(out_dir)
     rewritten: set[str] | None = None
     if incremental:
         assert cache is not None

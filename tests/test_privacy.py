@@ -4,15 +4,17 @@ withdrawn comments appear in no emitted file (INV-12); names follow each noteboo
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 from bs4 import BeautifulSoup
 
+from generator.commands.context import context_bundle
 from generator.corpus.authors import display_names, initials, people_in_order
 from generator.corpus.load import load_corpus
 from generator.corpus.publication import publish
 from generator.pipeline import analyse, build
-from support.corpus import replace, site_files
+from support.corpus import line_of, replace, site_files, write
 
 PRIVATE_STRINGS = [
     "PRIVATETOKEN", "PRIVATETITLE", "PRIVATECOMMENT", "PRIVATEASSET", "SECRETNOTEBOOK", "Gaston Confidentiel",
@@ -120,3 +122,68 @@ def test_build_reports_what_each_public_notebook_publishes(small: Path, tmp_path
     assert conseil.comments == sum(c.withdrawn is None for c in live)
     assert conseil.withdrawn == sum(c.withdrawn is not None for c in live)
     assert "Zoé Realname" not in conseil.authors and "Élève 1" in conseil.authors
+
+
+OPPOSITIONS = """wiki: wiki-budget
+provenance: {method: human, date: '2025-06-01'}
+oppositions:
+  - a: a-budget
+    b: secret-ext
+    question: PRIVATEQUESTION le contrat est-il signé ?
+  - a: a-masked
+    b: a-budget
+    question: MASKEDQUESTION le passage masqué compte-t-il ?
+  - a: a-budget
+    b: a-two-paragraphs
+    question: PUBLICQUESTION le budget est-il voté ?
+"""
+
+
+def test_an_opposition_touching_private_content_reaches_no_output(small: Path, tmp_path: Path) -> None:
+    write(small, "oppositions/wiki-budget.yaml", OPPOSITIONS)
+    out = tmp_path / "site"
+    result = build(small, out)
+    files = site_files(out)
+    secrets = ["PRIVATEQUESTION", "MASKEDQUESTION", *PRIVATE_STRINGS]
+    leaks = [(path, secret) for path, data in files.items() for secret in secrets
+             if secret.encode("utf-8") in data or secret in path]
+    assert leaks == []
+    assert b"PUBLICQUESTION" in files["graph.json"], "a pair of two published extractions is still published"
+    assert b"PUBLICQUESTION" in files["notes/wiki-budget.selection.html"]
+    graph = json.loads(files["graph.json"])
+    oppositions = [n for n in graph["nodes"] if n.get("type") == "opposition"]
+    assert len(oppositions) == 1
+    opposes = [e for e in graph["links"] if e["type"] == "opposes"]
+    assert sorted(e["source"] for e in opposes) == ["extraction:a-budget", "extraction:a-two-paragraphs"]
+    bundle = context_bundle(small, "budget voté contrat")  # what 'carnet context' hands an agent
+    assert "PUBLICQUESTION" in bundle and not [s for s in secrets if s in bundle]
+    warned = [(p.file, p.line) for p in result.problems if p.code == "private-opposition"]
+    assert warned == [("oppositions/wiki-budget.yaml", line_of(small, "oppositions/wiki-budget.yaml", "- a:", n))
+                      for n in (1, 2)], "each pair left out is reported where it is written"
+
+
+PRIVATE_WIKI = """---
+title: Wiki PRIVATETITLE
+type: wiki
+notebooks:
+  secret:
+    theme: [Interne]
+---
+Le contrat est signé PRIVATETOKEN [[ext:secret-ext]].
+"""
+
+
+def test_a_private_articles_verdicts_change_no_public_pair(small: Path, tmp_path: Path) -> None:
+    write(small, "notes/secret-wiki.md", PRIVATE_WIKI)
+    (public,) = analyse(small).assessments["wiki-budget"]
+    write(small, "verdicts/secret-wiki.yaml", (
+        f"verdicts:\n  - claim_sha256: {public.claim_sha256}\n    source: ext:a-budget\n"
+        f"    source_sha256: {public.source_sha256}\n    verdict: supported\n"
+        "    rationale: PRIVATERATIONALE du carnet privé.\n    provenance: {method: human, date: '2025-06-01'}\n"))
+    analysis = analyse(small)
+    assert [a.state.reason for a in analysis.assessments["wiki-budget"]] == ["not-judged"]
+    (stray,) = [p for p in analysis.problems if p.code == "stray-verdict"]
+    assert stray.file == "verdicts/secret-wiki.yaml" and "verdicts/wiki-budget.yaml" in stray.hint
+    out = tmp_path / "site"
+    build(small, out)
+    assert [path for path, data in site_files(out).items() if b"PRIVATERATIONALE" in data] == []

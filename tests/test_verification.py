@@ -16,7 +16,7 @@ from generator.problems import Severity
 from generator.verification.judge import judge
 from generator.verification.records import Contestation, Verdict
 from generator.verification.states import pair_state, verbatim
-from support.corpus import replace, site_files
+from support.corpus import line_of, replace, site_files, write
 from support.llm_server import reply, status
 
 SUPPORTED = Verdict("c", "s", "supported", "oui", {"method": "human"}, "f", 1)
@@ -87,11 +87,67 @@ def test_contestation_shows_over_the_verdict(small: Path) -> None:
     pair = _pair(analyse(small), "synthese-2025")
     _write_verdict(small, pair, "supported", "2025-06-01")
     (small / "contestations").mkdir()
-    (small / "contestations" / "x.yaml").write_text(
+    (small / "contestations" / "synthese-2025.yaml").write_text(
         f"contestations:\n  - claim: {pair.claim.id}\n    author: Anne Enseignante\n    date: 2025-06-02\n"
         "    reason: Le budget a été augmenté.\n", encoding="utf-8")
     assert _pair(analyse(small), "synthese-2025").state.state == "contested"
 
+
+
+def _verdict_text(pair, rationale: str) -> str:
+    return (f"verdicts:\n  - claim: {pair.claim.text}\n    claim_sha256: {pair.claim_sha256}\n"
+            f"    source: ext:{pair.link.marker.key}\n    source_sha256: {pair.source_sha256}\n"
+            f"    verdict: supported\n    rationale: {rationale}\n"
+            "    provenance: {method: human, date: '2025-06-01'}\n")
+
+
+def _leaks(small: Path, out: Path, secret: str) -> list[str]:
+    build(small, out)
+    return [path for path, data in site_files(out).items() if secret.encode("utf-8") in data]
+
+
+@pytest.mark.parametrize("rel", ["verdicts/wiki-budget.yaml",  # another article's file
+                                 "verdicts/conseil-a.yaml",    # an ordinary note's name: no article
+                                 "verdicts/nulle-part.yaml"])  # a name that is nothing
+def test_a_verdict_outside_its_articles_file_is_stray_and_changes_nothing(small: Path, tmp_path: Path,
+                                                                         rel: str) -> None:
+    pair = _pair(analyse(small), "synthese-2025")
+    write(small, rel, _verdict_text(pair, "STRAYRATIONALE le passage le dit."))
+    analysis = analyse(small)
+    assert _pair(analysis, "synthese-2025").state.reason == "not-judged", "a verdict applies to its file's article only"
+    assert _pair(analysis, "synthese-2025").judgeable, "'carnet verify' judges it again, into its own file"
+    strays = [p for p in analysis.problems if p.code == "stray-verdict"]
+    assert [(p.file, p.line, p.severity) for p in strays] == [(rel, line_of(small, rel, "- claim:"), Severity.WARNING)]
+    assert "verdicts/synthese-2025.yaml" in strays[0].hint, "the hint says where the verdict belongs"
+    assert [a.state.reason for a in analysis.assessments["wiki-budget"]] == ["not-judged"]
+    assert _leaks(small, tmp_path / "site", "STRAYRATIONALE") == [], "its rationale is published nowhere"
+
+
+def test_the_same_verdict_in_its_own_articles_file_applies(small: Path, tmp_path: Path) -> None:
+    pair = _pair(analyse(small), "synthese-2025")
+    write(small, "verdicts/synthese-2025.yaml", _verdict_text(pair, "OWNRATIONALE le passage le dit."))
+    analysis = analyse(small)
+    assert _pair(analysis, "synthese-2025").state.state == "verified"
+    assert not [p for p in analysis.problems if p.code.startswith("stray-")]
+    assert "notes/synthese-2025.html" in _leaks(small, tmp_path / "site", "OWNRATIONALE")
+
+
+def test_a_contestation_outside_its_articles_file_is_stray_and_changes_nothing(small: Path, tmp_path: Path) -> None:
+    pair = _pair(analyse(small), "synthese-2025")
+    text = (f"contestations:\n  - claim: {pair.claim.id}\n    author: Anne Enseignante\n    date: 2025-06-02\n"
+            "    reason: STRAYREASON le budget a changé.\n")
+    write(small, "contestations/wiki-budget.yaml", text)
+    analysis = analyse(small)
+    assert _pair(analysis, "synthese-2025").state.state != "contested"
+    (stray,) = [p for p in analysis.problems if p.code == "stray-contestation"]
+    assert (stray.file, stray.line, stray.severity) == (
+        "contestations/wiki-budget.yaml", line_of(small, "contestations/wiki-budget.yaml", "- claim:"), Severity.WARNING)
+    assert "contestations/synthese-2025.yaml" in stray.hint
+    assert _leaks(small, tmp_path / "site", "STRAYREASON") == []
+    (small / "contestations" / "wiki-budget.yaml").rename(small / "contestations" / "synthese-2025.yaml")
+    analysis = analyse(small)
+    assert _pair(analysis, "synthese-2025").state.state == "contested"
+    assert not [p for p in analysis.problems if p.code.startswith("stray-")]
 
 MANY = """Le budget est de quatre mille euros [[ext:a-budget]].
 
@@ -126,6 +182,21 @@ def test_batches_and_a_failing_batch_keep_what_was_judged(small: Path, llm_serve
     judge(small, rest, client, batch_size=2)
     assert not [a for a in analyse(small).assessments["wiki-budget"] if a.judgeable]
 
+
+
+def test_verify_writes_each_verdict_into_its_own_articles_file(small: Path, llm_server) -> None:
+    analysis = analyse(small)
+    pending = {slug: [a for a in analysis.assessments[slug] if a.judgeable] for slug in ("synthese-2025", "wiki-budget")}
+    one = reply(json.dumps({"verdicts": [{"pair": "p1", "verdict": "supported", "rationale": "Oui."}]}))
+    llm_server.script(one, one)
+    report = judge(small, pending, LLMClient(LLMSettings(llm_server.url, "juge", max_retries=1, timeout=5)))
+    assert report.judged == 2
+    for slug, (pair,) in pending.items():
+        (record,) = yaml.safe_load((small / "verdicts" / f"{slug}.yaml").read_text(encoding="utf-8"))["verdicts"]
+        assert (record["claim_sha256"], record["source_sha256"]) == (pair.claim_sha256, pair.source_sha256)
+    analysis = analyse(small)
+    assert [a.state.state for slug in pending for a in analysis.assessments[slug]] == ["verified", "verified"]
+    assert not [p for p in analysis.problems if p.code.startswith("stray-")]
 
 def test_strict_settings_make_unsourced_claims_fatal(small: Path) -> None:
     replace(small, "notes/wiki-budget.md", "[[ext:a-budget]].", "[[ext:a-budget]].\n\nUne phrase sans aucune source ici.")

@@ -11,14 +11,15 @@ refused are reported with the pass (:class:`OppositionPass`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Collection
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from itertools import combinations
 from typing import Any
 
 from generator.corpus.fields import Fields
 from generator.corpus.source import YamlList
-from generator.problems import Problem
+from generator.problems import Problem, Severity
 
 BUDGET = 12000
 MAX_QUESTION_CHARS = 500
@@ -34,12 +35,14 @@ class Opposition:
     """Two extractions taking opposite positions on ``question``.
 
     ``provenance``: how this pair was found when it differs from its file's (a pair a
-    later pass added beside pairs a person wrote carries its own); None: the file's."""
+    later pass added beside pairs a person wrote carries its own); None: the file's.
+    ``line``: where the pair is written in its file (0 for a pair just found)."""
 
     a: str
     b: str
     question: str
     provenance: dict[str, Any] | None = None
+    line: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
@@ -212,5 +215,28 @@ def parse_oppositions(rel: str, value: Any, problems: list[Problem]) -> Oppositi
                         "Write 'provenance: {method: …}' (llm, scripted or human), or remove it.")
                 own = None
             found.append(Opposition(o.text("a"), o.text("b"), o.text("question", ""),
-                                    dict(own) if isinstance(own, dict) else None))
+                                    dict(own) if isinstance(own, dict) else None, o.line))
     return OppositionRecord(f.text("wiki"), tuple(found), dict(provenance), rel)
+
+
+def published_pairs(record: OppositionRecord, public: Collection[str]) -> OppositionRecord:
+    """The record as it may be published: only the pairs of two published extractions
+    (``public``). A pair touching a private, masked or unknown one goes whole — its
+    question speaks of both sides (INV-12)."""
+    return replace(record, oppositions=tuple(o for o in record.oppositions if o.a in public and o.b in public))
+
+
+def private_opposition_problems(record: OppositionRecord, public: Collection[str],
+                                known: Collection[str]) -> list[Problem]:
+    """A pair of a published wiki that names an existing but unpublished extraction is left
+    out of every output: said where it is written, so it is not dropped silently."""
+    problems = []
+    for item in record.oppositions:
+        hidden = [i for i in (item.a, item.b) if i in known and i not in public]
+        if hidden:
+            problems.append(Problem(
+                record.file, item.line or None, "private-opposition",
+                f"this opposition pairs unpublished extraction(s) {', '.join(map(repr, hidden))}: "
+                "it is published nowhere", "Remove the pair, or publish the extraction (a public notebook, unmasked).",
+                Severity.WARNING))
+    return problems

@@ -138,14 +138,16 @@ def site_part(site: SiteModel, known: TypedGraph) -> TypedGraph:
         for number, group in enumerate(selection.groups, start=1):
             g.node(f"group:{slug}/{number}", "group", size=len(group.members), chaining=group.chaining)
             for member in group.members:
-                g.edge(f"extraction:{member}", f"group:{slug}/{number}", "member-of-group")
+                if exists(f"extraction:{member}"):  # an edge to an unpublished one would name it
+                    g.edge(f"extraction:{member}", f"group:{slug}/{number}", "member-of-group")
     for slug, record in site.oppositions.items():
-        for number, item in enumerate(record.oppositions, start=1):
+        # only pairs of two published extractions: the question speaks of both sides
+        shown = [o for o in record.oppositions if exists(f"extraction:{o.a}") and exists(f"extraction:{o.b}")]
+        for number, item in enumerate(shown, start=1):
             key = f"opposition:{slug}/{number}"
             g.node(key, "opposition", question=item.question, method=(item.provenance or record.provenance).get("method", ""))
             for member in (item.a, item.b):
-                if exists(f"extraction:{member}"):
-                    g.edge(f"extraction:{member}", key, "opposes")
+                g.edge(f"extraction:{member}", key, "opposes")
     return g
 
 

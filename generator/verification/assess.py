@@ -88,9 +88,10 @@ def assess(corpus: Corpus, anchored: dict[str, AnchoredNote], audits: dict[str, 
                 passage = passages[id(link)]
                 others = [p for key, p in passages.items() if key != id(link)]
                 claim_hash, source_hash = text_hash(claim.text), text_hash(passage)
-                verdict = records.verdict(claim_hash, source_hash)
-                contestation = next((c for c in records.contestations if c.claim == claim.id
-                                     and c.source in ("", link.marker.key)), None)
+                # only this article's own files govern its pairs; no passage, nothing to judge
+                verdict = records.verdict(slug, claim_hash, source_hash) if passage else None
+                contestation = next((c for c in records.contestations if c.article == slug
+                                     and c.claim == claim.id and c.source in ("", link.marker.key)), None)
                 ok = bool(passage) and verbatim(claim.text, passage, others)
                 state = pair_state(link.marker.kind, link.state, bool(link.broken), ok, verdict, contestation)
                 assessments.append(Assessment(slug, claim, link, passage, claim_hash, source_hash, ok, state))
@@ -102,4 +103,53 @@ def assess(corpus: Corpus, anchored: dict[str, AnchoredNote], audits: dict[str, 
                                     "(method: human) under content/verdicts/.",
                                     Severity.WARNING if "unjudged-pairs" in strict else Severity.NOTICE))
         result[slug] = assessments
+    problems += stray_problems(audits, result, records)
     return result, problems
+
+
+def _stray(directory: str, article: str, owners: list[str], articles: dict[str, ArticleAudit]
+           ) -> tuple[str, str] | None:
+    """(message, hint) for a record of ``directory/article.yaml`` that applies to nothing;
+    None when it applies, or is only stale (its own article's text changed since)."""
+    if article in articles and (article in owners or not owners):
+        return None
+    where = " or ".join(f"{directory}/{owner}.yaml" for owner in owners)
+    record = directory.removesuffix("s")  # verdict, contestation
+    if article not in articles:
+        message = f"{directory}/{article}.yaml is named after no wiki or synthesis: this {record} applies to nothing"
+    else:
+        shown = " or ".join(repr(owner) for owner in owners)
+        message = (f"this {record} is about a claim of {shown}, not of {article!r} whose file this is: "
+                   "it applies to nothing")
+    hint = (f"Move it into {where}, the file of the article it is about, or delete it." if owners else
+            f"Move it into {directory}/<article>.yaml, named after the article it is about, or delete it.")
+    return message, hint
+
+
+def stray_problems(audits: dict[str, ArticleAudit], assessments: dict[str, list[Assessment]],
+                   records: VerificationRecords) -> list[Problem]:
+    """A verdict or contestation applies only to the article its file is named after, so
+    a reader can tell which record governs a pair; one in another file is reported where
+    it is written (it changes nothing)."""
+    pairs: dict[tuple[str, str], list[str]] = {}
+    for slug, items in assessments.items():
+        for a in items:
+            owners = pairs.setdefault((a.claim_sha256, a.source_sha256), [])
+            if slug not in owners:
+                owners.append(slug)
+    claims: dict[str, list[str]] = {}
+    for slug, audit in audits.items():
+        for claim in audit.claims:
+            if slug not in claims.setdefault(claim.id, []):
+                claims[claim.id].append(slug)
+    problems = []
+    for verdict in records.records:
+        stray = _stray("verdicts", verdict.article, pairs.get((verdict.claim_sha256, verdict.source_sha256), []), audits)
+        if stray is not None:
+            problems.append(Problem(verdict.file, verdict.line, "stray-verdict", *stray, Severity.WARNING))
+    for contestation in records.contestations:
+        stray = _stray("contestations", contestation.article, claims.get(contestation.claim, []), audits)
+        if stray is not None:
+            problems.append(Problem(contestation.file, contestation.line, "stray-contestation", *stray,
+                                    Severity.WARNING))
+    return problems

@@ -1,11 +1,14 @@
-"""Verdict and contestation files, under ``content/verdicts/`` and
-``content/contestations/``. A verdict is looked up by (claim text hash, source text
-hash): the model is provenance, not key; a list per pair, the latest wins."""
+"""Verdict and contestation files, under ``content/verdicts/<article>.yaml`` and
+``content/contestations/<article>.yaml``. A record applies only to the article its file
+is named after, so a reader knows which file governs a pair. Within that article a
+verdict is looked up by (claim text hash, source text hash): the model is provenance,
+not key; a list per pair, the latest wins."""
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Any
 
 from generator.corpus.fields import Fields
@@ -18,6 +21,11 @@ METHODS = ("llm", "scripted", "human")
 
 def text_hash(text: str) -> str:
     return "sha256:" + hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()
+
+
+def article_of(rel: str) -> str:
+    """The article a verdicts or contestations file belongs to: its name."""
+    return PurePosixPath(rel).stem
 
 
 @dataclass(frozen=True)
@@ -42,6 +50,10 @@ class Verdict:
     def date(self) -> str:
         return str(self.provenance.get("date", ""))
 
+    @property
+    def article(self) -> str:
+        return article_of(self.file)
+
 
 @dataclass(frozen=True)
 class Contestation:
@@ -55,14 +67,25 @@ class Contestation:
     file: str
     line: int
 
+    @property
+    def article(self) -> str:
+        return article_of(self.file)
+
 
 @dataclass
 class VerificationRecords:
-    verdicts: dict[tuple[str, str], Verdict] = field(default_factory=dict)
+    """Attributes:
+        verdicts: (article, claim hash, source hash) → the latest verdict of that file.
+        records: every verdict as written, in file order (to report the stray ones).
+        contestations: every contestation as written.
+    """
+
+    verdicts: dict[tuple[str, str, str], Verdict] = field(default_factory=dict)
+    records: list[Verdict] = field(default_factory=list)
     contestations: list[Contestation] = field(default_factory=list)
 
-    def verdict(self, claim_sha256: str, source_sha256: str) -> Verdict | None:
-        return self.verdicts.get((claim_sha256, source_sha256))
+    def verdict(self, article: str, claim_sha256: str, source_sha256: str) -> Verdict | None:
+        return self.verdicts.get((article, claim_sha256, source_sha256))
 
 
 def parse_verdicts(rel: str, value: Any, problems: list[Problem], records: VerificationRecords) -> None:
@@ -85,8 +108,9 @@ def parse_verdicts(rel: str, value: Any, problems: list[Problem], records: Verif
                     f"Add 'provenance: {{method: …, date: …}}' with one of: {', '.join(METHODS)}.")
             continue
         record = Verdict(v.text("claim_sha256"), v.text("source_sha256"), verdict, v.text("rationale", ""),
-                         dict(provenance), rel, v.line, len(records.verdicts) + index)
-        key = (record.claim_sha256, record.source_sha256)
+                         dict(provenance), rel, v.line, len(records.records))
+        records.records.append(record)
+        key = (record.article, record.claim_sha256, record.source_sha256)
         previous = records.verdicts.get(key)
         if previous is None or (record.date, record.order) >= (previous.date, previous.order):
             records.verdicts[key] = record
