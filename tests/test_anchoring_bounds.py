@@ -179,3 +179,28 @@ def test_ten_thousand_marks_on_one_line_render_in_linear_work() -> None:
     assert _CountingMarks.seen <= 3 * len(marks)
     assert html.count("<mark ") == len(marks) and html.count('class="ext-anchor"') == len(marks)
     assert f'data-ext="x9999">mot9999</mark>' in html
+
+
+def test_citation_markers_on_one_claim_cost_linear_work(tmp_path, monkeypatch) -> None:
+    """Every pair re-normalised every other source of its claim: 10,000 markers on one
+    line were 10⁸ normalisations (≈ 50 s). Counted here: normalisations per marker."""
+    from generator.pipeline import analyse
+    from generator.verification import states
+    from tests.support.corpus import copy_fixture, replace
+    content = copy_fixture("small", tmp_path / "content")
+    markers = 2_000  # enough to tell linear from quadratic (the old code: 4 × 10⁶ calls)
+    replace(content, "notes/wiki-budget.md", "quatre mille euros [[ext:a-budget]].",
+            "quatre mille euros « quatre mille » " + " ".join(["[[ext:a-budget]]"] * markers) + ".")
+    calls = 0
+    original = states.normalise_quote
+
+    def counted(text: str) -> str:
+        nonlocal calls
+        calls += 1
+        return original(text)
+
+    monkeypatch.setattr(states, "normalise_quote", counted)
+    analysis = analyse(content)
+    pairs = [a for a in analysis.assessments["wiki-budget"] if a.link.marker.key == "a-budget"]
+    assert len(pairs) == markers and all(a.verbatim_ok for a in pairs)
+    assert calls <= 2 * markers + 10

@@ -84,15 +84,18 @@ def assess(corpus: Corpus, anchored: dict[str, AnchoredNote], audits: dict[str, 
                 continue
             links = by_claim.get(claim.id, [])
             passages = {id(link): _passage(corpus, anchored, link) for link in links}
+            # a quoted fragment may be found in any source of the claim: one answer per claim,
+            # not one per pair (10,000 markers on one claim were 10,000² normalisations)
+            quoted_ok = verbatim(claim.text, "", list(passages.values()))
+            claim_hash = text_hash(claim.text)
+            contested = [c for c in records.contestations if c.article == slug and c.claim == claim.id]
             for link in links:
                 passage = passages[id(link)]
-                others = [p for key, p in passages.items() if key != id(link)]
-                claim_hash, source_hash = text_hash(claim.text), text_hash(passage)
+                source_hash = text_hash(passage)
                 # only this article's own files govern its pairs; no passage, nothing to judge
                 verdict = records.verdict(slug, claim_hash, source_hash) if passage else None
-                contestation = next((c for c in records.contestations if c.article == slug
-                                     and c.claim == claim.id and c.source in ("", link.marker.key)), None)
-                ok = bool(passage) and verbatim(claim.text, passage, others)
+                contestation = next((c for c in contested if c.source in ("", link.marker.key)), None)
+                ok = bool(passage) and quoted_ok
                 state = pair_state(link.marker.kind, link.state, bool(link.broken), ok, verdict, contestation)
                 assessments.append(Assessment(slug, claim, link, passage, claim_hash, source_hash, ok, state))
         unjudged = [a for a in assessments if a.judgeable]
