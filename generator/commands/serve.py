@@ -3,15 +3,27 @@
 open page only after a successful rebuild (server-sent events). Rebuilds are incremental:
 the build cache lives in memory, so an edit redoes and rewrites only what it changed.
 A content error shows an overlay with file:line while the previous site stays served.
-Only files inside the output directory are ever served."""
+Only files inside the output directory are ever served, symbolic links included: any other
+request gets a plain-text refusal (with the security headers) and one line in the log —
+400 a target naming no file at all, 404 no such file inside, 405 a method of HTTP not
+served (only GET and HEAD are), 501 an unknown method, 414/431/505 a target, header or
+version out of bounds."""
 
 from __future__ import annotations
 
 import functools
 import json
+import os
+import re
+import shutil
+import sys
 import threading
+from dataclasses import dataclass
+from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
+from urllib.parse import unquote_to_bytes
 
 from generator.cache import BuildCache, default_cache_path
 from generator.pipeline import build
@@ -23,6 +35,8 @@ EVENTS = "/__carnet/events"
 CLIENT = "/__carnet/livereload.js"
 DEBOUNCE = 0.3
 SEARCH_DELAY = 3.0
+MAX_TARGET = 4096  # PATH_MAX: no file of a site has a longer address
+ALLOWED = "GET, HEAD"
 
 LIVERELOAD_JS = b"""// carnet serve: reload after a successful rebuild; show build errors over the page.
 (function () {
@@ -65,39 +79,178 @@ class Hub:
             return self.version, (self.event if self.version != seen else None)
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """Why a request gets no file: its status, and the reason the log line gives."""
+
+    status: int
+    reason: str
+
+
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
+def request_path(target: str) -> str | Refusal:
+    """The decoded path a request target names (its query left out), or why it names none.
+    Strict, since browsers are regular: they send an ASCII, percent-encoded absolute path
+    with neither '..' nor a fragment, so anything else was made by hand."""
+    if len(target) > MAX_TARGET:
+        return Refusal(414, "request target too long")
+    if not target.startswith("/"):
+        return Refusal(400, "request target is not an absolute path")
+    if not (target.isascii() and target.isprintable()):
+        return Refusal(400, "raw non-ASCII or control character in the request target")
+    if "#" in target:
+        return Refusal(400, "fragment in the request target")
+    path = target.split("?", 1)[0]
+    if _BAD_ESCAPE.search(path):
+        return Refusal(400, "malformed percent escape")
+    try:
+        decoded = unquote_to_bytes(path).decode("utf-8")  # strict: rejects lone surrogates too
+    except UnicodeDecodeError:
+        return Refusal(400, "path is not UTF-8")
+    if any(ch < " " or ch == "\x7f" for ch in decoded):
+        return Refusal(400, "NUL or control character in the path")
+    if "\\" in decoded:  # a separator on Windows; no file of a site has one in its name
+        return Refusal(400, "backslash in the path")
+    if ".." in decoded.split("/"):
+        return Refusal(400, "'..' in the path")
+    return decoded
+
+
+def locate(root: Path, path: str) -> Path | Refusal:
+    """The regular file that ``path`` (from request_path) names inside ``root``, a folder
+    standing for its index.html. Symbolic links are followed only where they end inside."""
+    base = root.resolve()
+    try:
+        found = base.joinpath(*(part for part in path.split("/") if part not in ("", "."))).resolve(strict=True)
+        if found.is_dir():
+            found = (found / "index.html").resolve(strict=True)
+        elif path.endswith("/"):
+            return Refusal(404, "a file addressed as a folder")
+        if not found.is_relative_to(base):
+            return Refusal(404, "outside the served directory")
+        if not found.is_file():
+            return Refusal(404, "not a regular file")
+    except (OSError, RuntimeError, ValueError):  # missing, name too long, a symlink loop (RuntimeError)
+        return Refusal(404, "no such file")
+    return found
+
+
+def printable(text: str, limit: int = 200) -> str:
+    """``text`` safe for one log line: escaped, and cut at ``limit`` characters."""
+    escaped = ascii(text[:limit])[1:-1]
+    return escaped + ("…" if len(text) > limit else "")
+
+
+class Listener(ThreadingHTTPServer):
+    """The HTTP server: an error escaping a request takes one log line, never a traceback."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        error = sys.exc_info()[1]
+        if isinstance(error, ConnectionError):  # the browser hung up (a reload, a closed tab): routine
+            return
+        sys.stderr.write(f"carnet serve: request from {printable(str(client_address))} failed: "
+                         f"{type(error).__name__}: {printable(str(error))}\n")
+
+
 def _handler(out_dir: Path, hub: Hub, stop: threading.Event):
     class Handler(SimpleHTTPRequestHandler):
+        raw_requestline: bytes  # set by handle_one_request; missing from the stubs
+        default_request_version = "HTTP/1.0"  # a request refused before its version is read still gets headers
+
         def log_message(self, *args: object) -> None:
-            pass
+            pass  # answers stay out of the log; a refusal writes its own line (send_error)
 
         def end_headers(self) -> None:
             for name, value in SECURITY_HEADERS.items():
                 self.send_header(name, value)
             super().end_headers()
 
+        def parse_request(self) -> bool:
+            # HTTP/0.9 ("GET /", no version) answers with neither status nor headers: refused
+            requestline = str(self.raw_requestline, "iso-8859-1").rstrip("\r\n")
+            if len(requestline.split()) not in (0, 3):
+                self.requestline, self.command = requestline, ""
+                self.request_version, self.close_connection = self.default_request_version, True
+                self.send_error(400, "request line is not METHOD /path HTTP/version")
+                return False
+            if not super().parse_request():
+                return False
+            if self.request_version == "HTTP/0.9":
+                self.request_version = self.default_request_version
+                self.send_error(505, "HTTP/0.9 is not served")
+                return False
+            return True
+
+        def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+            """A plain-text refusal (never echoing the request raw) and its one log line."""
+            phrase = HTTPStatus(code).phrase
+            reason = printable(message or phrase)
+            sys.stderr.write(f"carnet serve: {code} {printable(self.requestline)} ({reason})\n")
+            body = f"{code} {phrase}: {reason}\n".encode()
+            self.send_response(code, phrase)
+            self.send_header("Content-Type", "text/plain; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "no-store")
+            if code == 405:
+                self.send_header("Allow", ALLOWED)
+            self.send_header("Connection", "close")  # after a refusal, the stream is not trusted
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+
         def do_GET(self) -> None:  # noqa: N802
-            if self.path == CLIENT:
-                self._send(200, "text/javascript", LIVERELOAD_JS)
+            self._answer(with_body=True)
+
+        def do_HEAD(self) -> None:
+            self._answer(with_body=False)
+
+        def _refuse_method(self) -> None:
+            self.send_error(405, f"only {ALLOWED} are served")
+
+        do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _refuse_method
+
+        def _answer(self, with_body: bool) -> None:
+            path = request_path(self.path)
+            if isinstance(path, Refusal):
+                self.send_error(path.status, path.reason)
                 return
-            if self.path == EVENTS:
+            if path == CLIENT:
+                self._send(200, "text/javascript", LIVERELOAD_JS, with_body)
+                return
+            if path == EVENTS and with_body:
                 self._events()
                 return
-            path = Path(self.translate_path(self.path))
-            if path.is_dir():
-                path = path / "index.html"
-            if path.suffix == ".html" and path.is_file() and out_dir.resolve() in path.resolve().parents:
-                page = path.read_bytes().replace(b"</body>", f'<script src="{CLIENT}"></script></body>'.encode())
-                self._send(200, "text/html; charset=utf-8", page)
+            found = locate(out_dir, path)
+            if isinstance(found, Refusal):
+                self.send_error(found.status, found.reason)
                 return
-            super().do_GET()
+            try:
+                file = found.open("rb")
+            except OSError:  # removed or made unreadable since located (a rebuild)
+                self.send_error(404, "unreadable file")
+                return
+            with file:
+                if found.suffix == ".html":
+                    page = file.read().replace(b"</body>", f'<script src="{CLIENT}"></script></body>'.encode())
+                    self._send(200, "text/html; charset=utf-8", page, with_body)
+                    return
+                self._send_head(200, self.guess_type(found), os.fstat(file.fileno()).st_size)
+                if with_body:
+                    shutil.copyfileobj(file, self.wfile)
 
-        def _send(self, code: int, kind: str, data: bytes) -> None:
+        def _send_head(self, code: int, kind: str, length: int) -> None:
             self.send_response(code)
             self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(data)))
-            self.send_header("Cache-Control", "no-store")
+            self.send_header("Content-Length", str(length))
+            self.send_header("Cache-Control", "no-store")  # a rebuild must show on the next reload
             self.end_headers()
-            self.wfile.write(data)
+
+        def _send(self, code: int, kind: str, data: bytes, with_body: bool = True) -> None:
+            self._send_head(code, kind, len(data))
+            if with_body:
+                self.wfile.write(data)
 
         def _events(self) -> None:
             self.send_response(200)
@@ -125,7 +278,7 @@ class Server:
         self.content, self.out, self.theme, self.search = content, out, theme, search
         self.hub = Hub()
         self.stop_event = threading.Event()
-        self.httpd = ThreadingHTTPServer((host, port), _handler(out, self.hub, self.stop_event))
+        self.httpd = Listener((host, port), _handler(out, self.hub, self.stop_event))
         self.httpd.daemon_threads = True
         self.timer: threading.Timer | None = None
         self.search_timer: threading.Timer | None = None
