@@ -9,9 +9,12 @@ import random
 import tracemalloc
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from generator.anchoring import AnchorStatus, anchor_note
 from generator.anchoring.elements import segment
+from generator.anchoring.exact import MIN_INDEXED, SCAN_ALLOWANCE, ExactSearch
 from generator.anchoring.fuzzy import Budget, find_approximate
 from generator.anchoring.resolve import (
     MAX_OCCURRENCES,
@@ -115,17 +118,52 @@ def test_a_quote_found_too_often_is_detached_without_counting_every_place() -> N
     assert f"more than {MAX_OCCURRENCES} times" in anchor.reason
 
 
-def test_many_extractions_in_one_note_cost_each_the_same() -> None:
-    """Near-linear in extractions: the work per quote does not grow with their number
-    (counted as the relocation budget spent, which is zero for exact quotes)."""
+def _prose(rng: random.Random, words: int, vocabulary: int) -> str:
+    lexicon = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyzéè") for _ in range(rng.randint(2, 9)))
+               for _ in range(vocabulary)]
+    return " ".join(rng.choice(lexicon) for _ in range(words))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.sampled_from([3, 40, 5_000]), st.data())
+def test_the_index_finds_exactly_what_a_scan_finds(seed, vocabulary, data) -> None:
+    rng = random.Random(seed)
+    text = _prose(rng, 3_000, vocabulary)
+    search = ExactSearch.for_quotes(text, 10**9)  # indexed whatever its size
+    assert search.grams is not None
+    for _ in range(20):
+        start = data.draw(st.integers(0, len(text) - 1))
+        needle = text[start:start + data.draw(st.integers(1, 250))]
+        if data.draw(st.booleans()):  # a needle that may be nowhere
+            needle = needle[:-1] + data.draw(st.sampled_from("zq é"))
+        plain = [i for i in range(len(text)) if text.startswith(needle, i)][:MAX_OCCURRENCES + 1]
+        assert search.occurrences(needle, MAX_OCCURRENCES) == plain
+
+
+def test_many_extractions_in_one_note_cost_each_a_bounded_amount() -> None:
+    """Near-linear in extractions: in prose, a quote long enough is found through the
+    note's index, never by scanning the note (which made 100,000 of them a scan of
+    hundreds of gigabytes): the scanning allowance stays whole."""
     rng = random.Random(5)
-    words = "le conseil la séance budget foyer élèves vote région subvention dépense statuts".split()
-    body = "\n\n".join(f"{i} " + " ".join(rng.choice(words) for _ in range(12)) for i in range(4_000))
-    paragraphs = body.split("\n\n")
-    quotes = [paragraphs[rng.randrange(len(paragraphs))][:40] for _ in range(4_000)]
-    anchored, _problems = anchor_note(note(body, quotes))
-    statuses = {a.status for a in anchored.anchors.values()}
-    assert statuses <= {AnchorStatus.ANCHORED, AnchorStatus.DETACHED}
+    text = _prose(rng, 200_000, 20_000)
+    search = ExactSearch.for_quotes(text, 50_000)
+    for _ in range(5_000):
+        start = rng.randrange(len(text) - 300)
+        needle = text[start:start + rng.randint(MIN_INDEXED, 200)]
+        assert start in search.occurrences(needle, MAX_OCCURRENCES)
+    assert search.scan_left == SCAN_ALLOWANCE
+
+
+def test_short_quotes_past_the_scanning_allowance_are_detached_with_the_reason() -> None:
+    rng = random.Random(2)
+    body = _prose(rng, 20_000, 3_000)
+    doc = segment(parse(body), 1)
+    projection = project(doc.elements)
+    exact = ExactSearch(projection.text, scan_left=len(projection.text) * 10)
+    anchors = [resolve_quote(projection, doc.elements, body[i * 7:i * 7 + 12], exact=exact) for i in range(40)]
+    refused = [a for a in anchors if "too many short quotes" in a.reason]
+    assert refused and all(a.status is AnchorStatus.DETACHED for a in refused)
+    assert exact.scan_left >= 0
 
 
 def test_relocation_does_not_borrow_the_end_of_the_previous_list_item() -> None:
@@ -204,3 +242,10 @@ def test_citation_markers_on_one_claim_cost_linear_work(tmp_path, monkeypatch) -
     pairs = [a for a in analysis.assessments["wiki-budget"] if a.link.marker.key == "a-budget"]
     assert len(pairs) == markers and all(a.verbatim_ok for a in pairs)
     assert calls <= 2 * markers + 10
+
+
+def test_a_quote_that_fits_all_along_a_uniform_run_is_not_placed_by_a_guess() -> None:
+    """Every end position in "x" × 200,000 is within one edit of "x" × 500 + "y": that
+    is thousands of places, and was relocated onto the first."""
+    anchors, *_ = resolved("x" * 200_000, ["x" * 500 + "y"], trace=False)
+    assert anchors[0].status is AnchorStatus.DETACHED

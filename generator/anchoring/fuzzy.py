@@ -188,15 +188,18 @@ def _find_in(pattern: str, text: str, max_distance: int, budget: Budget,
     m = len(pattern)
     ends = _scores(pattern, text, anchored_start=False, budget=budget, peq=forward)
     clusters: list[tuple[int, int]] = []  # (end index, distance), best per cluster
-    last_end = -10
+    last_end = first_end = -10
     for end, distance in enumerate(ends):
         if distance > max_distance:
             continue
-        if clusters and end - last_end <= max_distance + 1:
+        # nearby ends are one place, unless they run on for a pattern's length: in
+        # "x" * 200000 every end fits "x" * 500 + "y", and that is many places, not one
+        if clusters and end - last_end <= max_distance + 1 and end - first_end < m:
             if distance < clusters[-1][1]:
                 clusters[-1] = (end, distance)
         else:
             clusters.append((end, distance))
+            first_end = end
             if len(clusters) > MAX_CANDIDATES:
                 raise TooCostly(f"it resembles more than {MAX_CANDIDATES} places")
         last_end = end

@@ -22,6 +22,7 @@ from difflib import SequenceMatcher
 from enum import Enum
 
 from generator.anchoring.elements import SEPARATOR, Element
+from generator.anchoring.exact import ExactSearch, ScanRefused
 from generator.anchoring.fuzzy import (
     Budget,
     Match,
@@ -180,13 +181,19 @@ def _occurrences(haystack: str, needle: str) -> list[int]:
 
 def resolve_quote(projection: NormalisedProjection, elements: list[Element], quote: str,
                   prefix: str = "", suffix: str = "", occurrence: int | None = None,
-                  budget: Budget | None = None) -> Anchor:
-    """Where ``quote`` lands. ``budget`` is the note's (:func:`relocation_budget`), shared
-    by its extractions; without one, this quote gets a note's budget of its own."""
+                  budget: Budget | None = None, exact: ExactSearch | None = None) -> Anchor:
+    """Where ``quote`` lands. ``budget`` is the note's (:func:`relocation_budget`) and
+    ``exact`` its search (:meth:`ExactSearch.for_quotes`), shared by its extractions;
+    without them, this quote gets a note's budget of its own and a plain scan."""
     needle = normalise_quote(quote)
     if not needle:
         return Anchor(AnchorStatus.DETACHED, reason="the quote is empty", candidates=0)
-    starts = _occurrences(projection.text, needle)
+    try:
+        starts = exact.occurrences(needle, MAX_OCCURRENCES) if exact else _occurrences(projection.text, needle)
+    except ScanRefused:
+        return Anchor(AnchorStatus.DETACHED, candidates=0,
+                      reason="the note has too many short quotes to look them all up (the note's search "
+                             "allowance is spent); split the note, or quote longer passages")
     if not starts:
         blocks = sum(1 for block in _BLOCK_BREAK.split(quote) if block.strip())
         return _relocate(projection, elements, needle, prefix, suffix, max(blocks, 1),

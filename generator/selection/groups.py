@@ -11,6 +11,7 @@ names the chaining and the members that bridge it.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 
 import networkx as nx
@@ -118,9 +119,9 @@ def group(ids: list[str], vectors: sparse.csr_matrix, threshold: float) -> list[
     for members in sorted(members_of.values(), key=lambda m: ids[m[0]]):
         result = Group([ids[m] for m in members])
         # explain each membership by its tree edge, walking from the first member
-        seen, queue = {members[0]}, [members[0]]
+        seen, queue = {members[0]}, deque([members[0]])
         while queue:
-            current = queue.pop(0)
+            current = queue.popleft()
             for other, distance in sorted(neighbours[current], key=lambda e: ids[e[0]]):
                 if other not in seen:
                     seen.add(other)
@@ -132,7 +133,8 @@ def group(ids: list[str], vectors: sparse.csr_matrix, threshold: float) -> list[
             if result.chaining:
                 subgraph = nx.Graph()
                 subgraph.add_nodes_from(members)
-                subgraph.add_edges_from((a, b) for a in members for b in adjacency[a] if b in set(members))
+                inside = set(members)  # once: a set per edge made this quadratic in the group's size
+                subgraph.add_edges_from((a, b) for a in members for b in adjacency[a] if b in inside)
                 result.bridges = sorted(ids[m] for m in nx.articulation_points(subgraph))
         groups.append(result)
     return groups
