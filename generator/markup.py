@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
+from markdown_it.rules_block import StateBlock
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
@@ -91,11 +92,43 @@ def _wikilink_rule(state: StateInline, silent: bool) -> bool:
     return True
 
 
+MAX_NESTING = 20
+"""Block levels markdown-it reads (its ``maxNesting``): a quote is one level, a list
+two (the list and its item). Past it the parser stops and drops the rest of the
+container; :func:`parse_checked` says where, so content is refused rather than lost.
+Inline, past the same bound, the text is kept as literal characters: nothing is lost."""
+
+_TOO_DEEP = "carnet_too_deep"  # env key: the (start, end) body lines the parser did not read
+
+
+def _report_too_deep(md: MarkdownIt) -> None:
+    """Wrap the block tokenizer so that a range it would skip for nesting is recorded.
+
+    markdown-it's loop skips ``[line, end)`` as soon as it is entered at
+    ``level >= maxNesting`` on a line that belongs to the container (its own checks,
+    in its own order); the level does not change inside one call, so looking at entry
+    is enough.
+    """
+    tokenize = md.block.tokenize
+    limit = md.options.maxNesting
+
+    def guarded(state: StateBlock, start_line: int, end_line: int) -> None:
+        if state.level >= limit:
+            line = state.skipEmptyLines(start_line)
+            if line < end_line and state.sCount[line] >= state.blkIndent:
+                state.env.setdefault(_TOO_DEEP, []).append((line, end_line))
+        tokenize(state, start_line, end_line)
+
+    md.block.tokenize = guarded  # type: ignore[method-assign, assignment]
+
+
 def make_parser() -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False,
+                                   "maxNesting": MAX_NESTING})
     md.enable(["table", "strikethrough"])
     md.validateLink = link_is_safe  # type: ignore[method-assign]
     md.inline.ruler.before("link", "wikilink", _wikilink_rule)
+    _report_too_deep(md)
     return md
 
 
@@ -103,12 +136,20 @@ _PARSER: MarkdownIt | None = None
 
 
 def parse(body: str) -> list[Token]:
+    return parse_checked(body)[0]
+
+
+def parse_checked(body: str) -> tuple[list[Token], list[tuple[int, int]]]:
+    """The tokens of ``body``, and each range of its lines (0-based, end excluded) that
+    the parser dropped for being nested :data:`MAX_NESTING` levels deep."""
     # One parser for the process: building one costs as much as parsing a short note,
     # and parsing keeps no state between calls (each call gets fresh env and tokens).
     global _PARSER
     if _PARSER is None:
         _PARSER = make_parser()
-    return _PARSER.parse(body, {})
+    env: dict[str, list[tuple[int, int]]] = {}
+    tokens = _PARSER.parse(body, env)
+    return tokens, env.get(_TOO_DEEP, [])
 
 
 def leaf_text(token: Token) -> str:

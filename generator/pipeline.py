@@ -27,6 +27,7 @@ from generator.selection.select import Selection, select, selection_threshold
 from generator.selection.vectors import embeddings_settings, load_cache
 from generator.verification.assess import Assessment, assess, verification_strict
 from generator.problems import ContentError, Problem, SettingsError, sorted_problems
+from generator.site.addresses import address_problems, content_behind
 from generator.site.emitters import EMITTERS, Emitter, derived_outputs
 from generator.site.model import SiteModel
 from generator.site.output import check_output_dir, is_carnet_tree, write_changed, write_site, written_state
@@ -69,13 +70,14 @@ def analyse(content_dir: Path, cache: BuildCache | None = None) -> Analysis:
     # 1. load and validate every file, collecting all problems
     corpus, problems = load_corpus(content_dir, cache)
     problems += validate_corpus(corpus)
+    problems += address_problems(corpus)  # content taking a name the site writes for itself
     # 2. anchor: elements of each note, each extraction's quote → portions
     anchored: dict[str, AnchoredNote] = {}
     for slug, note in corpus.notes.items():
         if cache is None:
             anchored[slug], anchor_problems = anchor_note(note)
         else:  # a pure function of the note's body and extractions
-            key = digest_of((note.body, note.body_line, note.media is not None,
+            key = digest_of((note.body, note.body_line, note.media is not None, note.source.file,  # problems name it
                              [(e.id, e.quote, e.prefix, e.suffix, e.occurrence, e.source) for e in note.extractions]))
             anchored[slug], anchor_problems = cache.memo("anchors", key, lambda note=note: anchor_note(note))
         problems += anchor_problems
@@ -182,7 +184,7 @@ def site_model(analysis: Analysis, content_dir: Path, base_url: str | None = Non
         backlinks={slug: sorted(sources) for slug, sources in sorted(backlinks.items())},
         base_url=url,
         content_dir=content_dir,
-        published_assets=sorted(a for a in assets if a in analysis.corpus.assets),
+        published_assets={a: analysis.corpus.asset_paths.get(a, a) for a in sorted(assets) if a in analysis.corpus.assets},
     )
 
 
@@ -195,16 +197,27 @@ def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = E
         for emitter in emitters:
             for path, data in emitter.emit(site, theme):
                 if path in files:
-                    raise SettingsError(f"{emitter.name} and {owner[path]} both write {path}")
+                    raise SettingsError(_clash(site, path, emitter.name, owner[path]))
                 files[path] = data
                 owner[path] = emitter.name
     finally:
         theme.memo = None
     for path, data in derived_outputs(site, files, cache, digests).items():
         if path in files:
-            raise SettingsError(f"a derived output and {owner[path]} both write {path}")
+            raise SettingsError(_clash(site, path, "a derived output", owner[path]))
         files[path] = data
     return dict(sorted(files.items()))
+
+
+def _clash(site: SiteModel, path: str, one: str, other: str) -> str:
+    """Two outputs at one path: the analysis refuses every clash content can cause, so this
+    is a last resort; it names the content files behind the path to look at."""
+    publication = site.publication
+    behind = content_behind(path, publication.notes, publication.notebooks, publication.bases,
+                            site.published_assets)
+    look = f"; look at {', '.join(behind)} (rename it)" if behind else ""
+    return (f"{one} and {other} both write {path}{look}. 'carnet check' should have refused this: "
+            "please report it with the files named")
 
 
 def build(content_dir: Path, out_dir: Path, *, strict: bool = False, base_url: str | None = None,

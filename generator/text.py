@@ -25,6 +25,23 @@ def slugify(text: str) -> str:
     return slug
 
 
+MAX_CATEGORY_SLUG = 200
+"""Characters of a category page's address (``<slug>.html`` must fit a file name, 255 bytes)."""
+
+
+def category_slug(category: str) -> str:
+    """The address of a category's page: :func:`slugify`, cut when longer than
+    :data:`MAX_CATEGORY_SLUG` and ended with a hash of the whole slug. A category is a
+    label people read, not a name they chose for a file: a long one is shortened, never
+    refused; two that differ only past the cut keep apart, and two with one slug share
+    one shortened address (so the duplicate check still sees them)."""
+    slug = slugify(category)
+    if len(slug) <= MAX_CATEGORY_SLUG:
+        return slug
+    digest = hashlib.sha256(slug.encode("utf-8")).hexdigest()[:8]
+    return slug[: MAX_CATEGORY_SLUG - len(digest) - 1].rstrip("-") + "-" + digest
+
+
 def natural_key(text: str) -> tuple:
     """A locale-free sort key readers expect: accents folded, case ignored, numbers by
     value (``Élève 2`` before ``Élève 10``, and both before ``M. Delorme``)."""

@@ -71,6 +71,8 @@ BROKEN_CONTENT = [
     ("front matter closed by ...", "---\ntags:\n- budget\n...\n\nTexte [[ext:a3]].", "front-matter block"),
     # after a list item, an indented first line joins that item: '    ## x' would become its heading
     ("indented first line", "    ## Titre\n\nTexte [[ext:a3]].", "first line is indented"),
+    # past 20 levels of lists and quotes the parser reads no deeper: the rest would be lost (issue 19, item 4)
+    ("nested too deep", "Texte [[ext:a3]].\n\n" + "> " * 25 + "perdu [[ext:a1]]", "20 levels deep from its line 3"),
 ]
 
 

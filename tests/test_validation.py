@@ -16,6 +16,7 @@ import pytest
 
 from generator.pipeline import analyse
 from generator.problems import Severity
+from support.cli import Run, carnet_here
 from support.corpus import line_of, replace, write
 
 
@@ -221,3 +222,204 @@ def test_the_site_address_must_need_no_escaping(small: Path, tmp_path: Path, url
     replace(small, "carnet.yaml", "base_url: https://test.example.org/site/", f"base_url: {json.dumps(url)}")
     (problem,) = [p for p in analyse(small).problems if p.file == "carnet.yaml" and p.code == "invalid-value"]
     assert problem.is_error and problem.line == 2 and re.search(reason, problem.message)
+
+
+# -- nothing dropped silently; check refuses what build refuses (issue 19, item 4) -----------
+
+LIMIT = 200  # the most characters a slug, an alias or an axis key may have (MAX_SLUG, generator/corpus/fields.py)
+
+
+def _check_and_build(content: Path, out: Path) -> tuple[Run, Run]:
+    return carnet_here("check", content), carnet_here("build", content, "--out", out, "--no-search", "--no-cache")
+
+
+def _refused_by_both(content: Path, out: Path, file: str, line: int | None, code: str) -> str:
+    """Both commands exit 1 with the same problem at ``file:line``; the problem's text."""
+    check, build = _check_and_build(content, out)
+    where = f"{content}/{file}" + (f":{line}" if line else "")
+    expected = f"{where}: error [{code}]"
+    assert check.code == 1 and expected in check.text, check
+    assert build.code == 1 and expected in build.text and "nothing was written" in build.text, build
+    assert not out.exists()
+    text = check.text[check.text.index(expected):]
+    return text.split("\n/", 1)[0]
+
+
+DEEP_LIST = "".join("  " * i + f"- point {i}\n" for i in range(30))
+
+
+@pytest.mark.parametrize("body, needle", [
+    (DEEP_LIST, "- point 9"),
+    (">" * 30 + " tout au fond\n", "tout au fond"),
+    ("- " + "> - " * 12 + "profond\n", "profond"),
+], ids=["list", "quote", "list-and-quote"])
+def test_nesting_past_what_the_parser_reads_is_an_error(small: Path, tmp_path: Path, body: str, needle: str) -> None:
+    """markdown-it reads no block nested 20 levels deep and drops the rest of its
+    container without a word: both commands refuse it, at the line where it starts."""
+    replace(small, NOTE, "reconduit.", "reconduit.\n\n" + body + "\nLa suite de la séance.\n")
+    text = _refused_by_both(small, tmp_path / "site", NOTE, line_of(small, NOTE, needle), "nesting-too-deep")
+    assert "would be missing" in text and "Flatten" in text, text
+
+
+def test_two_thousand_nested_items_are_refused_with_what_is_lost(small: Path) -> None:
+    body = "".join("  " * i + f"- item {i}\n" for i in range(2000))
+    replace(small, NOTE, "reconduit.", "reconduit.\n\n" + body)
+    (problem,) = [p for p in analyse(small).problems if p.code == "nesting-too-deep"]
+    assert problem.file == NOTE and problem.line == line_of(small, NOTE, "- item 9")
+    assert "(1991 lines)" in problem.message, problem.message
+
+
+def test_a_wiki_nested_too_deep_is_refused_too(small: Path) -> None:
+    replace(small, "notes/wiki-budget.md", "[[ext:a-budget]].", "[[ext:a-budget]].\n\n" + ">" * 25 + " citation\n")
+    (problem,) = [p for p in analyse(small).problems if p.code == "nesting-too-deep"]
+    assert problem.file == "notes/wiki-budget.md" and problem.line == line_of(small, "notes/wiki-budget.md", "citation")
+
+
+def test_deep_lists_the_parser_still_reads_are_fine(small: Path) -> None:
+    replace(small, NOTE, "reconduit.", "reconduit.\n\n" + "".join("  " * i + f"- point {i}\n" for i in range(9))
+            + ">" * 19 + " presque au fond\n")
+    assert not [p for p in analyse(small).problems if p.code == "nesting-too-deep"]
+
+
+@pytest.mark.parametrize("text", [
+    "*" * 60 + "mot" + "*" * 60,
+    "**" * 40 + "mot" + "**" * 40,
+    "[" * 60 + "mot" + "](u)" * 60,
+    "".join("*a [b " for _ in range(40)) + "mot" + "".join("](u) c*" for _ in range(40)),
+    "".join("**a ~~[b _" for _ in range(40)) + "mot" + "".join("_ ](u)~~ c**" for _ in range(40)),
+    "".join("![a " for _ in range(40)) + "mot" + "".join("](u) c" for _ in range(40)),
+], ids=["em", "strong", "links", "em-links", "mixed", "images"])
+def test_inline_nesting_keeps_every_character(text: str) -> None:
+    """Inline, markdown-it past its nesting bound keeps what it does not read as literal
+    text (a link past 20 levels shows its brackets): no word is lost, so no problem."""
+    from generator.markup import leaf_text, parse_checked
+
+    tokens, dropped = parse_checked(text + "\n")
+    assert dropped == []
+
+    def words(children) -> str:
+        return "".join(leaf_text(c) + (words(c.children) if c.type == "image" else "") for c in children or [])
+
+    shown = "".join(words(t.children) for t in tokens if t.type == "inline")
+    assert sorted(re.findall(r"[abc]|mot", shown)) == sorted(re.findall(r"[abc]|mot", text.replace("(u)", "")))
+
+
+def _note(notebook: str = "club") -> str:
+    return f"---\ntitle: X\ndate: 2025-01-01\nnotebooks: [{notebook}]\n---\nx\n"
+
+
+def test_a_note_slug_too_long_for_a_file_name(small: Path, tmp_path: Path) -> None:
+    """251 characters passed check; build then failed writing notes/<slug>.annotations.jsonld
+    ("File name too long", "free some space")."""
+    rel = f"notes/{'a' * 251}.md"
+    write(small, rel, _note())
+    text = _refused_by_both(small, tmp_path / "site", rel, None, "name-too-long")
+    assert f"at most {LIMIT} characters" in text and "free some space" not in text, text
+
+
+def test_a_slug_of_the_limit_builds(small: Path, tmp_path: Path) -> None:
+    slug = "a" * LIMIT
+    write(small, f"notes/{slug}.md", _note())
+    check, build = _check_and_build(small, tmp_path / "site")
+    assert check.code == 0 and build.code == 0, build
+    assert (tmp_path / "site" / "notes" / f"{slug}.annotations.jsonld").is_file()
+
+
+def test_an_alias_too_long(small: Path, tmp_path: Path) -> None:
+    replace(small, NOTE, "authors:", f"aliases: [{'b' * (LIMIT + 1)}]\nauthors:")
+    _refused_by_both(small, tmp_path / "site", NOTE, line_of(small, NOTE, "aliases:"), "name-too-long")
+
+
+@pytest.mark.parametrize("kind", ["notebooks", "bases"])
+def test_a_notebook_or_base_slug_too_long(small: Path, tmp_path: Path, kind: str) -> None:
+    rel = f"{kind}/{'c' * (LIMIT + 1)}.yaml"
+    write(small, rel, "title: Long\nvisibility: public\n" if kind == "notebooks" else "title: Long\nnotebooks: [club]\n")
+    _refused_by_both(small, tmp_path / "site", rel, None, "name-too-long")
+
+
+def test_an_axis_key_too_long(small: Path, tmp_path: Path) -> None:
+    key = "d" * (LIMIT + 1)
+    replace(small, "notebooks/veille.yaml", "axes:\n", f"axes:\n  {key}: {{categories: [x]}}\n")
+    _refused_by_both(small, tmp_path / "site", "notebooks/veille.yaml",
+                     line_of(small, "notebooks/veille.yaml", key), "name-too-long")
+
+
+def test_a_long_category_gets_a_shortened_address(small: Path, tmp_path: Path) -> None:
+    """A category is a label people read, not a file name they chose: past 200 characters
+    its address is cut, with a short hash of the whole name, so the build never fails on it."""
+    from generator.text import category_slug, slugify
+
+    long_a, long_b = "Budget " + "très long " * 40 + "A", "Budget " + "très long " * 40 + "B"
+    assert len(category_slug(long_a)) <= LIMIT and category_slug(long_a) != category_slug(long_b)
+    assert category_slug("Vie scolaire") == slugify("Vie scolaire") == "vie-scolaire"
+    replace(small, "notebooks/conseil.yaml", "categories: [Budget, Vie scolaire]",
+            f"categories: [Budget, Vie scolaire, {long_a}, {long_b}]")
+    replace(small, NOTE, "theme: [Budget]", f"theme: [{long_a}]")
+    check, build = _check_and_build(small, tmp_path / "site")
+    assert check.code == 0 and build.code == 0, build
+    page = tmp_path / "site" / "notebooks" / "conseil" / "theme" / f"{category_slug(long_a)}.html"
+    assert page.is_file() and page.with_suffix(".json").is_file()
+    assert f"theme/{category_slug(long_a)}.html" in (tmp_path / "site" / "notes" / "conseil-c.html").read_text()
+
+
+@pytest.mark.parametrize("slug", ["notes", "articles"])
+def test_a_notebook_named_like_a_site_wide_feed(small: Path, tmp_path: Path, slug: str) -> None:
+    """feeds/<notebook>.xml would be the site-wide feeds/notes.xml (or articles.xml): build
+    stopped on 'feeds and feeds both write feeds/notes.xml'; now both refuse it at the notebook."""
+    rel = f"notebooks/{slug}.yaml"
+    write(small, rel, "title: Un carnet\nvisibility: public\n")
+    text = _refused_by_both(small, tmp_path / "site", rel, None, "address-taken")
+    assert f"feeds/{slug}.xml" in text and "Rename" in text, text
+
+
+def test_a_private_notebook_named_like_a_feed_is_refused_as_well(small: Path) -> None:
+    """Making a notebook public must not be what breaks the build: the address is taken anyway."""
+    write(small, "notebooks/notes.yaml", "title: Un carnet\nvisibility: private\n")
+    assert [p.file for p in analyse(small).problems if p.code == "address-taken"] == ["notebooks/notes.yaml"]
+
+
+def test_two_categories_at_one_address(small: Path, tmp_path: Path) -> None:
+    replace(small, "notebooks/veille.yaml", "categories: [Subvention, Mécénat]",
+            "categories: [Subvention, Écoles, ecoles]")
+    _refused_by_both(small, tmp_path / "site", "notebooks/veille.yaml",
+                     line_of(small, "notebooks/veille.yaml", "categories:"), "duplicate-category")
+
+
+def test_an_alias_at_another_notes_address(small: Path, tmp_path: Path) -> None:
+    replace(small, NOTE, "authors:", "aliases: [conseil-a]\nauthors:")
+    _refused_by_both(small, tmp_path / "site", NOTE, line_of(small, NOTE, "aliases:"), "duplicate-slug")
+
+
+def test_an_asset_name_too_long_once_normalised(small: Path, tmp_path: Path) -> None:
+    """U+0958 is one character on disk (3 bytes) and two once NFC-normalised (6 bytes):
+    85 of them fit a file name here, but not the published one."""
+    import unicodedata
+
+    name = "\u0958" * 85
+    (small / "assets" / name).write_bytes(b"x")
+    published = unicodedata.normalize("NFC", f"assets/{name}")
+    replace(small, NOTE, "reconduit.", f"reconduit. [fichier](../{published})")
+    text = _refused_by_both(small, tmp_path / "site", published, None, "name-too-long")
+    assert "255 bytes" in text, text
+
+
+def test_the_last_resort_guard_names_the_content_behind_a_clash(small: Path) -> None:
+    """render_site still refuses two outputs at one path (should the analysis miss one):
+    its message names the content file to look at, not only the emitters."""
+    from generator.pipeline import render_site, site_model
+    from generator.problems import SettingsError
+    from generator.site.emitters import NotePages
+    from generator.site.theme import Theme
+
+    @dataclass(frozen=True)
+    class Again:
+        name: str = "again"
+        reads: frozenset[str] = frozenset()
+
+        def emit(self, site, theme):
+            yield "notes/conseil-c.html", b"x"
+
+    site = site_model(analyse(small), small)
+    with pytest.raises(SettingsError, match=r"again and note-pages both write notes/conseil-c.html; "
+                                            r"look at notes/conseil-c.md"):
+        render_site(site, Theme.load(None, "fr"), (NotePages(), Again()))

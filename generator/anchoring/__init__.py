@@ -8,9 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from generator.anchoring.elements import Document, Element, segment
+from generator.anchoring.exact import ExactSearch
 from generator.anchoring.resolve import Anchor, AnchorStatus, Portion, project, relocation_budget, resolve_quote
 from generator.corpus.model import Note
-from generator.markup import parse
+from generator.markup import MAX_NESTING, parse_checked
 from generator.problems import Problem, Severity
 
 __all__ = ["AnchoredNote", "Anchor", "AnchorStatus", "Document", "Element", "Portion", "anchor_note"]
@@ -31,14 +32,16 @@ class AnchoredNote:
 
 
 def anchor_note(note: Note) -> tuple[AnchoredNote, list[Problem]]:
-    document = segment(parse(note.body), note.body_line, transcript=note.media is not None)
+    tokens, too_deep = parse_checked(note.body)
+    document = segment(tokens, note.body_line, transcript=note.media is not None)
     projection = project(document.elements)
     budget = relocation_budget(projection)  # one for the note: its quotes share it, in file order
+    exact = ExactSearch.for_quotes(projection.text, len(note.extractions))
     anchors: dict[str, Anchor] = {}
-    problems: list[Problem] = []
+    problems: list[Problem] = nesting_problems(note, too_deep)
     for extraction in note.extractions:
         anchor = resolve_quote(projection, document.elements, extraction.quote,
-                               extraction.prefix, extraction.suffix, extraction.occurrence, budget)
+                               extraction.prefix, extraction.suffix, extraction.occurrence, budget, exact)
         anchors[extraction.id] = anchor
         if anchor.status is AnchorStatus.DETACHED:
             problems.append(Problem(
@@ -53,3 +56,25 @@ def anchor_note(note: Note) -> tuple[AnchoredNote, list[Problem]]:
                 "Check the passage, then run 'carnet check --fix-anchors --write' to record the note's "
                 "current text as the quote.", Severity.NOTICE))
     return AnchoredNote(document, anchors), problems
+
+
+def nesting_problems(note: Note, too_deep: list[tuple[int, int]]) -> list[Problem]:
+    """One error per range of the body the parser dropped for nesting (every view of the
+    note would lack it: page, text, anchors, search), at its first line."""
+    lines = note.body.split("\n")
+    problems = []
+    for start, end in too_deep:
+        end = min(end, len(lines))
+        while end > start + 1 and not lines[end - 1].strip():
+            end -= 1  # blank lines at the end are not content lost
+        first = lines[start].strip()
+        shown = first if len(first) <= 60 else first[:57] + "…"
+        span = f"line {note.body_line + start}" if end == start + 1 else \
+            f"lines {note.body_line + start} to {note.body_line + end - 1} ({end - start} lines)"
+        problems.append(Problem(
+            note.source.file, note.body_line + start, "nesting-too-deep",
+            f"lists or quotes are nested {MAX_NESTING} levels deep here ({shown!r}): the markdown "
+            f"parser reads no deeper, so {span} would be missing from the page, its text and its anchors",
+            f"Flatten the list or the quote: the parser reads at most {(MAX_NESTING - 1) // 2} lists or {MAX_NESTING - 1} quotes inside "
+            f"one another (a list and its item count as two of its {MAX_NESTING} levels, a quote as one)."))
+    return problems

@@ -15,6 +15,25 @@ E = TypeVar("E", bound=Enum)
 SLUG_PATTERN = re.compile(r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$")
 ID_PATTERN = re.compile(r"^[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+)*$")
 
+MAX_NAME_BYTES = 255
+"""What one path component may hold (Linux, macOS and most file systems): past it a write
+fails with "File name too long"."""
+
+MAX_SLUG = 200
+"""Characters a slug, an alias or an axis key may have (ASCII: one byte each). Each names
+files: the longest is 30 bytes longer (``.<slug>.extractions.yaml.tmp-<pid>``, while a
+command writes a note's sidecar; on the site ``notes/<slug>.annotations.jsonld``), so
+200 stays within :data:`MAX_NAME_BYTES` with room for a new kind of sibling."""
+
+
+def slug_too_long(slug: str, what: str) -> str | None:
+    """Why ``slug`` (the slug of a ``what``) is too long, or None."""
+    if len(slug) <= MAX_SLUG:
+        return None
+    return (f"the {what} {slug[:24] + '…'!r} is {len(slug)} characters long, more than the {MAX_SLUG} a name "
+            f"may have: it names files of the site, and a file name holds at most {MAX_NAME_BYTES} bytes")
+
+
 _TYPE_NAMES = {str: "a string", int: "an integer", bool: "a boolean", list: "a list", dict: "a mapping"}
 
 

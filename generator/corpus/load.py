@@ -20,13 +20,14 @@ from generator.corpus.article import parse_article
 from generator.corpus.proposal import parse_proposal
 from generator.selection.oppositions import OppositionRecord, parse_oppositions
 from generator.verification.records import VerificationRecords, parse_contestations, parse_verdicts
-from generator.corpus.fields import ID_PATTERN, SLUG_PATTERN, Fields
+from generator.corpus.assets import AssetRefusal, asset_refusal
+from generator.corpus.fields import ID_PATTERN, MAX_SLUG, SLUG_PATTERN, Fields, slug_too_long
 from generator.corpus.model import (
     AuthorRule, Axis, Base, Comment, Corpus, Extraction, Licence, Membership, Note, NoteType,
     Notebook, SiteSettings, SourceRef, Visibility, Withdrawal,
 )
 from generator.markup import link_is_safe, site_address_problem
-from generator.text import slugify
+from generator.text import category_slug
 from generator.corpus.source import YamlList, YamlMap, decode_text, parse_yaml, split_front_matter
 from generator.problems import Problem, Severity
 
@@ -54,6 +55,7 @@ class ContentFiles:
     contestations: dict[str, bytes] = field(default_factory=dict)
     oppositions: dict[str, bytes] = field(default_factory=dict)
     assets: set[str] = field(default_factory=set)
+    asset_paths: dict[str, str] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
 
 
@@ -69,6 +71,7 @@ def read_content_dir(root: Path) -> ContentFiles:
             f"'{command}' was interrupted and left a change half made: some files hold its new text, others not",
             "Run any command that writes content (run the interrupted one again): it puts the files back first.",
             Severity.WARNING))
+    seen: dict[str, str] = {}  # NFC name → the name on disk
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         rel_dir = Path(dirpath).relative_to(root).as_posix()
         for name in sorted(dirnames):
@@ -86,7 +89,8 @@ def read_content_dir(root: Path) -> ContentFiles:
         for name in sorted(filenames):
             if name.startswith("."):
                 continue
-            rel = unicodedata.normalize("NFC", name if rel_dir == "." else f"{rel_dir}/{name}")
+            on_disk = name if rel_dir == "." else f"{rel_dir}/{name}"
+            rel = unicodedata.normalize("NFC", on_disk)
             path = Path(dirpath) / name
             if path.is_symlink():
                 files.problems.append(Problem(
@@ -94,8 +98,22 @@ def read_content_dir(root: Path) -> ContentFiles:
                     "Copy the file into the content directory instead of linking to it.",
                     Severity.WARNING))
                 continue
+            if rel in seen:  # café.md written once composed, once decomposed: one name to readers and links
+                files.problems.append(Problem(
+                    rel, None, "name-collision",
+                    f"two files have this name once Unicode-normalised (NFC): {seen[rel]!r} and {on_disk!r}; "
+                    "only one could be published",
+                    "Rename or remove one of them (they differ only in how accents are encoded)."))
+                continue
+            seen[rel] = on_disk
             if top == "assets":
+                refusal = _asset_refusal(rel, path)
+                if refusal is not None:
+                    files.problems.append(Problem(rel, refusal.line, "active-asset",
+                                                  f"this asset is not published: {refusal.reason}", refusal.hint))
+                    continue
                 files.assets.add(rel)
+                files.asset_paths[rel] = on_disk
                 continue
             if top in ("verdicts", "contestations", "oppositions"):
                 if rel.endswith(".yaml") and rel.count("/") == 1:
@@ -124,6 +142,12 @@ def read_content_dir(root: Path) -> ContentFiles:
             else:
                 getattr(files, kind)[rel] = data
     return files
+
+
+def _asset_refusal(rel: str, path: Path) -> AssetRefusal | None:
+    with path.open("rb") as file:
+        head = file.read(512)
+    return asset_refusal(rel, head, path.read_bytes)
 
 
 def _kind_of(rel: str) -> str | None:
@@ -231,6 +255,7 @@ def parse_content(files: ContentFiles, memo: Any = None) -> tuple[Corpus, list[P
         notebooks=dict(sorted(notebooks.items())),
         notes=dict(sorted(notes.items())),
         assets=frozenset(files.assets),
+        asset_paths=dict(sorted(files.asset_paths.items())),
         proposals=tuple(proposals),
         verification=records,
         oppositions=oppositions,
@@ -251,6 +276,11 @@ def _read_yaml(rel: str, data: bytes, problems: list[Problem]) -> tuple[bool, An
 
 def _valid_slug(slug: str, rel: str, what: str, problems: list[Problem]) -> bool:
     if SLUG_PATTERN.match(slug):
+        too_long = slug_too_long(slug, f"slug of this {what}")
+        if too_long is not None:  # an error, yet the file is read: its other problems are reported too
+            problems.append(Problem(rel, None, "name-too-long", too_long,
+                                    f"Shorten the file name to at most {MAX_SLUG} characters before "
+                                    f"{posixpath.splitext(rel)[1]}, and every place that names it."))
         return True
     problems.append(Problem(
         rel, None, "invalid-slug", f"{slug!r} cannot be the slug of a {what}",
@@ -299,8 +329,10 @@ def _parse_settings(data: bytes | None, problems: list[Problem]) -> SiteSettings
     extra_keys = ("llm", "embeddings", "verification", "selection", "crawlers", "outputs")
     f.check_known(("title", "base_url", "language", "licence", "description", "contest_url", *extra_keys))
     contest_url = f.text("contest_url", "")
-    if contest_url and (not contest_url.startswith(("http://", "https://", "mailto:")) or "{claim}" not in contest_url):
-        f.error("contest_url", "invalid-value", "contest_url must be an http(s) or mailto: URL holding {claim}",
+    if contest_url and (not contest_url.startswith(("http://", "https://", "mailto:")) or "{claim}" not in contest_url
+                        or not link_is_safe(contest_url) or any(ch <= " " or ch == "\x7f" for ch in contest_url)):
+        f.error("contest_url", "invalid-value", "contest_url must be an http(s) or mailto: URL holding {claim}, with no space or control character "
+                "(percent-encode them)",
                 "e.g. 'mailto:cvl@example.org?subject=Contestation%20{claim}' or an issue tracker's "
                 "'https://…/issues/new?title={claim}'.")
         contest_url = ""
@@ -401,6 +433,10 @@ def _parse_axes(f: Fields) -> tuple[Axis, ...]:
             f.error(None, "invalid-slug", f"axis key {key!r} is not a slug",
                     "Use lowercase letters, digits and hyphens (e.g. theme, school-year).", line=line)
             continue
+        too_long = slug_too_long(key, "axis key")  # the folder of its category pages
+        if too_long is not None:
+            f.error(None, "name-too-long", too_long,
+                    f"Shorten the key to at most {MAX_SLUG} characters (its title can stay long).", line=line)
         sub = Fields(spec, f.file, f"axis {key!r}", f.problems, line=line)
         sub.check_known(("title", "categories"))
         categories = sub.text_list("categories")
@@ -409,7 +445,7 @@ def _parse_axes(f: Fields) -> tuple[Axis, ...]:
                       "List its categories under 'categories:'.")
         seen: dict[str, str] = {}
         for index, category in enumerate(categories):
-            folded = slugify(category)
+            folded = category_slug(category)  # the page's address, as category_path writes it
             if folded in seen:
                 sub.error(None, "duplicate-category",
                           f"categories {seen[folded]!r} and {category!r} of axis {key!r} have the same address",

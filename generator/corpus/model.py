@@ -269,7 +269,9 @@ class Corpus:
     """Everything under the content directory, loaded and type-checked.
 
     Attributes:
-        assets: content-relative paths of every file under ``assets/``.
+        assets: content-relative paths of every file under ``assets/`` that may be published
+            (NFC; :mod:`generator.corpus.assets` refuses active ones).
+        asset_paths: each of ``assets`` → its path on disk (a name may be stored decomposed).
         proposals: section-operation proposals (:class:`~generator.corpus.proposal.Proposal`).
         verification: verdicts and contestations
             (:class:`~generator.verification.records.VerificationRecords`).
@@ -280,6 +282,7 @@ class Corpus:
     notebooks: dict[str, Notebook]
     notes: dict[str, Note]
     assets: frozenset[str]
+    asset_paths: dict[str, str] = field(default_factory=dict)
     proposals: tuple[Any, ...] = ()
     verification: Any = None
     oppositions: dict[str, Any] = field(default_factory=dict)

@@ -3,7 +3,7 @@ unique ids, assets. Pure: corpus in, problems out."""
 
 from __future__ import annotations
 
-from generator.corpus.fields import SLUG_PATTERN
+from generator.corpus.fields import MAX_NAME_BYTES, MAX_SLUG, SLUG_PATTERN, slug_too_long
 from generator.corpus.model import Corpus, NoteType
 from generator.problems import Problem
 
@@ -17,7 +17,24 @@ def validate_corpus(corpus: Corpus) -> list[Problem]:
     _check_media(corpus, problems)
     _check_proposals(corpus, problems)
     _check_aliases(corpus, problems)
+    _check_asset_names(corpus, problems)
     return problems
+
+
+def _check_asset_names(corpus: Corpus, problems: list[Problem]) -> None:
+    """An asset is published under its NFC name, which may be longer than the one on disk
+    (or come from a file system allowing longer names): a part past 255 bytes could not
+    be written."""
+    for asset in sorted(corpus.assets):
+        longest = max(asset.split("/"), key=lambda part: len(part.encode("utf-8")))
+        size = len(longest.encode("utf-8"))
+        if size > MAX_NAME_BYTES:
+            problems.append(Problem(
+                asset, None, "name-too-long",
+                f"{longest[:24] + '…'!r} is {size} bytes long once Unicode-normalised (NFC), the name it is "
+                f"published under; a file name holds at most {MAX_NAME_BYTES} bytes",
+                f"Rename it with a shorter name (at most {MAX_NAME_BYTES} bytes in UTF-8; an accented letter "
+                "takes 2, most other scripts 3) and update the links to it."))
 
 
 def _check_aliases(corpus: Corpus, problems: list[Problem]) -> None:
@@ -28,6 +45,9 @@ def _check_aliases(corpus: Corpus, problems: list[Problem]) -> None:
             if not SLUG_PATTERN.match(alias):
                 problems.append(Problem(note.source.file, line, "invalid-slug", f"alias {alias!r} is not a slug",
                                         "An alias is a former slug: lowercase letters, digits and hyphens."))
+            elif (too_long := slug_too_long(alias, "alias")) is not None:  # its redirect page notes/<alias>.html
+                problems.append(Problem(note.source.file, line, "name-too-long", too_long,
+                                        f"Shorten the alias to at most {MAX_SLUG} characters, or remove it."))
             elif alias in corpus.notes:
                 problems.append(Problem(note.source.file, line, "duplicate-slug",
                                         f"alias {alias!r} is the slug of an existing note", "Remove the alias."))

@@ -55,8 +55,8 @@ class ContentAssets:
     reads: frozenset[str] = frozenset({"assets", "links", "notes"})
 
     def emit(self, site: SiteModel, theme: Theme) -> Output:
-        for path in site.published_assets:
-            yield path, (site.content_dir / path).read_bytes()
+        for path, on_disk in site.published_assets.items():  # the name on disk may be decomposed (NFD)
+            yield path, (site.content_dir / on_disk).read_bytes()
 
 
 @dataclass(frozen=True)

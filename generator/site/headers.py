@@ -18,6 +18,12 @@ CONTENT_SECURITY_POLICY = "; ".join([
     "frame-ancestors 'none'",
 ])
 
+META_CONTENT_SECURITY_POLICY = "; ".join(
+    directive for directive in CONTENT_SECURITY_POLICY.split("; ") if not directive.startswith("frame-ancestors"))
+"""The same policy in every page's ``<meta http-equiv>``, so a host without the headers
+(or file://) still runs no injected script. ``frame-ancestors`` is left out: browsers
+ignore it in a meta element (and say so in the console); it stays a header."""
+
 PERMISSIONS_POLICY = "camera=(), microphone=(), geolocation=(), payment=(), usb=()"
 """A wiki asks for no device: no page (nor a script that got in) may."""
 

@@ -17,7 +17,7 @@ from xml.sax.saxutils import escape as xml_escape
 
 from generator.corpus.model import NoteType
 from generator.site.jsonout import dumps
-from generator.site.model import SiteModel, base_path, note_path, notebook_path
+from generator.site.model import SITE_FEEDS, SiteModel, base_path, feed_path, note_path, notebook_path
 
 DEFAULT_FULL_CAP = 5 * 1024 * 1024
 _BLOCKS = {"p", "li", "h1", "h2", "h3", "h4", "blockquote", "pre", "tr", "dt", "dd", "figcaption", "summary"}
@@ -252,13 +252,14 @@ def feeds(site: SiteModel) -> Iterator[tuple[str, bytes]]:
         return ("\n".join(lines) + "\n").encode("utf-8")
 
     notes = list(publication.notes.values())
-    yield "feeds/notes.xml", feed("feeds/notes.xml", f"{publication.settings.title} — notes",
-                                  [n for n in notes if n.type is NoteType.NOTE])
-    yield "feeds/articles.xml", feed("feeds/articles.xml", f"{publication.settings.title} — wikis & syntheses",
-                                     [n for n in notes if n.type is not NoteType.NOTE])
+    notes_feed, articles_feed = (feed_path(name) for name in SITE_FEEDS)
+    yield notes_feed, feed(notes_feed, f"{publication.settings.title} — notes",
+                           [n for n in notes if n.type is NoteType.NOTE])
+    yield articles_feed, feed(articles_feed, f"{publication.settings.title} — wikis & syntheses",
+                              [n for n in notes if n.type is not NoteType.NOTE])
     for slug, notebook in publication.notebooks.items():
         members = publication.notes_of(slug)
-        yield f"feeds/{slug}.xml", feed(f"feeds/{slug}.xml", f"{notebook.title}", members)
+        yield feed_path(slug), feed(feed_path(slug), f"{notebook.title}", members)
 
 
 def manifest(files: dict[str, bytes], digests: dict[str, str]) -> bytes:

@@ -11,7 +11,7 @@ from typing import Any
 
 from generator.anchoring import AnchoredNote
 from generator.corpus.links import LinkTarget, LinkUse
-from generator.text import slugify
+from generator.text import category_slug
 from generator.corpus.publication import Publication
 from generator.synthesis.audit import ArticleAudit
 
@@ -38,11 +38,20 @@ def notebook_path(slug: str) -> str:
 
 
 def category_path(notebook: str, axis: str, category: str) -> str:
-    return f"notebooks/{notebook}/{axis}/{slugify(category)}.html"
+    return f"notebooks/{notebook}/{axis}/{category_slug(category)}.html"
 
 
 def base_path(slug: str) -> str:
     return f"bases/{slug}.html"
+
+
+SITE_FEEDS = ("notes", "articles")
+"""The site-wide feeds, beside each notebook's: a notebook cannot take their names."""
+
+
+def feed_path(name: str) -> str:
+    """A feed: a notebook's (its slug) or a site-wide one (one of :data:`SITE_FEEDS`)."""
+    return f"feeds/{name}.xml"
 
 
 def relative(target: str, page: str) -> str:
@@ -80,7 +89,7 @@ class SiteModel:
     backlinks: dict[str, list[str]]
     base_url: str
     content_dir: Path
-    published_assets: list[str] = field(default_factory=list)
+    published_assets: dict[str, str] = field(default_factory=dict)
     articles: dict[str, ArticleAudit] = field(default_factory=dict)
     reuse: dict[str, list[str]] = field(default_factory=dict)
     proposals: list = field(default_factory=list)

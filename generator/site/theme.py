@@ -16,6 +16,7 @@ import jinja2
 import yaml
 
 from generator.problems import SettingsError, ThemeError
+from generator.site.headers import META_CONTENT_SECURITY_POLICY
 
 from generator.site import DEFAULT_THEME  # noqa: E402 — re-exported
 
@@ -92,6 +93,7 @@ class Theme:
             digest.update(path.relative_to(root).as_posix().encode("utf-8") + b"\0" + path.read_bytes() + b"\0")
         theme = cls(root, env, static, _load_strings(root, language), language, digest.hexdigest())
         env.globals["tr"] = theme.tr
+        env.globals["content_security_policy"] = META_CONTENT_SECURITY_POLICY
         return theme
 
     def tr(self, key: str, **values: object) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from markdown_it.token import Token
 
-from generator.markup import parse
+from generator.markup import MAX_NESTING, parse, parse_checked
 
 OPERATIONS = ("NoChange", "AppendToSection", "ReplaceSection", "InsertSection")
 # In an article, what follows an operation's content is the next heading line.
@@ -146,7 +146,10 @@ def _structure_problem(content: str) -> str:
     # every later section too. This asks the parser itself, rather than re-implementing
     # the closing rules of fences (marker, length, info string, indentation) by hand.
     sentinel_line = len(content.rstrip("\n").split("\n"))
-    tokens = parse(content.rstrip("\n") + "\n## " + _SENTINEL)
+    tokens, too_deep = parse_checked(content.rstrip("\n") + "\n## " + _SENTINEL)
+    if too_deep:  # the article would then fail to build: refused here, before it is written in
+        return (f"the content nests lists or quotes {MAX_NESTING} levels deep from its line {too_deep[0][0] + 1}: "
+                "the parser reads no deeper and what follows would be lost; flatten it")
     open_blocks: list[str] = []
     for token in tokens:
         if token.nesting == -1 and open_blocks:
