@@ -126,7 +126,10 @@ def test_the_figure_shows_as_an_image(browser, origin: str) -> None:
     page = context.new_page()
     try:
         page.goto(origin + "notes/conseil-c.html")
-        assert page.evaluate("[...document.images].some(i => i.src.endsWith('figure.svg') && i.naturalWidth === 40)")
+        figure = page.locator("img[src$='figure.svg']")
+        figure.scroll_into_view_if_needed()  # images load lazily
+        page.wait_for_function("[...document.images].some(i => i.src.endsWith('figure.svg') && i.complete "
+                               "&& i.naturalWidth === 40)", timeout=10_000)
     finally:
         context.close()
 
