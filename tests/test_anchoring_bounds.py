@@ -161,7 +161,7 @@ def test_short_quotes_past_the_scanning_allowance_are_detached_with_the_reason()
     projection = project(doc.elements)
     exact = ExactSearch(projection.text, scan_left=len(projection.text) * 10)
     anchors = [resolve_quote(projection, doc.elements, body[i * 7:i * 7 + 12], exact=exact) for i in range(40)]
-    refused = [a for a in anchors if "too many short quotes" in a.reason]
+    refused = [a for a in anchors if "search allowance is spent" in a.reason]
     assert refused and all(a.status is AnchorStatus.DETACHED for a in refused)
     assert exact.scan_left >= 0
 

@@ -192,8 +192,9 @@ def resolve_quote(projection: NormalisedProjection, elements: list[Element], quo
         starts = exact.occurrences(needle, MAX_OCCURRENCES) if exact else _occurrences(projection.text, needle)
     except ScanRefused:
         return Anchor(AnchorStatus.DETACHED, candidates=0,
-                      reason="the note has too many short quotes to look them all up (the note's search "
-                             "allowance is spent); split the note, or quote longer passages")
+                      reason="the note's search allowance is spent: it has too many quotes that are short, or in "
+                             "text too repetitive for its index, to look them all up; split the note, or quote "
+                             "longer passages")
     if not starts:
         blocks = sum(1 for block in _BLOCK_BREAK.split(quote) if block.strip())
         return _relocate(projection, elements, needle, prefix, suffix, max(blocks, 1),
