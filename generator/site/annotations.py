@@ -44,9 +44,7 @@ def _assessing(site: SiteModel, slug: str, collection_id: str, page_iri: str, ri
             continue
         prefix = "ext" if link.marker.kind == "ext" else "com"
         source_iri = f"{site.base_url}{annotations_path(link.note)}#{prefix}-{link.marker.key}"
-        origin = state.verdict.provenance if state.verdict else {}
-        method = "human" if state.contestation else origin.get("method", "build")
-        value = f"{state.state}: {state.reason}" + (f" ({method})" if method else "")
+        value = f"{state.state}: {state.reason} ({state.verifier.method})"
         item = {
             "id": f"{collection_id}#pair-{number}",
             "type": "Annotation",

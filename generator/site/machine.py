@@ -136,8 +136,7 @@ def _citations(site: SiteModel, path: str) -> list[dict]:
         fragment = f"ext-{link.extraction}" if link.marker.kind == "ext" else f"com-{link.marker.key}"
         result.append({"claim": assessment.claim.text, "source_url": f"{site.base_url}{note_path(link.note)}#{fragment}",
                        "quote": assessment.passage, "state": assessment.state.state,
-                       "verifier": (assessment.state.verdict.provenance.get("method")
-                                    if assessment.state.verdict else "build")})
+                       "verifier": assessment.state.verifier.method})
     return result
 
 

@@ -18,6 +18,7 @@ from generator.anchoring.timing import time_range
 from generator.synthesis.coverage import coverage
 from generator.corpus.model import Note, NoteType
 from generator.corpus.publication import published_ids
+from generator.verification.states import Method
 from generator.site.markdown_html import CitationView, Href, Mark, RenderState, render_body
 from generator.site.model import (
     SiteModel, annotations_path, base_path, category_path, note_path, notebook_path, relative, selection_path,
@@ -81,10 +82,9 @@ def page_metadata(site: SiteModel, path: str, title: str, kind: str) -> dict[str
             claims: dict[str, dict[str, Any]] = {}
             for a in assessments:
                 claim = claims.setdefault(a.claim.id, {"@type": "Claim", "text": a.claim.text, "additionalProperty": []})
-                verifier = ("human" if a.state.contestation else
-                            a.state.verdict.provenance.get("method", "") if a.state.verdict else "build")
                 claim["additionalProperty"].append({"@type": "PropertyValue", "name": "verification",
-                                                    "value": a.state.state, "description": f"verifier: {verifier}"})
+                                                    "value": a.state.state,
+                                                    "description": f"verifier: {a.state.verifier.method}"})
             data["hasPart"] = [claims[k] for k in sorted(claims)]
     else:
         data["@type"] = "CollectionPage"
@@ -459,14 +459,12 @@ def _state_preview(theme: Theme, assessment, display: Callable[[str], str]) -> d
     """The pair's state for the evidence panel: what was checked, by what, and what
     that does not establish (INV-7). People are named by the notebook's rule."""
     pair = assessment.state
-    origin = pair.contestation and {"method": "human", "author": display(pair.contestation.author),
-                                    "date": pair.contestation.date} or (pair.verdict.provenance if pair.verdict else {})
-    if origin:
-        method = origin.get("method", "")
+    verifier = pair.verifier
+    if verifier.method is not Method.BUILD:
         # a model is named; a person judging a verdict is not (only who contests is, by the rule)
-        who = origin.get("model") or (origin.get("author") if pair.contestation else "") or ""
-        provenance = theme.tr("state_by", method=theme.tr(f"method_{method}") if method else "",
-                              who=f" ({who})" if who else "", date=origin.get("date", ""))
+        who = verifier.model or (display(verifier.author) if verifier.author else "")
+        provenance = theme.tr("state_by", method=theme.tr(f"method_{verifier.method}"),
+                              who=f" ({who})" if who else "", date=verifier.date)
     else:
         provenance = theme.tr("state_by_build")
     details = {

@@ -10,26 +10,92 @@ debate-sourced the claim cites a comment, not a passage of the minutes
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 from generator.anchoring.normalise import normalise_quote
 from generator.synthesis.claims import quoted_fragments
 from generator.verification.records import Contestation, Verdict
 
-STATES = ("verified", "weak", "unsourced", "contested", "debate-sourced")
+
+class State(StrEnum):
+    """A (claim, source) pair's state (a ``str``: it reads as its value in every output)."""
+
+    VERIFIED = "verified"
+    WEAK = "weak"
+    UNSOURCED = "unsourced"
+    CONTESTED = "contested"
+    DEBATE_SOURCED = "debate-sourced"
+
+
+class Reason(StrEnum):
+    """Why a pair has its state: the three kinds of "weak" (not judged, quote not found
+    verbatim, judged partial) and the source detached are told apart."""
+
+    SUPPORTED = "supported"
+    PARTIAL = "partial"
+    NOT_JUDGED = "not-judged"
+    VERBATIM_FAILED = "verbatim-failed"
+    DETACHED = "detached"
+    UNSUPPORTED = "unsupported"
+    DELETED = "deleted"
+    BROKEN = "broken"
+    CONTESTED = "contested"
+    COMMENT = "comment"
+
+
+class Method(StrEnum):
+    """What established a pair's state."""
+
+    HUMAN = "human"  # a person: a contestation, or a verdict recorded by hand
+    LLM = "llm"  # a model's verdict
+    SCRIPTED = "scripted"  # a verdict written by a script
+    BUILD = "build"  # no verdict: the build's own checks (verbatim, source present)
+
+
+STATES = tuple(State)
+
+
+@dataclass(frozen=True)
+class Verifier:
+    """Who or what established a pair's state — decided here once, for every output.
+
+    Attributes:
+        method: :class:`Method`.
+        model: the model that judged, when a model did.
+        author: the person who contests, for a contestation (shown by the notebook's rule).
+        date: when.
+    """
+
+    method: Method
+    model: str = ""
+    author: str = ""
+    date: str = ""
 
 
 @dataclass(frozen=True)
 class PairState:
     """Attributes:
-        state: one of :data:`STATES`.
-        reason: a code saying why (``supported``, ``partial``, ``not-judged``, ``verbatim-failed``,
-            ``detached``, ``unsupported``, ``deleted``, ``broken``, ``contested``, ``comment``).
+        state: :class:`State`.
+        reason: :class:`Reason`.
+        verdict, contestation: the records that decided it, if any.
     """
 
-    state: str
-    reason: str
+    state: State
+    reason: Reason
     verdict: Verdict | None = None
     contestation: Contestation | None = None
+
+    @property
+    def verifier(self) -> Verifier:
+        """A contestation (a person) is shown over any verdict; else the verdict's
+        provenance; else the build's own checks."""
+        if self.contestation is not None:
+            return Verifier(Method.HUMAN, author=self.contestation.author, date=self.contestation.date)
+        if self.verdict is not None:  # the loader admits only known methods
+            origin = self.verdict.provenance
+            return Verifier(Method(origin["method"]), model=str(origin.get("model", "") or ""),
+                            date=str(origin.get("date", "") or ""))
+        return Verifier(Method.BUILD)
 
 
 def verbatim(claim: str, passage: str, other_passages: list[str]) -> bool:
@@ -43,21 +109,21 @@ def verbatim(claim: str, passage: str, other_passages: list[str]) -> bool:
 def pair_state(kind: str, source_state: str, broken: bool, verbatim_ok: bool, verdict: Verdict | None,
                contestation: Contestation | None) -> PairState:
     if contestation is not None:
-        return PairState("contested", "contested", verdict, contestation)
+        return PairState(State.CONTESTED, Reason.CONTESTED, verdict, contestation)
     if kind == "com":
-        return PairState("debate-sourced", "comment", verdict)
+        return PairState(State.DEBATE_SOURCED, Reason.COMMENT, verdict)
     if broken:
-        return PairState("unsourced", "broken")
+        return PairState(State.UNSOURCED, Reason.BROKEN)
     if source_state == "deleted":
-        return PairState("unsourced", "deleted")
+        return PairState(State.UNSOURCED, Reason.DELETED)
     if source_state == "detached":
-        return PairState("weak", "detached")
+        return PairState(State.WEAK, Reason.DETACHED)
     if not verbatim_ok:
-        return PairState("weak", "verbatim-failed")
+        return PairState(State.WEAK, Reason.VERBATIM_FAILED)
     if verdict is None:
-        return PairState("weak", "not-judged")
+        return PairState(State.WEAK, Reason.NOT_JUDGED)
     if verdict.verdict == "supported":
-        return PairState("verified", "supported", verdict)
+        return PairState(State.VERIFIED, Reason.SUPPORTED, verdict)
     if verdict.verdict == "partial":
-        return PairState("weak", "partial", verdict)
-    return PairState("unsourced", "unsupported", verdict)
+        return PairState(State.WEAK, Reason.PARTIAL, verdict)
+    return PairState(State.UNSOURCED, Reason.UNSUPPORTED, verdict)

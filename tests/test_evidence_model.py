@@ -1,0 +1,62 @@
+"""One evidence model (issue 20): who verified a pair is decided once, in the core
+(:attr:`PairState.verifier`), and every output says the same."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+from generator.pipeline import build
+from generator.verification.states import Method, PairState, Reason, State, pair_state
+from generator.verification.records import Contestation, Verdict
+
+CONTENT = Path(__file__).resolve().parents[1] / "content"
+SYNTHESIS = "cvl-synthese-budget-2024-2025"
+CONTESTED = "Le mobilier du foyer a coûté moins que prévu"
+CONTESTED_ID = "claim-0dbee6d2"  # contestations/cvl-synthese-budget-2024-2025.yaml
+
+
+def _verifiers(site: Path, claim_text: str, claim_id: str) -> dict[str, set[str]]:
+    """The verifier of each pair of the claim, as each output of the article says it."""
+    page = (site / f"notes/{SYNTHESIS}.html").read_text(encoding="utf-8")
+    (block,) = re.findall(r'<script type="application/ld\+json">(.*?)</script>', page, flags=re.S)
+    claims = [c for c in json.loads(block)["hasPart"] if c["text"] == claim_text]
+    in_jsonld = {p["description"].removeprefix("verifier: ") for c in claims for p in c["additionalProperty"]}
+    sibling = json.loads((site / f"notes/{SYNTHESIS}.json").read_text(encoding="utf-8"))
+    in_json = {c["verifier"] for c in sibling["citations"] if c["claim"] == claim_text}
+    annotations = json.loads((site / f"notes/{SYNTHESIS}.annotations.jsonld").read_text(encoding="utf-8"))
+    in_annotations = {re.search(r"\((\w+)\)$", i["body"]["value"]).group(1) for i in annotations["first"]["items"]
+                      if i["motivation"] == "assessing" and i["target"][0]["selector"]["value"] == claim_id}
+    return {"json-ld": in_jsonld, "json": in_json, "annotations": in_annotations}
+
+
+def test_a_contested_pair_judged_by_a_model_reads_human_in_every_output(tmp_path: Path) -> None:
+    """Reproduced by switching the contested claim's verdict to a model: the note's
+    .json said "llm" (it ignored contestations), the JSON-LD "human"."""
+    content = tmp_path / "content"
+    shutil.copytree(CONTENT, content)
+    verdicts = content / f"verdicts/{SYNTHESIS}.yaml"
+    head, _, tail = verdicts.read_text(encoding="utf-8").partition(f"- claim: {CONTESTED}")
+    verdicts.write_text(head + f"- claim: {CONTESTED}" + tail.replace("method: human", "method: llm\n    model: petit-modele", 1),
+                        encoding="utf-8")
+    site = tmp_path / "site"
+    build(content, site, search=False)
+    said = _verifiers(site, CONTESTED, CONTESTED_ID)
+    assert said == {"json-ld": {"human"}, "json": {"human"}, "annotations": {"human"}}
+
+
+def test_the_verifier_is_decided_by_the_state_not_by_each_view() -> None:
+    verdict = Verdict("c", "s", "supported", "r", {"method": "llm", "model": "m", "date": "2025-01-01"}, "verdicts/a.yaml", 3)
+    contestation = Contestation("claim-1", "", "Hélène Garnier", "2025-02-01", "pas fini", "contestations/a.yaml", 2)
+    judged = pair_state("ext", "present", False, True, verdict, None)
+    assert (judged.state, judged.reason) == (State.VERIFIED, Reason.SUPPORTED)
+    assert judged.verifier.method is Method.LLM and judged.verifier.model == "m"
+    unjudged = pair_state("ext", "present", False, True, None, None)
+    assert unjudged.verifier.method is Method.BUILD and unjudged.reason is Reason.NOT_JUDGED
+    assert PairState(State.WEAK, Reason.VERBATIM_FAILED).verifier.method is Method.BUILD
+    assert json.dumps({"state": judged.state, "reason": judged.reason}) == '{"state": "verified", "reason": "supported"}'
+    contested = pair_state("ext", "present", False, True, verdict, contestation)
+    assert contested.state is State.CONTESTED and contested.verdict is verdict
+    assert (contested.verifier.method, contested.verifier.author) == (Method.HUMAN, "Hélène Garnier")
