@@ -396,11 +396,12 @@ def citation_views(site: SiteModel, theme: Theme, audit, page: str) -> dict[tupl
         number = audit.numbers.get((link.marker.kind, link.marker.key))
         after = ""
         if last_of_claim[link.claim] == key:  # the claim's anchor (and contest link) follow its group
-            after = f'<span class="claim-end" id="{escape(link.claim)}"></span>'
             href = _contest_href(site, audit.slug, page, link.claim) if contest else None
-            if href:
-                after += (f' <a class="contest" href="{escape(href)}" data-claim="{escape(link.claim)}" '
-                          f'title="{escape(theme.tr("contest_title"))}">{escape(theme.tr("contest"))}</a>')
+            # the contest link lives inside the (empty) claim anchor, out of the line's flow: it takes no
+            # room until shown, and the punctuation after the citation stays against it
+            inner = (f'<a class="contest" href="{escape(href)}" data-claim="{escape(link.claim)}" '
+                     f'title="{escape(theme.tr("contest_title"))}">{escape(theme.tr("contest"))}</a>') if href else ""
+            after = f'<span class="claim-end" id="{escape(link.claim)}">{inner}</span>'
         if link.broken == "unknown":  # a source that no longer exists: "source deleted", and broken
             reason = f'{theme.tr("source_deleted")} — {theme.tr("citation_broken_unknown")}'
             views[key] = CitationView(None, None, reason, state, "citation deleted broken state-unsourced", after,

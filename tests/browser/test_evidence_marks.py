@@ -1,0 +1,44 @@
+"""How an article's evidence reads in the browser (issue 20): a superseded act says so
+before its text, and a claim's hidden contest link leaves no gap after its citation."""
+
+from __future__ import annotations
+
+WIKI = "notes/cvl-wiki-budget.html"
+SUPERSEDED = "notes/cvl-synthese-budget-provisoire.html"
+
+
+def test_the_superseded_notice_is_above_the_body(page) -> None:
+    page.goto(SUPERSEDED)
+    notice = page.locator(".act-status.status-superseded")
+    assert notice.count() == 1
+    assert notice.bounding_box()["y"] < page.locator(".note-body").bounding_box()["y"]
+
+
+def test_no_gap_between_a_citation_and_the_punctuation_after_it(page) -> None:
+    page.goto(WIKI)
+    page.mouse.move(0, 0)  # nothing hovered: the contest links are hidden
+    gaps = page.evaluate("""() => [...document.querySelectorAll('.note-body .claim-end')].flatMap(end => {
+        const next = end.nextSibling;
+        if (!next || next.nodeType !== Node.TEXT_NODE || !/^[.,;:!?]/.test(next.data)) return [];
+        const range = document.createRange();
+        range.setStart(next, 0); range.setEnd(next, 1);
+        const citation = end.previousElementSibling.getBoundingClientRect();
+        const mark = range.getBoundingClientRect();
+        return [{gap: mark.left - citation.right, sameLine: Math.abs(mark.top - citation.top) < citation.height,
+                 width: end.getBoundingClientRect().width}];
+    })""")
+    assert gaps, "the example wiki has citations followed by punctuation"
+    for gap in gaps:
+        assert gap["width"] == 0 and gap["sameLine"] and gap["gap"] < 3, gap
+
+
+def test_the_contest_link_shows_on_hover_without_moving_the_text(page) -> None:
+    page.goto(WIKI)
+    end = page.locator(".note-body .claim-end:has(a.contest)").first
+    element = end.locator("xpath=ancestor::*[contains(concat(' ', @class, ' '), ' element ')][1]")
+    before = element.bounding_box()
+    element.hover()
+    page.wait_for_timeout(250)
+    link = end.locator("a.contest")
+    assert float(link.evaluate("a => getComputedStyle(a).opacity")) == 1.0
+    assert element.bounding_box() == before
