@@ -202,7 +202,7 @@ def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = E
                 owner[path] = emitter.name
     finally:
         theme.memo = None
-    for path, data in derived_outputs(site, files, cache, digests).items():
+    for path, data in derived_outputs(site, files, cache, digests, theme).items():
         if path in files:
             raise SettingsError(_clash(site, path, "a derived output", owner[path]))
         files[path] = data

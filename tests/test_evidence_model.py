@@ -60,3 +60,43 @@ def test_the_verifier_is_decided_by_the_state_not_by_each_view() -> None:
     contested = pair_state("ext", "present", False, True, verdict, contestation)
     assert contested.state is State.CONTESTED and contested.verdict is verdict
     assert (contested.verifier.method, contested.verifier.author) == (Method.HUMAN, "Hélène Garnier")
+
+
+def _counts_of(page: str) -> tuple[dict[str, int], dict[str, int], dict[str, int], dict[str, int]]:
+    """What the reader sees: marks in the body by state and weak reason; counts in the panel."""
+    body = page.split('class="note-body', 1)[1].split('id="audit"', 1)[0]
+    marks: dict[str, int] = {}
+    reasons: dict[str, int] = {}
+    for classes in re.findall(r'<(?:a|span) class="(citation[^"]*)"', body):
+        state = re.search(r"state-([a-z-]+)", classes)
+        if state:
+            marks[state.group(1)] = marks.get(state.group(1), 0) + 1
+        reason = re.search(r"reason-([a-z-]+)", classes)
+        if state and state.group(1) == "weak" and reason:
+            reasons[reason.group(1)] = reasons.get(reason.group(1), 0) + 1
+    marks["unsourced"] = marks.get("unsourced", 0) + body.count('<sup class="unsourced-claim"')
+    panel_html = page.split('class="state-counts">', 1)[1].split("</ul>", 1)[0]
+    panel = {state: int(n) for state, n in re.findall(r'<li class="state-([a-z-]+)">.*? : (\d+)', panel_html)}
+    panel_reasons = {r: int(n) for r, n in re.findall(r'<span class="reason-([a-z-]+)">[^<]* : (\d+)</span>', panel_html)}
+    return ({k: v for k, v in marks.items() if v}, reasons, {k: v for k, v in panel.items() if v}, panel_reasons)
+
+
+def test_the_panel_counts_what_the_body_marks(tmp_path: Path) -> None:
+    """"non sourcé : 0" stood beside "2 affirmations non sourcées", and "weak" meant three
+    things: now every claim is marked where it is read, unsourced ones included, each weak
+    reason apart, and the panel counts exactly those marks."""
+    site = tmp_path / "site"
+    build(CONTENT, site, search=False)
+    checked = 0
+    for path in sorted((site / "notes").glob("*.html")):
+        page = path.read_text(encoding="utf-8")
+        if 'class="state-counts"' not in page:
+            continue
+        marks, reasons, panel, panel_reasons = _counts_of(page)
+        assert marks == panel, path.name
+        assert reasons == panel_reasons, path.name
+        unsourced_claims = page.count('<sup class="unsourced-claim"')
+        said = re.search(r"(\d+) affirmations? non sourcées?</p>", page)
+        assert said and int(said.group(1)) == unsourced_claims, path.name
+        checked += 1
+    assert checked >= 3

@@ -6,6 +6,8 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import posixpath
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -54,7 +56,7 @@ def test_llms_full_is_capped_with_a_marker(tmp_path: Path) -> None:
         f.write("outputs:\n  llms_full_cap: 5000\n")
     build(copy, tmp_path / "site")
     text = (tmp_path / "site" / "llms-full.txt").read_bytes()
-    assert len(text) < 5200 and b"llms-full.txt truncated at 5000 bytes" in text
+    assert len(text) <= 5000 and b"llms-full.txt s'arr\xc3\xaate ici, sous sa limite de 5000 octets" in text
 
 
 def test_manifest_matches_the_files(example_site: Path) -> None:
@@ -120,3 +122,125 @@ def test_budgets(example_site: Path) -> None:
     css = sum(len(d) for p, d in files.items() if p.startswith("static/") and p.endswith(".css"))
     js = sum(len(d) for p, d in files.items() if p.startswith("static/") and p.endswith(".js"))
     assert css <= 30 * 1024 and js <= 25 * 1024, (css, js)
+
+
+# -- issue 20: crawlers get what the page proves -------------------------------------------------
+
+BASE = "https://carnets.example.org/"
+
+
+def _public_pages(files: dict[str, bytes]) -> list[str]:
+    return sorted(p for p in files if p.endswith(".html") and p != "404.html"
+                  and b'http-equiv="refresh"' not in files[p])
+
+
+def _full_chunks(text: str) -> list[tuple[str, str]]:
+    """llms-full.txt's pages: (URL, the page's whole block), in their order."""
+    starts = [m.start() for m in re.finditer(r"^# .*\nURL: ", text, re.M)]
+    blocks = [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)])]
+    return [(re.search(r"^URL: (\S+)$", block, re.M).group(1), block) for block in blocks]  # type: ignore[union-attr]
+
+
+def _kind_of(files: dict[str, bytes], url: str) -> str:
+    path = url[len(BASE):] or "index.html"
+    return json.loads(files[path[: -len(".html")] + ".json"])["kind"]
+
+
+def test_llms_full_has_articles_then_notes_then_listings_each_with_its_header(example_site: Path) -> None:
+    files = site_files(example_site)
+    chunks = _full_chunks(files["llms-full.txt"].decode("utf-8"))
+    kinds = [_kind_of(files, url) for url, _ in chunks]
+    assert len(chunks) == len(_public_pages(files)), "every public page, once"
+    rank = [0 if k in ("wiki", "synthesis") else 1 if k == "note" else 2 for k in kinds]
+    assert rank == sorted(rank) and rank[0] == 0 and 2 in rank, kinds
+    for url, block in chunks:
+        path = url[len(BASE):] or "index.html"
+        page = BeautifulSoup(files[path], "html.parser")
+        assert page.select_one('link[rel="canonical"]')["href"] == url
+        if _kind_of(files, url) not in ("note", "wiki", "synthesis"):
+            continue
+        title, meta = page.select_one(".note-header h1").get_text(), page.select_one(".note-header .meta")
+        header = block.split("\n\n")[0]
+        assert header.startswith(f"# {title}\n"), header
+        time = meta.select_one("time")
+        if time:
+            assert time["datetime"] in header
+        shown = " ".join(meta.get_text().split())
+        if " · " in shown:  # authors as the page names them
+            assert shown.rsplit(" · ", 1)[1] in header, (shown, header)
+
+
+def test_llms_full_keeps_citations_inline_with_the_page_numbers(example_site: Path) -> None:
+    files = site_files(example_site)
+    chunks = dict(_full_chunks(files["llms-full.txt"].decode("utf-8")))
+    for slug in ("cvl-wiki-budget", "cvl-synthese-budget-2024-2025"):
+        block = chunks[f"{BASE}notes/{slug}.html"]
+        body = block.split("\n\n", 1)[1]
+        page = BeautifulSoup(files[f"notes/{slug}.html"], "html.parser")
+        shown = [sup.get_text() for sup in page.select(".note-body sup.cite")]
+        assert shown and re.findall(r"\[[^\]]+\]", body) == shown, slug
+        assert not re.search(r"\s[.,]", body), re.search(r".{30}\s[.,].{10}", body)
+    assert "s'élève à 4 200 € [1]." in chunks[f"{BASE}notes/cvl-wiki-budget.html"]
+    assert "contester" not in chunks[f"{BASE}notes/cvl-wiki-budget.html"].lower()
+
+
+def test_llms_full_cap_cuts_between_pages_and_says_what_is_left(tmp_path: Path, example_site: Path) -> None:
+    content = Path(__file__).resolve().parents[1] / "content"
+    copy = tmp_path / "content"
+    subprocess.run(["cp", "-r", str(content), str(copy)], check=True)
+    with (copy / "carnet.yaml").open("a", encoding="utf-8") as f:
+        f.write("outputs:\n  llms_full_cap: 20000\n")
+    build(copy, tmp_path / "site", search=False)
+    capped = (tmp_path / "site" / "llms-full.txt").read_bytes()
+    full = (example_site / "llms-full.txt").read_bytes()
+    assert len(capped) <= 20000
+    kept, _, closing = capped.rstrip(b"\n").rpartition(b"\n\n")
+    kept += b"\n\n"
+    assert full.startswith(kept), "a prefix of the whole file"
+    boundaries = [0] + [full.index(block.encode("utf-8")) + len(block.encode("utf-8"))
+                        for _, block in _full_chunks(full.decode("utf-8"))]
+    assert len(kept) in boundaries, "cut between two pages, never inside one"
+    included = _full_chunks(kept.decode("utf-8"))
+    left = len(_full_chunks(full.decode("utf-8"))) - len(included)
+    assert included and _kind_of(site_files(example_site), included[0][0]) in ("wiki", "synthesis")
+    text = closing.decode("utf-8")
+    assert left > 0 and str(left) in text and f"{BASE}llms.txt" in text and f"{BASE}sitemap.xml" in text, text
+
+
+def test_llms_txt_speaks_the_site_language_and_names_every_page(example_site: Path) -> None:
+    files = site_files(example_site)
+    parsed = parse_llms_txt(files["llms.txt"].decode("utf-8"))
+    assert "publiés avec Carnet" in parsed["info"] and "published with" not in parsed["info"]
+    for link in parsed["sections"]["Optional"]:
+        path = link["url"][len(BASE):]
+        assert link["desc"] not in ("", "page"), link
+        if path.endswith(".html"):
+            assert link["title"] != path and link["title"] == json.loads(files[path[: -len(".html")] + ".json"])["title"], link
+
+
+def test_every_page_links_its_feeds_from_its_head(example_site: Path) -> None:
+    files = site_files(example_site)
+    for path in _public_pages(files) + ["404.html"]:
+        head = BeautifulSoup(files[path], "html.parser").head
+        feeds = {}
+        for link in head.select('link[rel="alternate"][type="application/atom+xml"]'):
+            href = link["href"]
+            target = href[len("/"):] if href.startswith("/") else posixpath.normpath(
+                posixpath.join(posixpath.dirname(path), href))
+            assert target in files and link["title"].strip(), (path, href)
+            feeds[target] = link["title"]
+        assert {"feeds/notes.xml", "feeds/articles.xml"} <= set(feeds), path
+        if path.startswith("notebooks/cvl") or path == "notes/cvl-2024-11-14.html":
+            assert "feeds/cvl.xml" in feeds, path
+        if path.startswith("notebooks/veille-financement"):
+            assert "feeds/veille-financement.xml" in feeds and "feeds/cvl.xml" not in feeds, path
+
+
+def test_sitemap_lists_canonical_urls(example_site: Path) -> None:
+    files = site_files(example_site)
+    ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+    locations = [e.text for e in ElementTree.fromstring(files["sitemap.xml"]).findall("s:url/s:loc", ns)]
+    canonical = [BeautifulSoup(files[p], "html.parser").select_one('link[rel="canonical"]')["href"]
+                 for p in _public_pages(files)]
+    assert sorted(locations) == sorted(canonical) and BASE in locations
+    assert not any(loc.endswith("index.html") for loc in locations)

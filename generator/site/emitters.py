@@ -177,10 +177,10 @@ class SearchPage:
 @dataclass(frozen=True)
 class Feeds:
     name: str = "feeds"
-    reads: frozenset[str] = frozenset({"settings", "notebooks", "notes"})
+    reads: frozenset[str] = frozenset({"settings", "notebooks", "notes", "theme"})
 
     def emit(self, site: SiteModel, theme: Theme) -> Output:
-        yield from feeds(site)
+        yield from feeds(site, theme)
 
 
 @dataclass(frozen=True)
@@ -224,18 +224,19 @@ EMITTERS: tuple[Emitter, ...] = (
 
 
 def derived_outputs(site: SiteModel, files: dict[str, bytes], memo: Any = None,
-                    digests: dict[str, str] | None = None) -> dict[str, bytes]:
+                    digests: dict[str, str] | None = None, theme: Theme | None = None) -> dict[str, bytes]:
     """Outputs read from the pages themselves, in order: siblings of every page, llms.txt,
     llms-full.txt, the sitemap, the graph — then the manifest of everything. ``digests``
-    receives the sha256 of every file (the manifest's and the incremental writer's)."""
+    receives the sha256 of every file (the manifest's and the incremental writer's);
+    ``theme`` words llms.txt and llms-full.txt (the default theme's, without one)."""
     redirects = {note_path(alias) for note in site.publication.notes.values() for alias in note.aliases}
     pages = {path: data for path, data in files.items() if path not in redirects}  # redirects are not pages
     derived = dict(siblings(site, pages, memo))
     everything = {**pages, **derived}
     raw = site.publication.settings.extra.get("outputs") or {}
     cap = raw.get("llms_full_cap", DEFAULT_FULL_CAP) if isinstance(raw, dict) else DEFAULT_FULL_CAP
-    derived["llms.txt"] = llms_txt(site, everything)
-    derived["llms-full.txt"] = llms_full(site, everything, int(cap))
+    derived["llms.txt"] = llms_txt(site, everything, theme)
+    derived["llms-full.txt"] = llms_full(site, everything, int(cap), theme)
     derived["sitemap.xml"] = sitemap(site, everything)
     derived.update(graph_outputs(site, memo))
     listed = {**files, **derived}

@@ -12,12 +12,15 @@ import re
 from html import escape
 from html import unescape
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 from xml.sax.saxutils import escape as xml_escape
 
 from generator.corpus.model import NoteType
 from generator.site.jsonout import dumps
-from generator.site.model import SITE_FEEDS, SiteModel, base_path, feed_path, note_path, notebook_path
+from generator.site.model import (
+    SITE_FEEDS, SiteModel, base_path, category_path, feed_path, note_path, notebook_path, selection_path,
+)
+from generator.site.theme import Theme
 
 DEFAULT_FULL_CAP = 5 * 1024 * 1024
 _BLOCKS = {"p", "li", "h1", "h2", "h3", "h4", "blockquote", "pre", "tr", "dt", "dd", "figcaption", "summary"}
@@ -56,9 +59,60 @@ def read_page(html: bytes) -> PageText:
     main = _COMMENT.sub("", text[text.index(">", start) + 1:end])
     main = _SKIPPED.sub("", main)
     links = [unescape(next(g for g in m.groups() if g is not None)) for m in _LINK.finditer(main)]
-    plain = _TAG.sub("", _BLOCK_TAG.sub(_BREAK, main))
+    return PageText(title, _plain_lines(main), [link for link in links if link])
+
+
+def _plain_lines(fragment: str) -> list[str]:
+    """HTML (skipped elements already out) to its text, one line per block."""
+    plain = _TAG.sub("", _BLOCK_TAG.sub(_BREAK, fragment))
     lines = [" ".join(line.split()) for line in unescape(plain).split(_BREAK)]
-    return PageText(title, [line for line in lines if line], [link for link in links if link])
+    return [line for line in lines if line]
+
+
+_NOTE_BODY = re.compile(r"""<div\s+class=["']note-body\b[^"']*["']""" + _ATTRIBUTES + ">", re.I)
+_DIV = re.compile(r"<(/?)div\b", re.I)
+# the claim's anchor and its contest link: page furniture, not the text the article says
+_CONTEST = re.compile(r"""\s*<a\s+class=["']contest\b.*?</a\s*>""", re.S | re.I)
+_CLAIM_END = re.compile(r"""<span\s+class=["']claim-end\b[^"']*["']""" + _ATTRIBUTES + r">\s*</span\s*>""", re.I)
+
+
+def note_body_lines(html: bytes) -> list[str]:
+    """The text of a note page's body as the page shows it: citation markers kept as
+    their ``[n]``, so a marker before punctuation leaves no space before it."""
+    text = html.decode("utf-8")
+    start = _NOTE_BODY.search(text)
+    if start is None:
+        return []
+    depth, end = 1, len(text)
+    for match in _DIV.finditer(text, start.end()):  # the body's own closing </div>
+        depth += -1 if match.group(1) else 1
+        if depth == 0:
+            end = match.start()
+            break
+    body = _SKIPPED.sub("", _COMMENT.sub("", text[start.end():end]))
+    return _plain_lines(_CLAIM_END.sub("", _CONTEST.sub("", body)))
+
+
+def _page_title(html: bytes) -> str:
+    """A page's own title, without the site's (as in its ``.json``)."""
+    match = re.search(rb"<title>(.*?)</title>", html, re.S)
+    return unescape(match.group(1).decode("utf-8")).split(" · ")[0].strip() if match else ""
+
+
+def canonical_url(site: SiteModel, path: str) -> str:
+    """A page's canonical address, as its ``<link rel="canonical">``: the home is the root."""
+    return site.base_url + ("" if path == "index.html" else path)
+
+
+@functools.lru_cache(maxsize=8)
+def _default_theme(language: str) -> Theme:
+    return Theme.load(None, language)
+
+
+def _strings(site: SiteModel, theme: Theme | None) -> Theme:
+    """The theme whose UI strings name things in the site's language. Derived outputs are
+    made after the pages and are not handed the theme: the default theme's strings then."""
+    return theme if theme is not None else _default_theme(site.publication.settings.language)
 
 
 def _absolute(site: SiteModel, page: str, href: str) -> str | None:
@@ -140,16 +194,17 @@ def _citations(site: SiteModel, path: str) -> list[dict]:
     return result
 
 
-def llms_txt(site: SiteModel, files: dict[str, bytes]) -> bytes:
-    """https://llmstxt.org: H1, > summary, an info paragraph, H2 sections of links, Optional."""
+def llms_txt(site: SiteModel, files: dict[str, bytes], theme: Theme | None = None) -> bytes:
+    """https://llmstxt.org: H1, > summary, an info paragraph, H2 sections of links, Optional.
+    The prose is in the site's language (the theme's strings); the section names stay
+    the format's."""
     publication = site.publication
     settings = publication.settings
     base = site.base_url
+    tr = _strings(site, theme).tr
     licence = settings.licence.name + (f" ({settings.licence.url})" if settings.licence.url else "")
     lines = [f"# {settings.title}", "", f"> {settings.description or settings.title}", "",
-             f"Notebooks of minutes, transcripts and debates, published with Carnet. Content licence: {licence}. "
-             "Every note has a plain-text projection (.txt) and a JSON sibling (.json); citations in wiki articles "
-             "and syntheses land on exact passages (#ext-…) and carry a verification state.", ""]
+             tr("llms_intro", licence=licence), ""]
 
     def section(title: str, entries: list[tuple[str, str, str]]) -> None:
         if entries:
@@ -158,8 +213,8 @@ def llms_txt(site: SiteModel, files: dict[str, bytes]) -> bytes:
             lines.append("")
 
     notes = publication.notes
-    section("Wikis and syntheses", [(n.title, note_path(s), n.summary or n.type.value) for s, n in notes.items()
-                                    if n.type is not NoteType.NOTE])
+    section("Wikis and syntheses", [(n.title, note_path(s), n.summary or tr(f"note_type_{n.type.value}"))
+                                    for s, n in notes.items() if n.type is not NoteType.NOTE])
     section("Notebooks", [(nb.title, notebook_path(s), nb.description or "notebook")
                           for s, nb in publication.notebooks.items()])
     section("Bases", [(b.title, base_path(s), b.description or "knowledge base") for s, b in publication.bases.items()])
@@ -167,30 +222,99 @@ def llms_txt(site: SiteModel, files: dict[str, bytes]) -> bytes:
                       for s, n in notes.items() if n.type is NoteType.NOTE])
     listed = {note_path(s) for s in notes} | {notebook_path(s) for s in publication.notebooks} | \
         {base_path(s) for s in publication.bases}
-    others = [(p, p) for p in sorted(files) if p.endswith(".html") and p not in listed and p != "404.html"]
-    optional = [(p, p, "page") for p, _ in others] + [
-        ("llms-full.txt", "llms-full.txt", "every page's text in one file"),
-        ("graph.json", "graph.json", "the typed graph of the corpus"),
-        ("sitemap.xml", "sitemap.xml", "every page")]
+    others = [p for p in sorted(files) if p.endswith(".html") and p not in listed and p != "404.html"]
+    described = _descriptions(site, tr)
+    optional = [(_page_title(files[p]) or p, p, described.get(p, tr("llms_page_desc"))) for p in others] + [
+        ("llms-full.txt", "llms-full.txt", tr("llms_full_desc")),
+        ("graph.json", "graph.json", tr("llms_graph_desc")),
+        ("sitemap.xml", "sitemap.xml", tr("llms_sitemap_desc"))]
     section("Optional", optional)
     return "\n".join(lines).rstrip("\n").encode("utf-8") + b"\n"
 
 
-def llms_full(site: SiteModel, files: dict[str, bytes], cap: int = DEFAULT_FULL_CAP) -> bytes:
-    parts, size = [], 0
-    marker = "\n\n[… llms-full.txt truncated at {cap} bytes: the rest is in each page's .txt]\n"
-    for path in sorted(p for p in files if p.endswith(".html") and p != "404.html"):
-        text = files.get(path[: -len(".html")] + ".txt", b"").decode("utf-8")
-        chunk = f"# {site.base_url}{path}\n\n{text.strip()}\n\n"
-        encoded = chunk.encode("utf-8")
-        if size + len(encoded) > cap:
-            room = max(0, cap - size)
-            parts.append(encoded[:room].decode("utf-8", errors="ignore"))
-            parts.append(marker.format(cap=cap))
+def _descriptions(site: SiteModel, tr: Callable[..., str]) -> dict[str, str]:
+    """What the pages without a description of their own are: home, categories,
+    selections, search."""
+    publication = site.publication
+    result = {"index.html": tr("llms_home_desc"), "search.html": tr("llms_search_desc")}
+    for slug, notebook in publication.notebooks.items():
+        members = publication.notes_of(slug)
+        for axis in notebook.axes:
+            for category in axis.categories:
+                count = sum(category in (n.membership(slug).categories.get(axis.key, ())  # type: ignore[union-attr]
+                                         ) for n in members)
+                result[category_path(slug, axis.key, category)] = tr(
+                    "llms_category_desc", n=count, notebook=notebook.title, category=category, axis=axis.title)
+    for slug in site.selections:
+        if slug in publication.notes:
+            result[selection_path(slug)] = tr("llms_selection_desc", title=publication.notes[slug].title)
+    return result
+
+
+_LISTING_RANK = {"home": 0, "base": 1, "notebook": 2, "category": 3, "selection": 4}
+
+
+def full_order(site: SiteModel, files: dict[str, bytes]) -> list[str]:
+    """llms-full.txt's pages, in order: wiki articles and syntheses, then notes, each
+    newest first (by :func:`_page_date`, then slug); then the listing pages (home, bases,
+    notebooks, categories, selections, the rest), by path. What a cap keeps is what the
+    site says first-hand."""
+    pages = sorted(p for p in files if p.endswith(".html") and p != "404.html")
+    notes = site.publication.notes
+
+    def is_note(path: str) -> bool:
+        return path.startswith("notes/") and posixpath.basename(path)[: -len(".html")] in notes
+
+    def newest_first(paths: list[str]) -> list[str]:
+        by_slug = sorted(paths)
+        return sorted(by_slug, key=lambda p: _page_date(site, p), reverse=True)  # stable: slug order within a date
+
+    written = [p for p in pages if is_note(p)]
+    articles = [p for p in written if _kind(site, p) != NoteType.NOTE.value]
+    plain = [p for p in written if _kind(site, p) == NoteType.NOTE.value]
+    listings = sorted((p for p in pages if not is_note(p)), key=lambda p: (_LISTING_RANK.get(_kind(site, p), 5), p))
+    return newest_first(articles) + newest_first(plain) + listings
+
+
+def _full_chunk(site: SiteModel, theme: Theme, path: str, files: dict[str, bytes]) -> str:
+    """One page of llms-full.txt: ``# title``, ``URL:``, for a note its type, date (ISO)
+    and authors as the page names them and its summary; a blank line; its text."""
+    slug = posixpath.basename(path)[: -len(".html")]
+    note = site.publication.notes.get(slug) if path.startswith("notes/") else None
+    if note is not None and not path.endswith(".selection.html"):
+        authors = ", ".join(site.publication.name(slug, a) for a in note.authors)
+        meta = " · ".join(x for x in (theme.tr(f"note_type_{note.type.value}"),
+                                       note.date.isoformat() if note.date else "", authors) if x)
+        header = [f"# {note.title}", f"URL: {canonical_url(site, path)}", meta]
+        header += [f"> {' '.join(note.summary.split())}"] if note.summary else []
+        lines = note_body_lines(files[path])
+    else:
+        header = [f"# {_page_title(files[path])}", f"URL: {canonical_url(site, path)}"]
+        text = files.get(path[: -len(".html")] + ".txt")
+        lines = text.decode("utf-8").strip().splitlines() if text is not None else read_page(files[path]).lines
+    return "\n".join(header) + "\n\n" + "\n".join(lines) + "\n\n"
+
+
+def llms_full(site: SiteModel, files: dict[str, bytes], cap: int = DEFAULT_FULL_CAP,
+              theme: Theme | None = None) -> bytes:
+    """Every page's text in :func:`full_order`. Over ``cap`` bytes, it stops at the last
+    whole page that leaves room under the cap for a closing line that counts the pages
+    left out and points to llms.txt and the sitemap, which list them all."""
+    strings = _strings(site, theme)
+    chunks = [_full_chunk(site, strings, path, files).encode("utf-8") for path in full_order(site, files)]
+    if sum(map(len, chunks)) <= cap:
+        return b"".join(chunks)
+
+    def closing(left: int) -> bytes:
+        return (strings.tr("llms_full_left_out", n=left, cap=cap, llms=f"{site.base_url}llms.txt",
+                           sitemap=f"{site.base_url}sitemap.xml") + "\n").encode("utf-8")
+
+    kept, size = 0, 0
+    for chunk in chunks:
+        if size + len(chunk) + len(closing(len(chunks) - kept - 1)) > cap:
             break
-        parts.append(chunk)
-        size += len(encoded)
-    return "".join(parts).encode("utf-8")
+        kept, size = kept + 1, size + len(chunk)
+    return b"".join(chunks[:kept]) + closing(len(chunks) - kept)
 
 
 def _page_date(site: SiteModel, path: str) -> str:
@@ -209,7 +333,7 @@ def sitemap(site: SiteModel, files: dict[str, bytes]) -> bytes:
     for path in sorted(p for p in files if p.endswith(".html") and p != "404.html"):
         date = _page_date(site, path)
         lastmod = f"<lastmod>{date}</lastmod>" if date else ""
-        lines.append(f"  <url><loc>{xml_escape(site.base_url + path)}</loc>{lastmod}</url>")
+        lines.append(f"  <url><loc>{xml_escape(canonical_url(site, path))}</loc>{lastmod}</url>")
     lines.append("</urlset>")
     return ("\n".join(lines) + "\n").encode("utf-8")
 
@@ -228,10 +352,11 @@ def robots(site: SiteModel) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
-def feeds(site: SiteModel) -> Iterator[tuple[str, bytes]]:
+def feeds(site: SiteModel, theme: Theme | None = None) -> Iterator[tuple[str, bytes]]:
     """Atom feeds dated by the content: new notes, and wikis and syntheses; site-wide and
-    per notebook."""
+    per notebook. Titled as the pages' ``<link rel="alternate">`` title them."""
     publication = site.publication
+    tr = _strings(site, theme).tr
 
     def feed(path: str, title: str, notes) -> bytes:
         dated = sorted(((n, _page_date(site, note_path(n.slug))) for n in notes),
@@ -252,9 +377,9 @@ def feeds(site: SiteModel) -> Iterator[tuple[str, bytes]]:
 
     notes = list(publication.notes.values())
     notes_feed, articles_feed = (feed_path(name) for name in SITE_FEEDS)
-    yield notes_feed, feed(notes_feed, f"{publication.settings.title} — notes",
+    yield notes_feed, feed(notes_feed, tr("feed_notes", site=publication.settings.title),
                            [n for n in notes if n.type is NoteType.NOTE])
-    yield articles_feed, feed(articles_feed, f"{publication.settings.title} — wikis & syntheses",
+    yield articles_feed, feed(articles_feed, tr("feed_articles", site=publication.settings.title),
                               [n for n in notes if n.type is not NoteType.NOTE])
     for slug, notebook in publication.notebooks.items():
         members = publication.notes_of(slug)
@@ -272,4 +397,5 @@ def not_found_page(site: SiteModel, theme) -> bytes:
     return theme.render("404.html", **ctx)
 
 
-__all__ = ["escape", "feeds", "llms_full", "llms_txt", "manifest", "robots", "siblings", "sitemap"]
+__all__ = ["canonical_url", "escape", "feeds", "full_order", "llms_full", "llms_txt", "manifest", "note_body_lines",
+           "robots", "siblings", "sitemap"]

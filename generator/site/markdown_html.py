@@ -72,6 +72,8 @@ class RenderState:
         resolve: (raw target, is wikilink) → how to show the link.
         covered: indexes of the elements carrying a live extraction (margin stripe).
         citations: (inline token index, child index) of a citation marker → how to show it.
+        after_inline: inline token index → HTML placed after its content (an unsourced
+            claim's mark).
     """
 
     anchored: AnchoredNote
@@ -79,6 +81,7 @@ class RenderState:
     resolve: Callable[[str, bool], Href]
     covered: frozenset[int] = frozenset()
     citations: dict[tuple[int, int], "CitationView"] = field(default_factory=dict)
+    after_inline: dict[int, str] = field(default_factory=dict)
     inline_index: int = -1
     started: set[str] = field(default_factory=set)
     cursor: "_Cursor | None" = None
@@ -185,6 +188,7 @@ class _NoteRenderer(RendererHTML):
                         out.append(f'<span class="heading-anchor" id="{heading_id}"></span>')
                 state.inline_index = index
                 out.append(_merge_adjacent_marks(self.renderInline(token.children or [], options, env)))
+                out.append(state.after_inline.get(index, ""))
                 state.cursor = None
             elif token.type in ("fence", "code_block"):
                 out.append(self._code(token, doc.block_at.get(index), doc, state))

@@ -18,7 +18,8 @@ from generator.anchoring.timing import time_range
 from generator.synthesis.coverage import coverage
 from generator.corpus.model import Note, NoteType
 from generator.corpus.publication import published_ids
-from generator.verification.states import Method
+from generator.verification.states import Method, State
+from generator.verification.tally import tally
 from generator.site.markdown_html import CitationView, Href, Mark, RenderState, render_body
 from generator.site.model import (
     SiteModel, annotations_path, base_path, category_path, note_path, notebook_path, relative, selection_path,
@@ -326,12 +327,15 @@ def note_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any]:
     covered = coverage(elements, [anchored.anchors[e.id] for e in note.extractions])
     audit = site.articles.get(slug)
     citations = citation_views(site, theme, audit, path) if audit else {}
-    state = RenderState(anchored, marks, resolve, covered=covered.covered, citations=citations)
+    after_inline = unsourced_marks(theme, audit) if audit else {}
+    state = RenderState(anchored, marks, resolve, covered=covered.covered, citations=citations,
+                        after_inline=after_inline)
     if theme.memo is None:
         body = render_body(state)
     else:  # the body's HTML is a function of its text and of these resolved inputs only
         key = digest_of((note.body, note.body_line, note.media is not None, sorted(marks.items()),
-                         sorted(hrefs.items()), unchecked, sorted(covered.covered), sorted(citations.items())))
+                         sorted(hrefs.items()), unchecked, sorted(covered.covered), sorted(citations.items()),
+                         sorted(after_inline.items())))
         body = theme.memo.memo("bodies", key, lambda: render_body(state))
     for entry in extractions:
         entry["cited_by"] = [{"title": publication.notes[a].title, "url": url(note_path(a)),
@@ -435,10 +439,22 @@ def citation_views(site: SiteModel, theme: Theme, audit, page: str) -> dict[tupl
             title += f" — {preview['debate']}"
         css = "citation" + ("" if link.state == "present" else f" {link.state}") + \
             (" debate" if link.marker.kind == "com" else "") + (" disputed" if preview["debate"] else "") + \
-            (f" state-{assessment.state.state}" if assessment else "")
+            (f" state-{assessment.state.state} reason-{assessment.state.reason}" if assessment else "")
         views[key] = CitationView(number, relative(f"{note_path(link.note)}#{fragment}", page), title, preview, css,
                                   after)
     return views
+
+
+def unsourced_marks(theme: Theme, audit) -> dict[int, str]:
+    """An unsourced claim is marked where it is read, at the end of its text: discreet,
+    saying why, and leading to the panel that counts it (its anchor is the mark)."""
+    marks = {}
+    for claim in audit.claims:
+        if not claim.sourced and claim.inline >= 0:
+            marks[claim.inline] = (f'<sup class="unsourced-claim" id="{escape(claim.id)}">'
+                                   f'<a href="#verification" title="{escape(theme.tr("unsourced_mark_title"))}">'
+                                   f'{escape(theme.tr("unsourced_mark"))}</a></sup>')
+    return marks
 
 
 def _contest_href(site: SiteModel, article: str, page: str, claim: str) -> str | None:
@@ -567,14 +583,14 @@ def audit_context(site: SiteModel, theme: Theme, audit, page: str) -> dict[str, 
         history.append({"id": proposal.id, "method": provenance.get("method", "?"),
                         "model": provenance.get("model", ""), "applied": proposal.applied_on,
                         "operations": operations})
-    states: dict[str, int] = {}
-    for assessment in site.assessments.get(audit.slug, []):
-        states[assessment.state.state] = states.get(assessment.state.state, 0) + 1
+    counted = tally(site.assessments.get(audit.slug, []), audit.claims)
     verification = {
-        "states": [{"state": s, "label": theme.tr(f"state_{s}"), "count": states.get(s, 0)}
-                   for s in ("verified", "weak", "unsourced", "contested", "debate-sourced")],
-        "unjudged": sum(a.judgeable for a in site.assessments.get(audit.slug, [])),
-        "unsourced_claims": sum(not c.sourced for c in audit.claims),
+        "states": [{"state": s, "label": theme.tr(f"state_{s}"), "count": n,
+                    "reasons": [{"reason": r, "label": theme.tr(f"reason_short_{r.replace('-', '_')}"), "count": k}
+                                for r, k in counted.weak.items()] if s is State.WEAK else []}
+                   for s, n in counted.states.items()],
+        "unjudged": counted.unjudged,
+        "unsourced_claims": counted.unsourced_claims,
     }
     return {
         "selection_url": relative(selection_path(audit.slug), page) if audit.slug in site.selections else None,

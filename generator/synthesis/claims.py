@@ -49,6 +49,8 @@ class Claim:
         text: the claim's text, markers removed, NFC, white space folded.
         markers: its marker group (empty: unsourced).
         line: file line of its block.
+        inline: index of the inline token it is read from (an unsourced claim ends it:
+            its mark goes there).
     """
 
     id: str
@@ -58,6 +60,7 @@ class Claim:
     text: str
     markers: tuple[Marker, ...]
     line: int
+    inline: int = -1
 
     @property
     def sourced(self) -> bool:
@@ -115,7 +118,8 @@ def read_claims(article: str, tokens: list[Token], body_line: int) -> list[Claim
             digest = hashlib.sha1(f"{article}\x00{folded}".encode("utf-8")).hexdigest()[:8]
             seen[digest] = seen.get(digest, 0) + 1
             claim_id = f"claim-{digest}" + (f"-{seen[digest]}" if seen[digest] > 1 else "")
-            claims.append(Claim(claim_id, section, section_index, len(claims) + 1, folded, tuple(markers), line))
+            claims.append(Claim(claim_id, section, section_index, len(claims) + 1, folded, tuple(markers), line,
+                                index))
 
         text_parts: list[str] = []
         group: list[Marker] = []

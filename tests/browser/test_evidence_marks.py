@@ -42,3 +42,22 @@ def test_the_contest_link_shows_on_hover_without_moving_the_text(page) -> None:
     link = end.locator("a.contest")
     assert float(link.evaluate("a => getComputedStyle(a).opacity")) == 1.0
     assert element.bounding_box() == before
+
+
+def test_an_unsourced_claim_is_visibly_marked_and_leads_to_the_panel(page) -> None:
+    page.goto(WIKI)
+    mark = page.locator(".note-body sup.unsourced-claim a").first
+    assert mark.is_visible()
+    box = mark.bounding_box()
+    assert box["width"] > 10 and box["height"] > 5
+    assert mark.get_attribute("title") and mark.get_attribute("href") == "#verification"
+
+
+def test_each_weak_reason_has_its_own_look(page) -> None:
+    page.goto(WIKI)
+    looks = page.evaluate("""() => Object.fromEntries(['not-judged', 'partial', 'verbatim-failed', 'detached']
+        .map(r => [r, document.querySelector(`a.citation.state-weak.reason-${r}`)])
+        .filter(([, a]) => a)
+        .map(([r, a]) => [r, getComputedStyle(a).textDecorationLine + ' ' + getComputedStyle(a).textDecorationStyle]))""")
+    assert len(looks) >= 2, looks  # the example wiki has unjudged and partly supported pairs
+    assert len(set(looks.values())) == len(looks), looks
