@@ -100,3 +100,41 @@ def test_the_panel_counts_what_the_body_marks(tmp_path: Path) -> None:
         assert said and int(said.group(1)) == unsourced_claims, path.name
         checked += 1
     assert checked >= 3
+
+
+def test_the_json_sibling_tells_the_same_audit_as_the_page(tmp_path: Path) -> None:
+    """An article's .json had no unsourced claims, no reasons, and page chrome ("[1]
+    contester") in its body; a note's had no extractions or comments."""
+    site = tmp_path / "site"
+    build(CONTENT, site, search=False)
+    articles = notes = 0
+    for path in sorted((site / "notes").glob("*.html")):
+        page = path.read_text(encoding="utf-8")
+        if 'http-equiv="refresh"' in page:
+            continue
+        record = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+        if "claims" not in record and "extractions" not in record:
+            continue  # a selection page: no note of its own
+        assert "contester" not in record["body"] and "Accueil" not in record["body"].split("\n")[0]
+        if "claims" in record:
+            articles += 1
+            in_page = set(re.findall(r'<span class="claim-end" id="([^"]+)"', page)) | \
+                set(re.findall(r'<sup class="unsourced-claim" id="([^"]+)"', page))
+            assert {c["id"] for c in record["claims"]} == in_page, path.name
+            marks, reasons, _, _ = _counts_of(page)
+            said: dict[str, int] = {}
+            for claim in record["claims"]:
+                for pair in claim["pairs"]:
+                    said[pair["state"]] = said.get(pair["state"], 0) + 1
+                    assert pair["reason"] and pair["verifier"]["method"], path.name
+                if claim["state"] == "unsourced":
+                    said["unsourced"] = said.get("unsourced", 0) + 1
+            assert said == marks, path.name
+        else:
+            notes += 1
+            listed = set(re.findall(r'id="entry-([^"]+)"', page))
+            assert {e["id"] for e in record["extractions"]} == listed, path.name
+            for extraction in record["extractions"]:
+                for comment in extraction["comments"]:
+                    assert comment["withdrawn"] or comment["text"], path.name
+    assert articles >= 3 and notes >= 10

@@ -28,7 +28,13 @@ def test_every_page_has_its_txt_and_json_siblings(example_site: Path) -> None:
         stem = page[: -len(".html")]
         assert f"{stem}.txt" in files and f"{stem}.json" in files, page
         record = json.loads(files[f"{stem}.json"])
-        assert set(record) == {"title", "kind", "url", "body", "links", "citations"}
+        common = {"title", "kind", "url", "body", "links", "citations"}
+        if record["kind"] in ("wiki", "synthesis"):
+            assert set(record) == common | {"claims"}, page  # its every claim, from the core's model
+        elif record["kind"] == "note":
+            assert set(record) == common | {"extractions"}, page  # its extractions and their comments
+        else:
+            assert set(record) == common, page
     wiki = json.loads(files["notes/cvl-wiki-budget.json"])
     assert wiki["kind"] == "wiki" and wiki["citations"]
     assert all("#ext-" in c["source_url"] or "#com-" in c["source_url"] for c in wiki["citations"])
@@ -177,7 +183,9 @@ def test_llms_full_keeps_citations_inline_with_the_page_numbers(example_site: Pa
         block = chunks[f"{BASE}notes/{slug}.html"]
         body = block.split("\n\n", 1)[1]
         page = BeautifulSoup(files[f"notes/{slug}.html"], "html.parser")
-        shown = [sup.get_text() for sup in page.select(".note-body sup.cite")]
+        # citation numbers, and unsourced claims' marks as brackets, in reading order
+        shown = [f"[{sup.get_text()}]" if "unsourced-claim" in sup.get("class", []) else sup.get_text()
+                 for sup in page.select(".note-body sup.cite, .note-body sup.unsourced-claim")]
         assert shown and re.findall(r"\[[^\]]+\]", body) == shown, slug
         assert not re.search(r"\s[.,]", body), re.search(r".{30}\s[.,].{10}", body)
     assert "s'élève à 4 200 € [1]." in chunks[f"{BASE}notes/cvl-wiki-budget.html"]

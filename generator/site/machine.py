@@ -21,6 +21,7 @@ from generator.site.model import (
     SITE_FEEDS, SiteModel, base_path, category_path, feed_path, note_path, notebook_path, selection_path,
 )
 from generator.site.theme import Theme
+from generator.verification.states import State
 
 DEFAULT_FULL_CAP = 5 * 1024 * 1024
 _BLOCKS = {"p", "li", "h1", "h2", "h3", "h4", "blockquote", "pre", "tr", "dt", "dd", "figcaption", "summary"}
@@ -73,6 +74,9 @@ _NOTE_BODY = re.compile(r"""<div\s+class=["']note-body\b[^"']*["']""" + _ATTRIBU
 _DIV = re.compile(r"<(/?)div\b", re.I)
 # the claim's anchor and its contest link: page furniture, not the text the article says
 _CONTEST = re.compile(r"""\s*<a\s+class=["']contest\b.*?</a\s*>""", re.S | re.I)
+# an unsourced claim's mark reads as a bracket after it, like a citation's number
+_UNSOURCED = re.compile(r"""<sup\s+class=["']unsourced-claim["'][^>]*>\s*<a\b[^>]*>(.*?)</a\s*>\s*</sup\s*>""",
+                        re.S | re.I)
 _CLAIM_END = re.compile(r"""<span\s+class=["']claim-end\b[^"']*["']""" + _ATTRIBUTES + r">\s*</span\s*>""", re.I)
 
 
@@ -90,6 +94,7 @@ def note_body_lines(html: bytes) -> list[str]:
             end = match.start()
             break
     body = _SKIPPED.sub("", _COMMENT.sub("", text[start.end():end]))
+    body = _UNSOURCED.sub(lambda m: f" [{m.group(1)}]", body)
     return _plain_lines(_CLAIM_END.sub("", _CONTEST.sub("", body)))
 
 
@@ -143,27 +148,75 @@ def siblings(site: SiteModel, files: dict[str, bytes], memo: Any = None) -> Iter
         stem = path[: -len(".html")]
         kind = _kind(site, path)
         citations = _citations(site, path)
+        evidence = _evidence(site, path)
         has_text = f"{stem}.txt" in files
         if memo is None:
-            yield from _page_siblings(site, path, files[path], kind, citations, has_text)
+            yield from _page_siblings(site, path, files[path], kind, citations, has_text, evidence)
             continue
-        key = hashlib.sha256(repr((path, site.base_url, kind, citations, has_text)).encode("utf-8")
+        key = hashlib.sha256(repr((path, site.base_url, kind, citations, has_text, evidence)).encode("utf-8")
                              + hashlib.sha256(files[path]).digest()).hexdigest()
-        yield from memo.memo("siblings", key,
-                             lambda: list(_page_siblings(site, path, files[path], kind, citations, has_text)))
+        yield from memo.memo("siblings", key, lambda: list(
+            _page_siblings(site, path, files[path], kind, citations, has_text, evidence)))
 
 
 def _page_siblings(site: SiteModel, path: str, html: bytes, kind: str, citations: list[dict],
-                   has_text: bool) -> Iterator[tuple[str, bytes]]:
+                   has_text: bool, evidence: dict[str, Any]) -> Iterator[tuple[str, bytes]]:
     stem = path[: -len(".html")]
     page = read_page(html)
     body = "\n".join(page.lines)
     if not has_text:
         yield f"{stem}.txt", (body + "\n").encode("utf-8")
     links = sorted({url for url in (_absolute(site, path, h) for h in page.links) if url})
+    if evidence:  # a note or an article: its own text, as the page shows it, without the page's chrome
+        body = "\n".join(note_body_lines(html))
     record = {"title": page.title.split(" · ")[0].strip(), "kind": kind, "url": site.base_url + path,
-              "body": body, "links": links, "citations": citations}
+              "body": body, "links": links, "citations": citations, **evidence}
     yield f"{stem}.json", dumps(record, levels=2)
+
+
+def _evidence(site: SiteModel, path: str) -> dict[str, Any]:
+    """What a note's or an article's ``.json`` says of its evidence, read from the core's
+    model (never from the page): an article's every claim — unsourced ones included —
+    with each pair's state, reason and verifier; a note's published extractions, where
+    each lands, and their comments, people named as the page names them."""
+    slug = posixpath.basename(path)[: -len(".html")]
+    note = site.publication.notes.get(slug) if path.startswith("notes/") else None
+    if note is None:
+        return {}
+    audit = site.articles.get(slug)
+    if audit is not None:
+        pairs: dict[str, list[dict[str, Any]]] = {}
+        for assessment in site.assessments.get(slug, []):
+            link, state = assessment.link, assessment.state
+            if not link.note or link.note not in site.publication.notes:
+                continue  # an unpublished source: named nowhere (INV-12)
+            fragment = f"ext-{link.extraction}" if link.marker.kind == "ext" else f"com-{link.marker.key}"
+            verifier = state.verifier
+            pairs.setdefault(assessment.claim.id, []).append({
+                "source_url": f"{site.base_url}{note_path(link.note)}#{fragment}", "state": state.state,
+                "reason": state.reason, "verifier": {"method": verifier.method, "model": verifier.model,
+                                                     "date": verifier.date}})
+        claims = [{"id": claim.id, "text": claim.text, "section": claim.section,
+                   "state": None if claim.sourced else State.UNSOURCED, "pairs": pairs.get(claim.id, [])}
+                  for claim in audit.claims]
+        return {"claims": claims}
+    anchored = site.anchored.get(slug)
+    extractions = []
+    for extraction in note.extractions:
+        anchor = anchored.anchors.get(extraction.id) if anchored else None
+        extractions.append({
+            "id": extraction.id, "url": f"{site.base_url}{note_path(slug)}#ext-{extraction.id}",
+            "quote": extraction.quote, "kind": extraction.kind,
+            "author": site.publication.name(slug, extraction.author),
+            "date": extraction.date.isoformat() if extraction.date else None,
+            "anchor": anchor.status.value if anchor else "detached",
+            "portions": [[p.element, p.start, p.end] for p in anchor.portions] if anchor else [],
+            "comments": [{"id": c.id, "author": site.publication.name(slug, c.author), "date": c.date.isoformat()
+                          if hasattr(c.date, "isoformat") else c.date, "stance": c.stance,
+                          "text": None if c.withdrawn else c.text, "withdrawn": c.withdrawn is not None}
+                         for c in sorted(extraction.comments, key=lambda c: (str(c.date), c.id))],
+        })
+    return {"extractions": extractions}
 
 
 def _kind(site: SiteModel, path: str) -> str:
@@ -181,6 +234,8 @@ def _kind(site: SiteModel, path: str) -> str:
 
 
 def _citations(site: SiteModel, path: str) -> list[dict]:
+    """The article's pairs, flat (kept as they were for readers of earlier sites; the
+    ``claims`` of :func:`_evidence` say more)."""
     slug = posixpath.basename(path)[: -len(".html")]
     result = []
     for assessment in site.assessments.get(slug, []) if path.startswith("notes/") else []:
