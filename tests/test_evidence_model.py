@@ -138,3 +138,40 @@ def test_the_json_sibling_tells_the_same_audit_as_the_page(tmp_path: Path) -> No
                 for comment in extraction["comments"]:
                     assert comment["withdrawn"] or comment["text"], path.name
     assert articles >= 3 and notes >= 10
+
+
+def test_the_markdown_mirror_tells_the_same_audit(tmp_path: Path) -> None:
+    """Each note and article has its mirror at its URL + .md (llmstxt.org), which
+    llms.txt links to; an article's mirror has every pair with the .json's state and
+    verifier, its unsourced claims, and the page's discarded evidence."""
+    site = tmp_path / "site"
+    build(CONTENT, site, search=False)
+    llms = (site / "llms.txt").read_text(encoding="utf-8")
+    mirrors = 0
+    for path in sorted((site / "notes").glob("*.html")):
+        page = path.read_text(encoding="utf-8")
+        if 'http-equiv="refresh"' in page:
+            continue  # a former address: it only forwards
+        record = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+        if "claims" not in record and "extractions" not in record:
+            continue
+        mirror = (site / "notes" / (path.name + ".md")).read_text(encoding="utf-8")
+        mirrors += 1
+        assert mirror.startswith(f"# {record['title']}\n") and f"notes/{path.name}.md)" in llms, path.name
+        body_numbers = re.findall(r"\[(\d+)\]", record["body"])
+        assert body_numbers == re.findall(r"\[(\d+)\]", mirror.split("\n## ", 1)[0]), path.name
+        if "claims" in record:
+            listed = {int(n) for n in re.findall(r"^\[(\d+)\]: ", mirror, flags=re.M)}
+            assert listed == {int(n) for n in body_numbers}, path.name
+            pairs = sum(len(c["pairs"]) for c in record["claims"])
+            assert len(re.findall(r"^  - « ", mirror, flags=re.M)) == pairs, path.name
+            unsourced = [c["text"] for c in record["claims"] if c["state"] == "unsourced"]
+            assert all(f"- « {text} »" in mirror for text in unsourced), path.name
+            discarded_in_page = len(re.findall(r'<li[^>]*class="[^"]*discarded-item', page)) or \
+                page.split('id="discarded"', 1)[1].split("</section>", 1)[0].count("<li")
+            assert mirror.split("## Pièces écartées", 1)[1].split("\n## ", 1)[0].count("\n- ") == discarded_in_page, \
+                path.name
+        else:
+            assert len(re.findall(r"#(?:ext|entry)-", mirror.split("## Extractions", 1)[-1])) >= \
+                len(record["extractions"]), path.name
+    assert mirrors >= 13

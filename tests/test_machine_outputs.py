@@ -49,9 +49,12 @@ def test_llms_txt_parses_lists_every_public_page_and_its_links_resolve(example_s
     base = "https://carnets.example.org/"
     urls = [link["url"] for links in parsed["sections"].values() for link in links]
     assert all(u.startswith(base) and u[len(base):] in files for u in urls), "every link resolves"
-    listed = {u[len(base):] for u in urls}
+    # a note or an article is listed by its markdown mirror (its URL + .md, llmstxt.org), other pages by themselves
+    listed = {u[len(base):].removesuffix(".md") for u in urls}
     pages = {p for p in files if p.endswith(".html") and p != "404.html" and b'http-equiv="refresh"' not in files[p]}
     assert pages <= listed, "every public page is listed"
+    assert all(u.endswith(".html.md") for u in urls if "/notes/" in u and not u.endswith(".selection.html")), \
+        "notes and articles are linked by their mirrors"
 
 
 def test_llms_full_is_capped_with_a_marker(tmp_path: Path) -> None:

@@ -17,8 +17,9 @@ from generator.site import pages
 from generator.site.annotations import note_annotations
 from generator.site.graph import graph_outputs
 from generator.site.jsonout import dumps
+from generator.site.mirrors import mirrors
 from generator.site.machine import (
-    DEFAULT_FULL_CAP, feeds, llms_full, llms_txt, manifest, not_found_page, robots, siblings, sitemap,
+    DEFAULT_FULL_CAP, feeds, llms_full, llms_txt, manifest, not_found_page, robots, siblings, sitemap, strings_of,
 )
 from generator.site.model import (
     SiteModel, annotations_path, base_path, category_path, note_path, notebook_path, selection_path, text_path,
@@ -232,6 +233,7 @@ def derived_outputs(site: SiteModel, files: dict[str, bytes], memo: Any = None,
     redirects = {note_path(alias) for note in site.publication.notes.values() for alias in note.aliases}
     pages = {path: data for path, data in files.items() if path not in redirects}  # redirects are not pages
     derived = dict(siblings(site, pages, memo))
+    derived.update(mirrors(site, pages, strings_of(site, theme)))
     everything = {**pages, **derived}
     raw = site.publication.settings.extra.get("outputs") or {}
     cap = raw.get("llms_full_cap", DEFAULT_FULL_CAP) if isinstance(raw, dict) else DEFAULT_FULL_CAP

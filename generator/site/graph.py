@@ -7,12 +7,36 @@ extractions and comments) and one for the rest (bases, notebooks, categories, ar
 sections and claims, groups, oppositions). A note's part depends on that note alone, so
 a build cache keeps it already encoded and an incremental build re-encodes only the
 notes that changed.
+
+``graph.jsonld`` is the same graph, from the same parts, as ``graph.json``: every node
+and every edge, in a JSON-LD document whose ``@context`` is inline (expanding it needs
+no network) and declares every term used, so nothing is dropped on expansion:
+
+- ``@vocab`` is schema.org: ``@type`` (``Article``, ``Collection``… for the node types
+  of ``JSONLD_TYPES``; others have none), ``name`` (the title, quote, text or question)
+  and ``identifier`` (the node's id in ``graph.json``, on every node) are schema.org's.
+- A node's ``@id`` is its page's address where it has one (``url``: notes, bases,
+  notebooks, extractions' ``#ext-…``), as the pages' own JSON-LD says; otherwise
+  ``<base_url>graph.json#<id>``, the id percent-encoded.
+- The project's own terms are under ``<base_url>graph.jsonld#`` (prefix ``carnet``):
+  ``kind`` (the node's type in ``graph.json``) and one term per edge type, named as the
+  edge type (``cites``, ``anchored-in``…), ``@type: @id`` and ``@container: @set``. An
+  edge is the triple (source node, ``carnet:<type>``, target node): the source's
+  property, a list of target ``@id`` sorted by the target's id.
+- An edge with data (a citation's ``state``; a portion's ``start`` and ``end``) is also
+  described by a statement, RDF's reification: a top-level blank node of ``@type``
+  ``rdf:Statement`` with ``subject``, ``predicate`` (the edge type's IRI) and ``object``,
+  and its data under ``carnet:<name>`` (``EDGE_ATTRIBUTES``; an undeclared one is an
+  error rather than data lost). A statement follows its source node in ``@graph``.
+
+``@graph`` lists the nodes by id, each followed by its statements (by target, then type).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 import networkx as nx
 
@@ -26,6 +50,9 @@ EDGE_TYPES = frozenset({"groups", "member-of", "in-category", "anchored-in", "co
                         "member-of-group", "opposes", "supersedes", "has-element", "has-section", "has-claim"})
 JSONLD_TYPES = {"note": "Article", "wiki": "Article", "synthesis": "Report", "notebook": "Collection",
                 "base": "Collection", "extraction": "Quotation", "claim": "Claim"}
+EDGE_ATTRIBUTES = frozenset({"start", "end", "state"})
+"""The data an edge may carry, each a term of graph.jsonld's context."""
+RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 
 @dataclass
 class TypedGraph:
@@ -162,12 +189,26 @@ def build_graph(site: SiteModel) -> TypedGraph:
 @dataclass
 class EncodedPart:
     """A part's records as published lines (node id → line, edge → line), defined nodes
-    apart from the bare ones its edges point to."""
+    apart from the bare ones its edges point to; ``jsonld`` and ``links`` are what
+    graph.jsonld needs of its nodes and edges, kept raw: an edge's target may be another
+    part's node, whose ``@id`` is only known once every part is in."""
 
     nodes: dict[str, str]
     edges: dict[tuple[str, str, str], str]
-    jsonld: dict[str, str]
+    jsonld: dict[str, dict[str, str]]
+    links: dict[tuple[str, str, str], dict[str, Any]]
     bare: set[str]
+
+
+def jsonld_fields(key: str, data: dict[str, Any]) -> dict[str, str]:
+    """What graph.jsonld says of one defined node, besides its edges."""
+    fields = {"kind": str(data["type"])}
+    if "url" in data:
+        fields["url"] = str(data["url"])
+    name = data.get("title") or data.get("quote") or data.get("text") or data.get("question")
+    if name or data["type"] in JSONLD_TYPES:
+        fields["name"] = str(name or key)
+    return fields
 
 
 def encode_part(site: SiteModel, part: TypedGraph) -> EncodedPart:
@@ -177,12 +218,65 @@ def encode_part(site: SiteModel, part: TypedGraph) -> EncodedPart:
             bare.add(key)
             continue
         nodes[key] = _ENCODER.encode({"id": key, **data})
-        if data.get("type") in JSONLD_TYPES:
-            jsonld[key] = _ENCODER.encode({
-                "@id": data.get("url", site.base_url + "graph.json#" + key), "@type": JSONLD_TYPES[data["type"]],
-                "name": data.get("title") or data.get("quote") or data.get("text") or key})
+        jsonld[key] = jsonld_fields(key, data)
     edges = {key: _ENCODER.encode({"source": key[0], "target": key[1], **data}) for key, data in part.edges.items()}
-    return EncodedPart(nodes, edges, jsonld, bare)
+    links = {key: {name: value for name, value in data.items() if name != "type"} for key, data in part.edges.items()}
+    return EncodedPart(nodes, edges, jsonld, links, bare)
+
+
+def jsonld_vocabulary(base_url: str) -> str:
+    return base_url + "graph.jsonld#"
+
+
+def jsonld_context(base_url: str) -> dict[str, Any]:
+    """graph.jsonld's inline context: schema.org as ``@vocab``, the project's terms under
+    :func:`jsonld_vocabulary`, RDF's reification terms."""
+    context: dict[str, Any] = {"@vocab": "https://schema.org/", "carnet": jsonld_vocabulary(base_url), "rdf": RDF,
+                               "kind": "carnet:kind", "Statement": "rdf:Statement",
+                               **{term: {"@id": f"rdf:{term}", "@type": "@id"}
+                                  for term in ("subject", "predicate", "object")},
+                               **{name: f"carnet:{name}" for name in sorted(EDGE_ATTRIBUTES)},
+                               **{kind: {"@id": f"carnet:{kind}", "@type": "@id", "@container": "@set"}
+                                  for kind in sorted(EDGE_TYPES)}}
+    return context
+
+
+def node_iri(base_url: str, key: str, fields: dict[str, str] | None) -> str:
+    """A node's ``@id``: its page's address, else its id under ``graph.json#``."""
+    if fields and "url" in fields:
+        return fields["url"]
+    return base_url + "graph.json#" + quote(key, safe=":/@!$&'()*+,;=")
+
+
+def jsonld_records(base_url: str, fields: dict[str, dict[str, str]],
+                   links: dict[tuple[str, str, str], dict[str, Any]]) -> list[str]:
+    """graph.jsonld's ``@graph`` as encoded records: every node (``fields`` has the
+    defined ones; the others are bare edge ends), its outgoing edges as properties, then
+    a statement for each of its edges that carries data."""
+    keys = sorted(fields.keys() | {end for source, target, _ in links for end in (source, target)})
+    iri = {key: node_iri(base_url, key, fields.get(key)) for key in keys}
+    outgoing: dict[str, list[tuple[str, str, str]]] = {}
+    for edge in sorted(links):
+        outgoing.setdefault(edge[0], []).append(edge)
+    records = []
+    for key in keys:
+        own = fields.get(key, {})
+        record: dict[str, Any] = {"@id": iri[key], "identifier": key,
+                                  **{name: value for name, value in own.items() if name in ("kind", "name")}}
+        if own.get("kind") in JSONLD_TYPES:
+            record["@type"] = JSONLD_TYPES[own["kind"]]
+        statements = []
+        for source, target, kind in outgoing.get(key, []):  # sorted by target, then type
+            record.setdefault(kind, []).append(iri[target])
+            data = links[(source, target, kind)]
+            if unknown := data.keys() - EDGE_ATTRIBUTES:
+                raise ValueError(f"edge data {sorted(unknown)} has no term in graph.jsonld's context")
+            if data:
+                statements.append({"@type": "Statement", "subject": iri[source], "predicate":
+                                   jsonld_vocabulary(base_url) + kind, "object": iri[target], **data})
+        records.append(_ENCODER.encode(record))
+        records.extend(_ENCODER.encode(statement) for statement in statements)
+    return records
 
 
 def graph_outputs(site: SiteModel, memo: Any = None) -> dict[str, bytes]:
@@ -207,17 +301,19 @@ def graph_outputs(site: SiteModel, memo: Any = None) -> dict[str, bytes]:
     parts.append(encode_part(site, site_part(site, known)))
     nodes: dict[str, str] = {}
     edges: dict[tuple[str, str, str], str] = {}
-    jsonld: dict[str, str] = {}
+    fields: dict[str, dict[str, str]] = {}
+    links: dict[tuple[str, str, str], dict[str, Any]] = {}
     bare: set[str] = set()
     for part in parts:
         nodes.update(part.nodes)
         edges.update(part.edges)
-        jsonld.update(part.jsonld)
+        fields.update(part.jsonld)
+        links.update(part.links)
         bare |= part.bare
     for key in bare - nodes.keys():
         nodes[key] = _ENCODER.encode({"id": key})
     node_link = {"directed": "true", "multigraph": "true", "nodes": [nodes[k] for k in sorted(nodes)],
                  "links": [edges[k] for k in sorted(edges)]}
     return {"graph.json": dumps_encoded(node_link),
-            "graph.jsonld": dumps_encoded({"@context": _ENCODER.encode("https://schema.org"),
-                                       "@graph": [jsonld[k] for k in sorted(jsonld)]})}
+            "graph.jsonld": dumps_encoded({"@context": _ENCODER.encode(jsonld_context(site.base_url)),
+                                           "@graph": jsonld_records(site.base_url, fields, links)})}

@@ -114,7 +114,7 @@ def _default_theme(language: str) -> Theme:
     return Theme.load(None, language)
 
 
-def _strings(site: SiteModel, theme: Theme | None) -> Theme:
+def strings_of(site: SiteModel, theme: Theme | None) -> Theme:
     """The theme whose UI strings name things in the site's language. Derived outputs are
     made after the pages and are not handed the theme: the default theme's strings then."""
     return theme if theme is not None else _default_theme(site.publication.settings.language)
@@ -256,7 +256,7 @@ def llms_txt(site: SiteModel, files: dict[str, bytes], theme: Theme | None = Non
     publication = site.publication
     settings = publication.settings
     base = site.base_url
-    tr = _strings(site, theme).tr
+    tr = strings_of(site, theme).tr
     licence = settings.licence.name + (f" ({settings.licence.url})" if settings.licence.url else "")
     lines = [f"# {settings.title}", "", f"> {settings.description or settings.title}", "",
              tr("llms_intro", licence=licence), ""]
@@ -268,12 +268,18 @@ def llms_txt(site: SiteModel, files: dict[str, bytes], theme: Theme | None = Non
             lines.append("")
 
     notes = publication.notes
-    section("Wikis and syntheses", [(n.title, note_path(s), n.summary or tr(f"note_type_{n.type.value}"))
+
+    def read(slug: str) -> str:
+        """A note's markdown mirror when there is one (what a model reads best), else its page."""
+        mirror = note_path(slug) + ".md"
+        return mirror if mirror in files else note_path(slug)
+
+    section("Wikis and syntheses", [(n.title, read(s), n.summary or tr(f"note_type_{n.type.value}"))
                                     for s, n in notes.items() if n.type is not NoteType.NOTE])
     section("Notebooks", [(nb.title, notebook_path(s), nb.description or "notebook")
                           for s, nb in publication.notebooks.items()])
     section("Bases", [(b.title, base_path(s), b.description or "knowledge base") for s, b in publication.bases.items()])
-    section("Notes", [(n.title, note_path(s), n.summary or (n.date.isoformat() if n.date else "note"))
+    section("Notes", [(n.title, read(s), n.summary or (n.date.isoformat() if n.date else "note"))
                       for s, n in notes.items() if n.type is NoteType.NOTE])
     listed = {note_path(s) for s in notes} | {notebook_path(s) for s in publication.notebooks} | \
         {base_path(s) for s in publication.bases}
@@ -355,7 +361,7 @@ def llms_full(site: SiteModel, files: dict[str, bytes], cap: int = DEFAULT_FULL_
     """Every page's text in :func:`full_order`. Over ``cap`` bytes, it stops at the last
     whole page that leaves room under the cap for a closing line that counts the pages
     left out and points to llms.txt and the sitemap, which list them all."""
-    strings = _strings(site, theme)
+    strings = strings_of(site, theme)
     chunks = [_full_chunk(site, strings, path, files).encode("utf-8") for path in full_order(site, files)]
     if sum(map(len, chunks)) <= cap:
         return b"".join(chunks)
@@ -411,7 +417,7 @@ def feeds(site: SiteModel, theme: Theme | None = None) -> Iterator[tuple[str, by
     """Atom feeds dated by the content: new notes, and wikis and syntheses; site-wide and
     per notebook. Titled as the pages' ``<link rel="alternate">`` title them."""
     publication = site.publication
-    tr = _strings(site, theme).tr
+    tr = strings_of(site, theme).tr
 
     def feed(path: str, title: str, notes) -> bytes:
         dated = sorted(((n, _page_date(site, note_path(n.slug))) for n in notes),

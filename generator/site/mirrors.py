@@ -1,0 +1,134 @@
+"""Markdown mirrors of notes and articles, as llmstxt.org proposes: each page's URL with
+``.md`` appended (``notes/x.html.md``). A mirror says what the page proves, from the
+same model: a header (title, address, type, date, authors as published, notebooks,
+the act's standing), the text as the page shows it (citations as ``[n]``, unsourced
+claims marked), then the sources with each pair's state, reason and verifier, the
+evidence the article left out and how much of each note was read — or, for a note,
+its extractions. Pure: the site model and the pages' HTML in, bytes out.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from generator.site.machine import canonical_url, note_body_lines
+from generator.synthesis.coverage import coverage
+from generator.site.model import SiteModel, note_path
+from generator.site.theme import Theme
+
+
+def mirror_path(page: str) -> str:
+    return page + ".md"
+
+
+def _line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _field(theme: Theme, key: str, value: str) -> str:
+    """``- label : value``, with the language's own punctuation."""
+    return "- " + theme.tr("md_field", label=theme.tr(key), value=value)
+
+
+def mirrors(site: SiteModel, pages: dict[str, bytes], theme: Theme) -> Iterator[tuple[str, bytes]]:
+    for slug, note in site.publication.notes.items():
+        page = note_path(slug)
+        if page not in pages:
+            continue
+        yield mirror_path(page), _mirror(site, theme, slug, pages[page]).encode("utf-8")
+
+
+def _mirror(site: SiteModel, theme: Theme, slug: str, html: bytes) -> str:
+    publication = site.publication
+    note = publication.notes[slug]
+    audit = site.articles.get(slug)
+    out = [f"# {_line(note.title)}", "", _field(theme, "md_address", canonical_url(site, note_path(slug))),
+           _field(theme, "md_type", theme.tr(f"note_type_{note.type.value}"))]
+    if note.date:
+        out.append(_field(theme, "md_date", note.date.isoformat()))
+    authors = [publication.name(slug, a) for a in note.authors]
+    if authors:
+        out.append(_field(theme, "md_authors", ", ".join(authors)))
+    for membership in note.memberships:
+        notebook = publication.notebooks.get(membership.notebook)
+        if notebook is None:
+            continue  # a private notebook: named nowhere
+        categories = "; ".join(", ".join(values) for _axis, values in sorted(membership.categories.items()))
+        out.append(_field(theme, "md_notebook", _line(notebook.title) + (f" ({categories})" if categories else "")))
+    if audit is not None and audit.status in ("adopted", "superseded"):
+        out.append(_field(theme, "md_status", theme.tr(f"md_status_{audit.status}"))
+                   + "".join(f" — {theme.tr('supersedes')} {canonical_url(site, note_path(s))}"
+                             for s in ([audit.supersedes] if audit.supersedes else []))
+                   + "".join(f" — {theme.tr('superseded_by')} {canonical_url(site, note_path(s))}"
+                             for s in audit.superseded_by))
+    if note.summary:
+        out += ["", f"> {_line(note.summary)}"]
+    out += ["", *note_body_lines(html), ""]
+    if audit is not None:
+        out += _article_sections(site, theme, slug)
+    else:
+        out += _note_sections(site, theme, slug)
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _article_sections(site: SiteModel, theme: Theme, slug: str) -> list[str]:
+    audit = site.articles[slug]
+    published = site.publication.notes
+    by_number: dict[int, list[str]] = {}
+    for assessment in site.assessments.get(slug, []):
+        link = assessment.link
+        number = audit.numbers.get((link.marker.kind, link.marker.key))
+        if number is None or not link.note or link.note not in published:
+            continue
+        fragment = f"ext-{link.extraction}" if link.marker.kind == "ext" else f"com-{link.marker.key}"
+        state, verifier = assessment.state, assessment.state.verifier
+        entry = by_number.setdefault(number, [f"[{number}]: {site.base_url}{note_path(link.note)}#{fragment} "
+                                              f"« {_line(assessment.passage)} »"])
+        entry.append(f"  - « {_line(assessment.claim.text)} » — {theme.tr(f'state_{state.state}')}, "
+                     f"{theme.tr('reason_' + state.reason.replace('-', '_'))} ({verifier.method}"
+                     + (f", {verifier.model}" if verifier.model else "") + (f", {verifier.date}" if verifier.date else "")
+                     + ")")
+    out = [f"## {theme.tr('md_sources')}", ""]
+    for number in sorted(by_number):
+        out += by_number[number]
+    unsourced = [c for c in audit.claims if not c.sourced]
+    if unsourced:
+        out += ["", f"## {theme.tr('unsourced_claims', n=len(unsourced))}", ""]
+        out += [f"- « {_line(c.text)} »" for c in unsourced]
+    out += ["", f"## {theme.tr('discarded')}", ""]
+    if audit.discarded is None:
+        out.append(theme.tr("discarded_unknown"))
+    elif not audit.discarded:
+        out.append(theme.tr("discarded_all_cited" if audit.perimeter_extractions else "discarded_none"))
+    else:
+        for item in audit.discarded:
+            if item.note in published:
+                out.append(f"- {site.base_url}{note_path(item.note)}#entry-{item.extraction} « {_line(item.quote)} »")
+    covered = [(s, c) for s, c in sorted(audit.coverage.items()) if s in published]
+    if covered:
+        out += ["", f"## {theme.tr('coverage_panel')}", ""]
+        out += [f"- {canonical_url(site, note_path(s))} — {theme.tr('coverage_row', k=c.count, n=c.total)}"
+                for s, c in covered]
+    return out
+
+
+def _note_sections(site: SiteModel, theme: Theme, slug: str) -> list[str]:
+    note = site.publication.notes[slug]
+    anchored = site.anchored.get(slug)
+    out: list[str] = []
+    if note.extractions:
+        out += [f"## {theme.tr('md_extractions')}", ""]
+        for extraction in note.extractions:
+            anchor = anchored.anchors.get(extraction.id) if anchored else None
+            live = anchor is not None and anchor.status.is_live
+            target = f"#ext-{extraction.id}" if live else f"#entry-{extraction.id}"
+            comments = sum(c.withdrawn is None for c in extraction.comments)
+            out.append(f"- {canonical_url(site, note_path(slug))}{target} « {_line(extraction.quote)} » — "
+                       f"{extraction.kind}, {site.publication.name(slug, extraction.author)}"
+                       + (f", {extraction.date.isoformat()}" if extraction.date else "")
+                       + (f" ({theme.tr('md_detached')})" if not live else "")
+                       + (f" — {theme.tr('md_comments', n=comments)}" if comments else ""))
+    if anchored is not None:  # as the page counts it: the published extractions only
+        read = coverage(anchored.document.elements, [anchored.anchors[e.id] for e in note.extractions])
+        out += ["", f"## {theme.tr('coverage_panel')}", "", theme.tr("coverage", k=read.count, n=read.total)]
+    return out
