@@ -23,7 +23,7 @@ def _verifiers(site: Path, claim_text: str, claim_id: str) -> dict[str, set[str]
     page = (site / f"notes/{SYNTHESIS}.html").read_text(encoding="utf-8")
     (block,) = re.findall(r'<script type="application/ld\+json">(.*?)</script>', page, flags=re.S)
     claims = [c for c in json.loads(block)["hasPart"] if c["text"] == claim_text]
-    in_jsonld = {p["description"].removeprefix("verifier: ") for c in claims for p in c["additionalProperty"]}
+    in_jsonld = {p["carnet:verifier"] for c in claims for p in c.get("carnet:verification", [])}
     sibling = json.loads((site / f"notes/{SYNTHESIS}.json").read_text(encoding="utf-8"))
     in_json = {c["verifier"] for c in sibling["citations"] if c["claim"] == claim_text}
     annotations = json.loads((site / f"notes/{SYNTHESIS}.annotations.jsonld").read_text(encoding="utf-8"))
@@ -175,3 +175,21 @@ def test_the_markdown_mirror_tells_the_same_audit(tmp_path: Path) -> None:
             assert len(re.findall(r"#(?:ext|entry)-", mirror.split("## Extractions", 1)[-1])) >= \
                 len(record["extractions"]), path.name
     assert mirrors >= 13
+
+
+def test_disagreements_are_counted_once_on_the_model() -> None:
+    """Seven views counted disagreements each their own way (some kept withdrawn ones)."""
+    import datetime as dt
+
+    from generator.corpus.model import Comment, Extraction, SourceRef, Stance, Withdrawal
+    where = SourceRef("notes/a.extractions.yaml", 3)
+
+    def comment(number: int, stance: Stance, withdrawn: bool = False) -> Comment:
+        return Comment(f"c{number}", "x", "A", dt.date(2025, 1, number), stance, None if withdrawn else "t", "",
+                       Withdrawal(dt.date(2025, 2, 1), "erreur") if withdrawn else None, where)
+
+    extraction = Extraction("x", "a", "q", "", "", None, "fait", "A", None, False,
+                            (comment(1, Stance.DISAGREE), comment(2, Stance.DISAGREE, withdrawn=True),
+                             comment(3, Stance.AGREE)), where)
+    assert extraction.disagreements == 1 and len(extraction.live_comments) == 2
+    assert Stance("disagree") is Stance.DISAGREE and json.dumps(Stance.NUANCE) == '"nuance"'

@@ -117,9 +117,9 @@ def test_pages_carry_json_ld_and_open_graph(example_site: Path) -> None:
     page = BeautifulSoup((example_site / "notes" / "cvl-wiki-budget.html").read_bytes(), "html.parser")
     data = json.loads(page.select_one('script[type="application/ld+json"]').string)
     assert data["@type"] == "Article" and data["isPartOf"][0]["@type"] == "Collection"
-    assert data["citation"] and all("#ext-" in c for c in data["citation"])
-    properties = [p for claim in data["hasPart"] for p in claim["additionalProperty"]]
-    assert {p["value"] for p in properties} >= {"verified", "weak"} and all("verifier:" in p["description"] for p in properties)
+    assert data["citation"] and all("#ext-" in c["@id"] or "#com-" in c["@id"] for c in data["citation"])
+    pairs = [p for claim in data["hasPart"] for p in claim.get("carnet:verification", [])]
+    assert {p["carnet:state"] for p in pairs} >= {"verified", "weak"} and all(p["carnet:verifier"] for p in pairs)
     assert page.select_one('meta[property="og:url"]')["content"] == data["url"]
 
 

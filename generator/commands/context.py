@@ -17,6 +17,7 @@ from typing import Callable
 
 import networkx as nx
 
+from generator.corpus.model import Stance
 from generator.pipeline import analyse, site_model
 from generator.site.graph import build_graph
 from generator.site.model import SiteModel, note_path
@@ -104,7 +105,7 @@ def evidence_section(site: SiteModel, scores: dict[str, float], budget: int) -> 
 def debate_section(site: SiteModel, scores: dict[str, float], budget: int) -> str:
     lines = []
     for ext_id, note, item in _ranked_extractions(site, scores):
-        against = [c for c in item.comments if c.withdrawn is None and c.stance == "disagree"]
+        against = [c for c in item.live_comments if c.stance is Stance.DISAGREE]
         if against:
             lines.append(f"- [{ext_id}]({site.base_url}{note_path(note.slug)}#ext-{ext_id}): "
                          f"{len(against)} disagreement(s) — « {' '.join(against[0].text.split())} »")

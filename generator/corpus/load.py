@@ -24,7 +24,7 @@ from generator.corpus.assets import AssetRefusal, asset_refusal
 from generator.corpus.fields import ID_PATTERN, MAX_SLUG, SLUG_PATTERN, Fields, slug_too_long
 from generator.corpus.model import (
     AuthorRule, Axis, Base, Comment, Corpus, Extraction, Licence, Membership, Note, NoteType,
-    Notebook, SiteSettings, SourceRef, Visibility, Withdrawal,
+    Notebook, SiteSettings, SourceRef, Stance, Visibility, Withdrawal,
 )
 from generator.markup import link_is_safe, site_address_problem
 from generator.text import category_slug
@@ -33,7 +33,7 @@ from generator.problems import Problem, Severity
 
 SETTINGS_FILE = "carnet.yaml"
 EXTRACTIONS_SUFFIX = ".extractions.yaml"
-STANCES = ("agree", "disagree", "nuance", "question", "neutral")
+STANCES = tuple(Stance)
 MAX_AXES = 3
 MAX_FILE_BYTES = 8 * 1024 * 1024
 
@@ -671,7 +671,8 @@ def _parse_comments(e: Fields, extraction: str) -> tuple[Comment, ...]:
         comments.append(Comment(
             id=comment_id, extraction=extraction,
             author=c.text("author", hint="Say who wrote the comment ('author: …')."),
-            date=date, stance=stance, text=text, text_sha256=text_hash, withdrawn=withdrawn,
+            date=date, stance=Stance(stance) if stance in STANCES else Stance.NEUTRAL, text=text,
+            text_sha256=text_hash, withdrawn=withdrawn,
             source=SourceRef(e.file, c.line),
         ))
     return tuple(comments)

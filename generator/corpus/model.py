@@ -10,7 +10,7 @@ import functools
 
 import datetime as dt
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import Any
 
 
@@ -178,6 +178,16 @@ class Withdrawal:
     reason: str
 
 
+class Stance(StrEnum):
+    """A comment's position on its passage (a ``str``: it reads as its value everywhere)."""
+
+    AGREE = "agree"
+    DISAGREE = "disagree"
+    NUANCE = "nuance"
+    QUESTION = "question"
+    NEUTRAL = "neutral"
+
+
 @dataclass(frozen=True)
 class Comment:
     """A comment on an extraction (one debate per note, visible from every notebook).
@@ -185,14 +195,14 @@ class Comment:
     Attributes:
         text: the comment, or ``None`` when withdrawn and removed from the file.
         text_sha256: hash of the original text, kept for the integrity of adopted acts.
-        stance: ``agree``, ``disagree``, ``nuance``, ``question`` or ``neutral``.
+        stance: :class:`Stance`.
     """
 
     id: str
     extraction: str
     author: str
     date: dt.date
-    stance: str
+    stance: Stance
     text: str | None
     text_sha256: str
     withdrawn: Withdrawal | None
@@ -225,6 +235,17 @@ class Extraction:
     comments: tuple[Comment, ...]
     source: SourceRef
     quote_span: Any = field(default=None, compare=False)
+
+    @property
+    def live_comments(self) -> list[Comment]:
+        """The debate as it stands: withdrawn comments left out."""
+        return [c for c in self.comments if c.withdrawn is None]
+
+    @property
+    def disagreements(self) -> int:
+        """Live comments that disagree with the passage — counted here once for every
+        view (page, selection, context, ranking)."""
+        return sum(c.stance is Stance.DISAGREE for c in self.live_comments)
 
 
 @dataclass(frozen=True)

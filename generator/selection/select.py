@@ -25,8 +25,7 @@ MAP_LIMIT = 2000
 
 def debate_key(extraction: Extraction, position: int) -> tuple[int, int, int]:
     """Most disagreeing comments first, then most comments, then document order (INV-10)."""
-    live = [c for c in extraction.comments if c.withdrawn is None]
-    return (-sum(c.stance == "disagree" for c in live), -len(live), position)
+    return (-extraction.disagreements, -len(extraction.live_comments), position)
 
 
 @dataclass
@@ -70,8 +69,7 @@ def select(corpus: Corpus, ids: list[str], threshold: float = DEFAULT_THRESHOLD,
             for member in g.members:
                 if member != keep:
                     erased += 1
-                    disagreeing += sum(c.stance == "disagree" and c.withdrawn is None
-                                       for c in extraction[member].comments)
+                    disagreeing += extraction[member].disagreements
     points = _map(canonical, vectors) if len(canonical) <= MAP_LIMIT else {}
     return Selection(threshold, order, groups, points, (erased, disagreeing), produced_by)
 

@@ -25,6 +25,7 @@ from generator.site.model import (
     SiteModel, annotations_path, base_path, category_path, note_path, notebook_path, relative, selection_path,
     text_path,
 )
+from generator.site.structured import structured_data
 from generator.site.theme import Theme
 
 _MARKER = re.compile(r"\[\[(ext|com):([^\]|]+)(\|[^\]]*)?\]\]")
@@ -56,41 +57,11 @@ def json_ld(data: dict[str, Any]) -> str:
 
 def page_metadata(site: SiteModel, path: str, title: str, kind: str) -> dict[str, Any]:
     """Open Graph / Twitter meta and schema.org JSON-LD of a page, dates from the content."""
-    publication = site.publication
-    settings = publication.settings
-    canonical = site.base_url + ("" if path == "index.html" else path)
-    description = settings.description
-    data: dict[str, Any] = {"@context": "https://schema.org", "@id": canonical, "url": canonical, "name": title,
-                            "inLanguage": settings.language, "license": settings.licence.url or settings.licence.name}
-    if kind == "home":
-        data["@type"] = "WebSite"
-    elif kind == "note":
-        slug = posixpath.basename(path)[: -len(".html")]
-        note = publication.notes[slug]
-        description = note.summary or description
-        data["@type"] = {"note": "Article", "wiki": "Article", "synthesis": "Report"}[note.type.value]
-        data["headline"] = note.title
-        if note.date:
-            data["datePublished"] = note.date.isoformat()
-        data["author"] = [{"@type": "Person", "name": publication.name(slug, a)} for a in note.authors]
-        data["isPartOf"] = [{"@type": "Collection", "name": publication.notebooks[m.notebook].title,
-                             "url": site.base_url + notebook_path(m.notebook)} for m in note.memberships]
-        assessments = site.assessments.get(slug, [])
-        if assessments:
-            data["citation"] = sorted({f"{site.base_url}{note_path(a.link.note)}#ext-{a.link.extraction}"
-                                       for a in assessments if a.link.marker.kind == "ext" and a.link.note
-                                       and a.link.note in publication.notes})
-            claims: dict[str, dict[str, Any]] = {}
-            for a in assessments:
-                claim = claims.setdefault(a.claim.id, {"@type": "Claim", "text": a.claim.text, "additionalProperty": []})
-                claim["additionalProperty"].append({"@type": "PropertyValue", "name": "verification",
-                                                    "value": a.state.state,
-                                                    "description": f"verifier: {a.state.verifier.method}"})
-            data["hasPart"] = [claims[k] for k in sorted(claims)]
-    else:
-        data["@type"] = "CollectionPage"
+    description = site.publication.settings.description
+    if kind == "note":
+        description = site.publication.notes[posixpath.basename(path)[: -len(".html")]].summary or description
     return {"description": description, "og_type": "article" if kind == "note" else "website",
-            "jsonld": json_ld(data)}
+            "jsonld": json_ld(structured_data(site, path, title, kind))}
 
 
 def common(site: SiteModel, theme: Theme, path: str, title: str, kind: str, absolute: bool = False) -> dict[str, Any]:
@@ -308,7 +279,7 @@ def note_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any]:
                       "label": format_time(int(timing.start)) + (f"–{format_time(int(timing.end))}"
                                                                   if timing.end is not None else "")}
                      if timing else None),
-            "disagreements": sum(c.stance == "disagree" and c.withdrawn is None for c in extraction.comments),
+            "disagreements": extraction.disagreements,
             "comments": [{
                 "id": c.id, "author": name(c.author), "date": c.date, "stance": c.stance,
                 "stance_label": theme.tr(f"stance_{c.stance}"),
@@ -373,8 +344,8 @@ def note_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any]:
 def _preview(site: SiteModel, theme: Theme, note_slug: str, extraction_id: str, quote: str) -> dict[str, str]:
     note = site.publication.notes.get(note_slug)
     extraction = next((e for e in note.extractions if e.id == extraction_id), None) if note else None
-    live = [c for c in extraction.comments if c.withdrawn is None] if extraction else []
-    disagreements = sum(c.stance == "disagree" for c in live)
+    live = extraction.live_comments if extraction else []
+    disagreements = extraction.disagreements if extraction else 0
     return {
         "quote": quote,
         "note": note.title if note else "",

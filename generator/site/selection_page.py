@@ -25,11 +25,10 @@ def selection_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any
 
     def describe(ext_id: str) -> dict[str, Any]:
         note, item = extraction[ext_id]
-        live = [c for c in item.comments if c.withdrawn is None]
         anchored = site.anchored[note.slug].anchors[ext_id].status.is_live
         fragment = f"#ext-{ext_id}" if anchored else f"#entry-{ext_id}"
         return {"id": ext_id, "quote": item.quote, "note": note.title, "url": url(note_path(note.slug)) + fragment,
-                "comments": len(live), "disagreements": sum(c.stance == "disagree" for c in live)}
+                "comments": len(item.live_comments), "disagreements": item.disagreements}
 
     groups = []
     for number, group in enumerate(selection.groups, start=1):

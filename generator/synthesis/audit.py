@@ -201,9 +201,8 @@ def _audit(note: Note, corpus: Corpus, anchored: dict[str, AnchoredNote],
             holder = extraction_of.get(extraction_id)
             if holder is not None:
                 source, extraction = holder
-                live = [c for c in extraction.comments if c.withdrawn is None]
-                items.append(DiscardedItem(extraction_id, source.slug, extraction.quote, True, len(live),
-                                           sum(c.stance == "disagree" for c in live)))
+                items.append(DiscardedItem(extraction_id, source.slug, extraction.quote, True,
+                                           len(extraction.live_comments), extraction.disagreements))
             elif extraction_id in frozen:
                 item = frozen[extraction_id]
                 items.append(DiscardedItem(extraction_id, item.note, item.quote, False, 0, 0))
