@@ -103,7 +103,12 @@ def _article_sections(site: SiteModel, theme: Theme, slug: str) -> list[str]:
     else:
         for item in audit.discarded:
             if item.note in published:
-                out.append(f"- {site.base_url}{note_path(item.note)}#entry-{item.extraction} « {_line(item.quote)} »")
+                # as the page links it: to the passage when it lands, else to its entry in the note's list
+                anchored = site.anchored.get(item.note)
+                anchor = anchored.anchors.get(item.extraction) if anchored else None
+                fragment = "ext" if anchor is not None and anchor.status.is_live else "entry"
+                out.append(f"- {site.base_url}{note_path(item.note)}#{fragment}-{item.extraction} "
+                           f"« {_line(item.quote)} »")
     covered = [(s, c) for s, c in sorted(audit.coverage.items()) if s in published]
     if covered:
         out += ["", f"## {theme.tr('coverage_panel')}", ""]
