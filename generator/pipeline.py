@@ -25,7 +25,9 @@ from generator.synthesis.audit import ArticleAudit, audit_articles
 from generator.selection.oppositions import private_opposition_problems, published_pairs
 from generator.selection.select import Selection, select, selection_threshold
 from generator.selection.vectors import embeddings_settings, load_cache
+from generator.synthesis.coverage import coverage
 from generator.verification.assess import Assessment, assess, verification_strict
+from generator.verification.tally import tally
 from generator.problems import ContentError, Problem, SettingsError, sorted_problems
 from generator.site.addresses import address_problems, content_behind
 from generator.site.emitters import EMITTERS, Emitter, derived_outputs
@@ -185,6 +187,11 @@ def site_model(analysis: Analysis, content_dir: Path, base_url: str | None = Non
         base_url=url,
         content_dir=content_dir,
         published_assets={a: analysis.corpus.asset_paths.get(a, a) for a in sorted(assets) if a in analysis.corpus.assets},
+        # the evidence facts the pages show, decided once here (site/ computes none)
+        coverage={slug: coverage(analysis.anchored[slug].document.elements,
+                                 [analysis.anchored[slug].anchors[e.id] for e in note.extractions])
+                  for slug, note in sorted(publication.notes.items()) if slug in analysis.anchored},
+        tallies={slug: tally(analysis.assessments.get(slug, []), audit.claims) for slug, audit in articles.items()},
     )
 
 

@@ -193,3 +193,32 @@ def test_disagreements_are_counted_once_on_the_model() -> None:
                              comment(3, Stance.AGREE)), where)
     assert extraction.disagreements == 1 and len(extraction.live_comments) == 2
     assert Stance("disagree") is Stance.DISAGREE and json.dumps(Stance.NUANCE) == '"nuance"'
+
+
+EVIDENCE_FUNCTIONS = {
+    "generator.synthesis.coverage": {"coverage"},
+    "generator.verification.tally": {"tally"},
+    "generator.verification.states": {"pair_state", "verbatim"},
+    "generator.verification.assess": {"assess"},
+    "generator.anchoring.resolve": {"resolve_quote", "word_diff", "project"},
+    "generator.anchoring.normalise": {"normalise_quote", "normalise"},
+    "generator.anchoring": {"anchor_note"},
+    "generator.synthesis.audit": {"audit_articles"},
+}
+
+
+def test_site_renders_the_model_and_computes_no_evidence() -> None:
+    """The core decides, the site renders: no module of generator/site imports a function
+    that computes an evidence fact (coverage, tallies, states, anchors, relocation diffs)."""
+    import ast
+
+    offenders = []
+    for path in sorted((Path(__file__).resolve().parents[1] / "generator" / "site").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module in EVIDENCE_FUNCTIONS:
+                offenders += [f"{path.name}: {node.module}.{alias.name}" for alias in node.names
+                              if alias.name in EVIDENCE_FUNCTIONS[node.module]]
+            elif isinstance(node, ast.Import):
+                offenders += [f"{path.name}: import {alias.name}" for alias in node.names
+                              if alias.name in EVIDENCE_FUNCTIONS]
+    assert not offenders, offenders

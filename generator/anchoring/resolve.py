@@ -97,6 +97,7 @@ class Anchor:
         found: for a relocated anchor, the note's text where the quote now lands
             (normalised), to show the difference with the quote.
         distance: edits between the quote and ``found``.
+        diff: for a relocated anchor, the words changed (:func:`word_diff`), shown to readers.
     """
 
     status: AnchorStatus
@@ -105,6 +106,7 @@ class Anchor:
     candidates: int = 1
     found: str = ""
     distance: int = 0
+    diff: str = ""
 
 
 @dataclass
@@ -306,9 +308,10 @@ def _relocate(projection: NormalisedProjection, elements: list[Element], needle:
     portions = _portions(projection, best.start, best.end - best.start, elements)
     if not portions:
         return Anchor(AnchorStatus.DETACHED, reason="the quote is not found in the note", candidates=0)
-    return Anchor(AnchorStatus.RELOCATED, portions, candidates=1,
-                  found=projection.text[best.start:best.end], distance=best.distance,
-                  reason=f"the quote was edited: {word_diff(needle, projection.text[best.start:best.end])}")
+    found = projection.text[best.start:best.end]
+    diff = word_diff(needle, found)
+    return Anchor(AnchorStatus.RELOCATED, portions, candidates=1, found=found, distance=best.distance,
+                  reason=f"the quote was edited: {diff}", diff=diff)
 
 
 def word_diff(old: str, new: str) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Iterator
 
 from generator.site.machine import canonical_url, note_body_lines
-from generator.synthesis.coverage import coverage
 from generator.site.model import SiteModel, note_path
 from generator.site.theme import Theme
 
@@ -134,6 +133,6 @@ def _note_sections(site: SiteModel, theme: Theme, slug: str) -> list[str]:
                        + (f" ({theme.tr('md_detached')})" if not live else "")
                        + (f" — {theme.tr('md_comments', n=comments)}" if comments else ""))
     if anchored is not None:  # as the page counts it: the published extractions only
-        read = coverage(anchored.document.elements, [anchored.anchors[e.id] for e in note.extractions])
+        read = site.coverage[slug]
         out += ["", f"## {theme.tr('coverage_panel')}", "", theme.tr("coverage", k=read.count, n=read.total)]
     return out

@@ -81,6 +81,12 @@ class SiteModel:
         reuse: extraction id → the published articles citing it (its reuse score).
         proposals: section-operation proposals of published wikis.
         assessments: article slug → its (claim, source) pairs with their verification states.
+        coverage: published note slug → the elements its published extractions cover.
+        tallies: article slug → what its audit panel counts (pairs by state and reason,
+            unsourced claims).
+
+    Every evidence fact is decided here, by the core, before any page is made: ``site/``
+    renders these fields and computes none of them (a test holds it to that).
     """
 
     publication: Publication
@@ -96,6 +102,8 @@ class SiteModel:
     assessments: dict[str, list] = field(default_factory=dict)
     selections: dict[str, Any] = field(default_factory=dict)
     oppositions: dict[str, Any] = field(default_factory=dict)
+    coverage: dict[str, Any] = field(default_factory=dict)
+    tallies: dict[str, Any] = field(default_factory=dict)
 
     @functools.cached_property
     def extractions(self) -> dict[str, tuple[Any, Any]]:

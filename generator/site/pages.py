@@ -12,14 +12,10 @@ from typing import Any, Callable
 
 from generator.anchoring import AnchorStatus
 from generator.cache import digest_of
-from generator.anchoring.normalise import normalise_quote
-from generator.anchoring.resolve import word_diff
 from generator.anchoring.timing import time_range
-from generator.synthesis.coverage import coverage
 from generator.corpus.model import Note, NoteType
 from generator.corpus.publication import published_ids
 from generator.verification.states import Method, State
-from generator.verification.tally import tally
 from generator.site.markdown_html import CitationView, Href, Mark, RenderState, render_body
 from generator.site.model import (
     SiteModel, annotations_path, base_path, category_path, note_path, notebook_path, relative, selection_path,
@@ -273,7 +269,7 @@ def note_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any]:
             "target": f"#ext-{extraction.id}" if anchor.status.is_live else None,
             "detached_reason": ("" if anchor.status.is_live else
                                 theme.tr("detached_not_found" if anchor.candidates == 0 else "detached_ambiguous")),
-            "relocated": ({"found": anchor.found, "diff": word_diff(normalise_quote(extraction.quote), anchor.found)}
+            "relocated": ({"found": anchor.found, "diff": anchor.diff}
                           if anchor.status is AnchorStatus.RELOCATED else None),
             "time": ({"start": timing.start, "end": timing.end,
                       "label": format_time(int(timing.start)) + (f"–{format_time(int(timing.end))}"
@@ -295,7 +291,7 @@ def note_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any]:
     def resolve(raw: str, wiki: bool) -> Href:
         return hrefs.get((raw, wiki), unchecked)
 
-    covered = coverage(elements, [anchored.anchors[e.id] for e in note.extractions])
+    covered = site.coverage[slug]
     audit = site.articles.get(slug)
     citations = citation_views(site, theme, audit, path) if audit else {}
     after_inline = unsourced_marks(theme, audit) if audit else {}
@@ -554,7 +550,7 @@ def audit_context(site: SiteModel, theme: Theme, audit, page: str) -> dict[str, 
         history.append({"id": proposal.id, "method": provenance.get("method", "?"),
                         "model": provenance.get("model", ""), "applied": proposal.applied_on,
                         "operations": operations})
-    counted = tally(site.assessments.get(audit.slug, []), audit.claims)
+    counted = site.tallies[audit.slug]
     verification = {
         "states": [{"state": s, "label": theme.tr(f"state_{s}"), "count": n,
                     "reasons": [{"reason": r, "label": theme.tr(f"reason_short_{r.replace('-', '_')}"), "count": k}
