@@ -45,7 +45,9 @@ def test_llms_txt_parses_lists_every_public_page_and_its_links_resolve(example_s
     files = site_files(example_site)
     parsed = parse_llms_txt(files["llms.txt"].decode("utf-8"))
     assert parsed["title"] == "Carnets partagés" and parsed["summary"] and "CC BY-SA 4.0" in parsed["info"]
-    assert "Optional" in parsed["sections"] and "Notebooks" in parsed["sections"]
+    # the site's language (fr), but for the format's own "Optional"
+    assert "Optional" in parsed["sections"] and "Carnets" in parsed["sections"] and "Notes" in parsed["sections"]
+    assert "Notebooks" not in parsed["sections"]
     base = "https://carnets.example.org/"
     urls = [link["url"] for links in parsed["sections"].values() for link in links]
     assert all(u.startswith(base) and u[len(base):] in files for u in urls), "every link resolves"

@@ -251,8 +251,8 @@ def _citations(site: SiteModel, path: str) -> list[dict]:
 
 def llms_txt(site: SiteModel, files: dict[str, bytes], theme: Theme | None = None) -> bytes:
     """https://llmstxt.org: H1, > summary, an info paragraph, H2 sections of links, Optional.
-    The prose is in the site's language (the theme's strings); the section names stay
-    the format's."""
+    Prose and section names are in the site's language (the theme's strings), but for
+    "Optional", which the format itself names."""
     publication = site.publication
     settings = publication.settings
     base = site.base_url
@@ -274,12 +274,14 @@ def llms_txt(site: SiteModel, files: dict[str, bytes], theme: Theme | None = Non
         mirror = note_path(slug) + ".md"
         return mirror if mirror in files else note_path(slug)
 
-    section("Wikis and syntheses", [(n.title, read(s), n.summary or tr(f"note_type_{n.type.value}"))
+    section(tr("llms_section_articles"), [(n.title, read(s), n.summary or tr(f"note_type_{n.type.value}"))
                                     for s, n in notes.items() if n.type is not NoteType.NOTE])
-    section("Notebooks", [(nb.title, notebook_path(s), nb.description or "notebook")
+    section(tr("llms_section_notebooks"), [(nb.title, notebook_path(s), nb.description or tr("llms_notebook_desc"))
                           for s, nb in publication.notebooks.items()])
-    section("Bases", [(b.title, base_path(s), b.description or "knowledge base") for s, b in publication.bases.items()])
-    section("Notes", [(n.title, read(s), n.summary or (n.date.isoformat() if n.date else "note"))
+    section(tr("llms_section_bases"), [(b.title, base_path(s), b.description or tr("llms_base_desc"))
+                                       for s, b in publication.bases.items()])
+    section(tr("llms_section_notes"), [(n.title, read(s), n.summary or (n.date.isoformat() if n.date else
+                                                                          tr("note_type_note")))
                       for s, n in notes.items() if n.type is NoteType.NOTE])
     listed = {note_path(s) for s in notes} | {notebook_path(s) for s in publication.notebooks} | \
         {base_path(s) for s in publication.bases}
