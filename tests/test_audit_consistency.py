@@ -18,10 +18,19 @@ CONTENT = Path(__file__).resolve().parents[1] / "content"
 Pair = tuple[str, str, str, str, str]  # claim id, source (note#fragment), state, reason, verifier
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("consistency") / "site"
-    build(CONTENT, out, search=False)
+@pytest.fixture(scope="module", params=["example", "generated"])
+def site(request, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example site, and a generated corpus (bench/corpus.py: 60 notes, 300
+    extractions with comments, 4 wikis citing 40 of them)."""
+    root = tmp_path_factory.mktemp("consistency")
+    content = CONTENT
+    if request.param == "generated":
+        from bench.corpus import Densities, plain_notes, write_carnet
+        content = root / "content"
+        write_carnet(content, plain_notes(60, seed=3), Densities(extractions=300, comments=1, wikis=4, citations=40),
+                     seed=3)
+    out = root / "site"
+    build(content, out, search=False)
     return out
 
 
