@@ -15,6 +15,7 @@ from generator.cache import digest_of
 from generator.anchoring.timing import time_range
 from generator.corpus.model import Note, NoteType
 from generator.corpus.publication import published_ids
+from generator.synthesis.audit import SourceState
 from generator.verification.states import Method, State
 from generator.site.markdown_html import CitationView, Href, Mark, RenderState, render_body
 from generator.site.model import (
@@ -384,7 +385,7 @@ def citation_views(site: SiteModel, theme: Theme, audit, page: str) -> dict[tupl
             continue
         source = published.get(link.note)
         extraction = next((e for e in source.extractions if e.id == link.extraction), None) if source else None
-        if link.state == "deleted" or extraction is None:
+        if link.state is SourceState.DELETED or extraction is None:
             frozen = audit_frozen_quote(site, audit.slug, link.extraction)
             views[key] = CitationView(number, None, theme.tr("source_deleted"),
                                       {"quote": frozen, "note": theme.tr("source_deleted"), **state},
@@ -392,7 +393,7 @@ def citation_views(site: SiteModel, theme: Theme, audit, page: str) -> dict[tupl
             continue
         if link.marker.kind == "com":
             fragment = f"com-{link.marker.key}"
-        elif link.state == "present":
+        elif link.state is SourceState.PRESENT:
             fragment = f"ext-{link.extraction}"
         else:
             fragment = f"entry-{link.extraction}"
@@ -404,7 +405,7 @@ def citation_views(site: SiteModel, theme: Theme, audit, page: str) -> dict[tupl
         title = theme.tr("citation_title", note=preview["note"])
         if preview["debate"]:  # INV-8: the debate on the evidence rises to the citation
             title += f" — {preview['debate']}"
-        css = "citation" + ("" if link.state == "present" else f" {link.state}") + \
+        css = "citation" + ("" if link.state is SourceState.PRESENT else f" {link.state}") + \
             (" debate" if link.marker.kind == "com" else "") + (" disputed" if preview["debate"] else "") + \
             (f" state-{assessment.state.state} reason-{assessment.state.reason}" if assessment else "")
         views[key] = CitationView(number, relative(f"{note_path(link.note)}#{fragment}", page), title, preview, css,

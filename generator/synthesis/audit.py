@@ -6,6 +6,7 @@ loaded, anchored corpus in; audits and problems out."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from generator.anchoring import AnchoredNote, Portion
 from generator.anchoring.normalise import normalise, normalise_quote
@@ -21,12 +22,20 @@ SAID_HERE_SHARE = 0.6
 """An unsourced claim is 'said here' in an uncovered element holding this share of its words."""
 
 
+class SourceState(StrEnum):
+    """Where a cited source stands (a ``str``: it reads as its value everywhere)."""
+
+    PRESENT = "present"  # its passage is found in its note
+    DETACHED = "detached"  # the note is there, the passage no longer lands
+    DELETED = "deleted"  # the extraction is gone (a frozen act keeps its quote)
+
+
 @dataclass(frozen=True)
 class CitationLink:
     """One entry of the citation index: a (claim, source) link.
 
     Attributes:
-        state: ``present``, ``detached`` (anchor lost) or ``deleted`` (source gone).
+        state: :class:`SourceState`.
         broken: why the link is refused ("" when it is not): unknown, outside the
             perimeter, into a wiki or synthesis.
         note: the slug of the source note ("" when unknown).
@@ -43,7 +52,7 @@ class CitationLink:
     note: str
     extraction: str
     portions: tuple[Portion, ...]
-    state: str
+    state: SourceState
     broken: str = ""
     type: str = "cites"
 
@@ -159,17 +168,17 @@ def _audit(note: Note, corpus: Corpus, anchored: dict[str, AnchoredNote],
     for claim in claims:
         for marker in claim.markers:
             holder = extraction_of.get(marker.key) if marker.kind == "ext" else comment_of.get(marker.key)
-            broken, state, source_note, extraction_id, portions = "", "present", "", "", ()
+            broken, state, source_note, extraction_id, portions = "", SourceState.PRESENT, "", "", ()
             if holder is None:
                 if marker.kind == "ext" and marker.key in frozen:
-                    state, source_note, extraction_id = "deleted", frozen[marker.key].note, marker.key
+                    state, source_note, extraction_id = SourceState.DELETED, frozen[marker.key].note, marker.key
                 else:
-                    state, broken = "deleted", "unknown"
+                    state, broken = SourceState.DELETED, "unknown"
             else:
                 source, extraction = holder
                 source_note, extraction_id = source.slug, extraction.id
                 anchor = anchored[source.slug].anchors[extraction.id]
-                state = "present" if anchor.status.is_live else "detached"
+                state = SourceState.PRESENT if anchor.status.is_live else SourceState.DETACHED
                 portions = anchor.portions
                 if source.type is not NoteType.NOTE:
                     broken = "article"

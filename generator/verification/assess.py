@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from generator.anchoring import AnchoredNote
 from generator.corpus.model import Corpus, NoteType
 from generator.problems import Problem, Severity
-from generator.synthesis.audit import ArticleAudit, CitationLink
+from generator.synthesis.audit import ArticleAudit, CitationLink, SourceState
 from generator.synthesis.claims import Claim
 from generator.verification.records import VerificationRecords, text_hash
-from generator.verification.states import PairState, pair_state, verbatim
+from generator.verification.states import PairState, State, pair_state, verbatim
 
 STRICT_OPTIONS = ("unsourced-claims", "unsourced-in-adopted", "unjudged-pairs")
 
@@ -46,8 +46,8 @@ class Assessment:
     @property
     def judgeable(self) -> bool:
         """Sent to the judge: an extraction pair that passed verbatim and has no verdict yet."""
-        return (self.link.marker.kind == "ext" and not self.link.broken and self.link.state == "present"
-                and self.verbatim_ok and self.state.verdict is None and self.state.state != "contested")
+        return (self.link.marker.kind == "ext" and not self.link.broken and self.link.state is SourceState.PRESENT
+                and self.verbatim_ok and self.state.verdict is None and self.state.state is not State.CONTESTED)
 
 
 def _passage(corpus: Corpus, anchored: dict[str, AnchoredNote], link: CitationLink) -> str:

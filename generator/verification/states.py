@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from generator.anchoring.normalise import normalise_quote
+from generator.synthesis.audit import SourceState
 from generator.synthesis.claims import quoted_fragments
 from generator.verification.records import Contestation, Verdict
 
@@ -114,9 +115,9 @@ def pair_state(kind: str, source_state: str, broken: bool, verbatim_ok: bool, ve
         return PairState(State.DEBATE_SOURCED, Reason.COMMENT, verdict)
     if broken:
         return PairState(State.UNSOURCED, Reason.BROKEN)
-    if source_state == "deleted":
+    if source_state == SourceState.DELETED:
         return PairState(State.UNSOURCED, Reason.DELETED)
-    if source_state == "detached":
+    if source_state == SourceState.DETACHED:
         return PairState(State.WEAK, Reason.DETACHED)
     if not verbatim_ok:
         return PairState(State.WEAK, Reason.VERBATIM_FAILED)
