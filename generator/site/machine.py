@@ -80,13 +80,14 @@ _UNSOURCED = re.compile(r"""<sup\s+class=["']unsourced-claim["'][^>]*>\s*<a\b[^>
 _CLAIM_END = re.compile(r"""<span\s+class=["']claim-end\b[^"']*["']""" + _ATTRIBUTES + r">\s*</span\s*>""", re.I)
 
 
-def note_body_lines(html: bytes) -> list[str]:
+@functools.lru_cache(maxsize=256)  # the .json sibling, the mirror and llms-full.txt each read it
+def note_body_lines(html: bytes) -> tuple[str, ...]:
     """The text of a note page's body as the page shows it: citation markers kept as
     their ``[n]``, so a marker before punctuation leaves no space before it."""
     text = html.decode("utf-8")
     start = _NOTE_BODY.search(text)
     if start is None:
-        return []
+        return ()
     depth, end = 1, len(text)
     for match in _DIV.finditer(text, start.end()):  # the body's own closing </div>
         depth += -1 if match.group(1) else 1
@@ -95,7 +96,7 @@ def note_body_lines(html: bytes) -> list[str]:
             break
     body = _SKIPPED.sub("", _COMMENT.sub("", text[start.end():end]))
     body = _UNSOURCED.sub(lambda m: f" [{m.group(1)}]", body)
-    return _plain_lines(_CLAIM_END.sub("", _CONTEST.sub("", body)))
+    return tuple(_plain_lines(_CLAIM_END.sub("", _CONTEST.sub("", body))))
 
 
 def _page_title(html: bytes) -> str:
@@ -211,10 +212,10 @@ def _evidence(site: SiteModel, path: str) -> dict[str, Any]:
             "date": extraction.date.isoformat() if extraction.date else None,
             "anchor": anchor.status.value if anchor else "detached",
             "portions": [[p.element, p.start, p.end] for p in anchor.portions] if anchor else [],
-            "comments": [{"id": c.id, "author": site.publication.name(slug, c.author), "date": c.date.isoformat()
-                          if hasattr(c.date, "isoformat") else c.date, "stance": c.stance,
-                          "text": None if c.withdrawn else c.text, "withdrawn": c.withdrawn is not None}
-                         for c in sorted(extraction.comments, key=lambda c: (str(c.date), c.id))],
+            "comments": [{"id": c.id, "author": site.publication.name(slug, c.author), "date": c.date.isoformat(),
+                          "stance": c.stance, "text": None if c.withdrawn else c.text,
+                          "withdrawn": c.withdrawn is not None}
+                         for c in sorted(extraction.comments, key=lambda c: (c.date, c.id))],
         })
     return {"extractions": extractions}
 
@@ -354,7 +355,7 @@ def _full_chunk(site: SiteModel, theme: Theme, path: str, files: dict[str, bytes
     else:
         header = [f"# {_page_title(files[path])}", f"URL: {canonical_url(site, path)}"]
         text = files.get(path[: -len(".html")] + ".txt")
-        lines = text.decode("utf-8").strip().splitlines() if text is not None else read_page(files[path]).lines
+        lines = tuple(text.decode("utf-8").strip().splitlines() if text is not None else read_page(files[path]).lines)
     return "\n".join(header) + "\n\n" + "\n".join(lines) + "\n\n"
 
 

@@ -86,6 +86,14 @@ def origin(request, hostile_site: Path) -> Iterator[str]:
     server.server_close()
 
 
+@pytest.fixture
+def fresh(browser) -> Iterator:
+    """A page in a context of its own (nothing carried over from another test), closed after."""
+    context = browser.new_context()
+    yield context.new_page()
+    context.close()
+
+
 def _pages(site: Path) -> list[str]:
     return sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html")
                   if b'http-equiv="refresh"' not in p.read_bytes())
@@ -121,37 +129,25 @@ def test_no_script_from_content_runs_with_or_without_headers(browser, origin: st
         context.close()
 
 
-def test_the_figure_shows_as_an_image(browser, origin: str) -> None:
-    context = browser.new_context()
-    page = context.new_page()
-    try:
-        page.goto(origin + "notes/conseil-c.html")
-        figure = page.locator("img[src$='figure.svg']")
-        figure.scroll_into_view_if_needed()  # images load lazily
-        page.wait_for_function("[...document.images].some(i => i.src.endsWith('figure.svg') && i.complete "
-                               "&& i.naturalWidth === 40)", timeout=10_000)
-    finally:
-        context.close()
+def test_the_figure_shows_as_an_image(fresh, origin: str) -> None:
+    page = fresh
+    page.goto(origin + "notes/conseil-c.html")
+    figure = page.locator("img[src$='figure.svg']")
+    figure.scroll_into_view_if_needed()  # images load lazily
+    page.wait_for_function("[...document.images].some(i => i.src.endsWith('figure.svg') && i.complete "
+                           "&& i.naturalWidth === 40)", timeout=10_000)
 
 
-def test_the_meta_policy_stops_an_injected_script_where_no_header_is_sent(browser, origin: str) -> None:
-    context = browser.new_context()
-    page = context.new_page()
-    try:
-        page.goto(origin + "injected.html")
-        page.wait_for_timeout(100)
-        assert page.evaluate("window.__pwned") is None
-        assert page.evaluate("document.querySelector('main') !== null")
-    finally:
-        context.close()
+def test_the_meta_policy_stops_an_injected_script_where_no_header_is_sent(fresh, origin: str) -> None:
+    page = fresh
+    page.goto(origin + "injected.html")
+    page.wait_for_timeout(100)
+    assert page.evaluate("window.__pwned") is None
+    assert page.evaluate("document.querySelector('main') !== null")
 
 
-def test_the_site_still_runs_its_own_script_over_file(browser, hostile_site: Path) -> None:
+def test_the_site_still_runs_its_own_script_over_file(fresh, hostile_site: Path) -> None:
     """'self' holds over file:// in Chromium: the theme's scripts run (the toggle is wired)."""
-    context = browser.new_context()
-    page = context.new_page()
-    try:
-        page.goto((hostile_site / "index.html").as_uri())
-        assert page.get_attribute(".theme-toggle", "aria-pressed") in ("true", "false")
-    finally:
-        context.close()
+    page = fresh
+    page.goto((hostile_site / "index.html").as_uri())
+    assert page.get_attribute(".theme-toggle", "aria-pressed") in ("true", "false")
