@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: site test check clean
+.PHONY: site test gates check clean
 
 # The virtual environment is (re)made when pyproject.toml changes.
 $(VENV)/.installed: pyproject.toml
@@ -18,8 +18,13 @@ site: $(VENV)/.installed
 check: $(VENV)/.installed
 	$(BIN)/carnet check content
 
-test: $(VENV)/.installed
+# the type and lint gates (configured in pyproject.toml), then the whole suite
+test: gates
 	$(BIN)/python -m pytest
+
+gates: $(VENV)/.installed
+	$(BIN)/mypy
+	$(BIN)/ruff check generator tests bench scripts
 
 clean:
 	rm -rf build .pytest_cache

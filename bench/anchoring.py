@@ -21,10 +21,7 @@ from collections import Counter
 from generator.anchoring import anchor_note
 from generator.corpus.model import Extraction, Note, NoteType, SourceRef
 
-VOCABULARY = ("le conseil la séance budget foyer élèves vote région subvention dépense statuts proviseur "
-              "délégués cantine casiers sortie réserve dossier projet accord association tiers-lieu réseau "
-              "commune département financement appel critère cofinancement bénévoles salle ouverture "
-              "mercredi soir internat assemblée décision proposition objection question").split()
+VOCABULARY = ["le", "conseil", "la", "séance", "budget", "foyer", "élèves", "vote", "région", "subvention", "dépense", "statuts", "proviseur", "délégués", "cantine", "casiers", "sortie", "réserve", "dossier", "projet", "accord", "association", "tiers-lieu", "réseau", "commune", "département", "financement", "appel", "critère", "cofinancement", "bénévoles", "salle", "ouverture", "mercredi", "soir", "internat", "assemblée", "décision", "proposition", "objection", "question"]
 
 
 def _sentence(rng: random.Random) -> str:

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from typing import Callable
+from collections.abc import Callable
 
 from generator.anchoring import AnchoredNote, anchor_note
 from generator.anchoring.elements import segment
@@ -26,7 +26,7 @@ from generator.anchoring.resolve import project, relocation_budget, resolve_quot
 from generator.corpus.model import Extraction, Note, NoteType, SourceRef
 from generator.markup import parse
 
-WORDS = "le conseil la séance budget foyer élèves vote région subvention".split()
+WORDS = ["le", "conseil", "la", "séance", "budget", "foyer", "élèves", "vote", "région", "subvention"]
 
 
 def _resolve(body: str, quotes: list[str]) -> dict:
@@ -58,8 +58,8 @@ def _many_extractions(count: int, low: int = 40) -> dict:
     """One note of ``count / 10`` paragraphs, ``count`` quotes of ``low`` to 200
     characters taken from it: anchoring (with their outcome: a quote that occurs
     twice is detached), then rendering the highlights."""
-    from generator.site.markdown_html import Href, Mark, RenderState, render_body
     from bench.anchoring import _paragraph
+    from generator.site.markdown_html import Href, Mark, RenderState, render_body
     rng = random.Random(5)
     paragraphs = [_paragraph(rng) for _ in range(count // 10)]  # the bench corpus's prose (~50 words)
     quotes = []

@@ -131,8 +131,9 @@ def _yaml_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def write_carnet(out: Path, notes: list[PlainNote], densities: Densities = Densities(), seed: int = 0) -> None:
+def write_carnet(out: Path, notes: list[PlainNote], densities: Densities | None = None, seed: int = 0) -> None:
     """A Carnet content directory: settings, public notebooks, notes, extraction sidecars, wikis."""
+    densities = densities or Densities()
     rng = random.Random(seed + 1)
     (out / "notes").mkdir(parents=True, exist_ok=True)
     (out / "notebooks").mkdir(exist_ok=True)

@@ -21,7 +21,7 @@ from pathlib import Path
 from bench.anchoring import _paragraph
 from generator.commands.proposals import MAX_OPERATIONS, _extractive
 from generator.llm.prompts import load_prompt
-from generator.pipeline import analyse
+from generator.pipeline import check_content
 from generator.synthesis.sections import sections
 
 CHARS_PER_TOKEN = 4
@@ -32,7 +32,7 @@ def tokens(text: str) -> int:
 
 
 def costs(content: Path, wiki: str) -> tuple[int, int, int, int]:
-    analysis = analyse(content)
+    analysis = check_content(content)
     note = analysis.corpus.notes[wiki]
     audit = analysis.articles[wiki]
     lines = note.body.split("\n")

@@ -16,8 +16,7 @@ from generator.selection.embeddings import tfidf
 from generator.selection.groups import group
 from generator.selection.select import DEFAULT_THRESHOLD
 
-
-COMMON = "le la les de des du un une et est sont pour dans par sur au aux que qui".split()
+COMMON = ["le", "la", "les", "de", "des", "du", "un", "une", "et", "est", "sont", "pour", "dans", "par", "sur", "au", "aux", "que", "qui"]
 
 
 def _word(rng: random.Random) -> str:

@@ -1,6 +1,6 @@
 """Carnet: a static site generator that compiles notebooks of notes into an auditable public wiki.
 
-The public API is small: :func:`build` and :func:`analyse` (what ``carnet build`` and
+The public API is small: :func:`build` and :func:`check_content` (what ``carnet build`` and
 ``carnet check`` run), :func:`load_corpus`, and the error hierarchy rooted at
 :class:`CarnetError`. Problems in content are :class:`Problem` values, never exceptions.
 
@@ -14,11 +14,17 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-from generator.problems import (  # noqa: E402
-    CarnetError, ContentError, OutputDirectoryError, Problem, Severity, SettingsError, ThemeError,
+from generator.problems import (
+    CarnetError,
+    ContentError,
+    OutputDirectoryError,
+    Problem,
+    SettingsError,
+    Severity,
+    ThemeError,
 )
 
-_LAZY = {"Analysis": "generator.pipeline", "BuildResult": "generator.result", "analyse": "generator.pipeline",
+_LAZY = {"CheckedContent": "generator.pipeline", "BuildResult": "generator.result", "check_content": "generator.pipeline",
          "build": "generator.pipeline", "load_corpus": "generator.corpus.load"}
 
 
@@ -31,6 +37,17 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "Analysis", "BuildResult", "CarnetError", "ContentError", "OutputDirectoryError", "Problem", "Severity",
-    "SettingsError", "ThemeError", "analyse", "build", "load_corpus", "__version__",
+    "BuildResult",
+    "CarnetError",
+    "CheckedContent",
+    "ContentError",
+    "OutputDirectoryError",
+    "Problem",
+    "SettingsError",
+    "Severity",
+    "ThemeError",
+    "__version__",
+    "build",
+    "check_content",
+    "load_corpus",
 ]

@@ -14,7 +14,9 @@ or a date, so a stale entry can only be missed, never wrongly reused:
   values) and the theme's fingerprint → the rendered bytes.
 - **siblings**: a page's bytes and citations → its ``.txt``/``.json`` siblings.
 
-In memory for ``carnet serve``; on disk for ``carnet build`` as one pickle under
+A :class:`BuildCache` is the :class:`generator.memo.Memo` an incremental build passes to
+its steps (a full build passes :data:`generator.memo.NO_MEMO`). In memory for ``carnet
+serve``; on disk for ``carnet build`` as one pickle under
 ``.carnet-cache/``, written atomically. Deleting it is always safe: the next build is a
 full one. Entries not used by a build are dropped, so it never grows past one site.
 """
@@ -23,16 +25,21 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import io
 import os
 import pickle
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, TypeVar
 
 from generator import __version__
 from generator.files import write_atomic
+from generator.result import BuildResult
+
+T = TypeVar("T")
+BuildOptions = tuple[bool, str | None, bool, str, list[str] | None]
+"""strict, base URL, search, theme folder, emitters: what decides a build besides its files."""
 
 CACHE_DIR = ".carnet-cache"
 IN_MEMORY_ONLY = frozenset({"anchors"})
@@ -48,36 +55,6 @@ def _source_digest() -> str:
     for path in sorted(package.rglob("*.py")):
         digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
-
-
-class _KeyPickler(pickle.Pickler):
-    """Pickles a page context for its key: functions by their code and captured values
-    (the ``url``/``static`` helpers are closures over the page path), the theme by its
-    fingerprint."""
-
-    def reducer_override(self, obj: Any) -> Any:
-        code = getattr(obj, "__code__", None)
-        if code is not None:
-            cells = tuple(cell.cell_contents for cell in (obj.__closure__ or ()))
-            return tuple, ((code.co_filename, code.co_qualname, code.co_code, code.co_consts, cells,
-                            getattr(obj, "__defaults__", None)),)
-        from generator.site.theme import Theme
-        if isinstance(obj, Theme):
-            return str, ("theme:" + obj.fingerprint,)
-        bound = getattr(obj, "__self__", None)
-        if bound is not None and getattr(obj, "__func__", None) is not None:
-            return tuple, ((obj.__func__, bound),)
-        return NotImplemented
-
-
-def digest_of(value: Any) -> str:
-    """sha256 of a value's content. The pickler's memo is off, so equal values give equal
-    digests whether or not they share objects (a key must not depend on identity)."""
-    buffer = io.BytesIO()
-    pickler = _KeyPickler(buffer, protocol=5)
-    pickler.fast = True
-    pickler.dump(value)
-    return hashlib.sha256(buffer.getvalue()).hexdigest()
 
 
 @dataclass
@@ -113,8 +90,8 @@ class BuildCache:
     stats: dict[str, tuple[int, int, int, str]] = field(default_factory=dict)
     inputs: str = ""
     pending: str = ""
-    asked: tuple | None = field(default=None, repr=False)  # the build whose inputs were just digested
-    result: Any = None
+    asked: tuple[str, str, BuildOptions] | None = field(default=None, repr=False)  # the build whose inputs were just digested
+    result: BuildResult | None = None
     written: dict[str, tuple[str, int, int]] = field(default_factory=dict)
     memos: dict[str, dict[str, Any]] = field(default_factory=dict)
     used: dict[str, set[str]] = field(default_factory=dict, repr=False)
@@ -124,7 +101,7 @@ class BuildCache:
     # -- life cycle --------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: Path | None) -> "BuildCache":
+    def open(cls, path: Path | None) -> BuildCache:
         """The cache at ``path`` (a fresh one if missing, unreadable or from other code).
         Only the small state is read here; the memos (large) are read on first use, so a
         rebuild with nothing to do never pays for them."""
@@ -140,7 +117,7 @@ class BuildCache:
                     cache.memo_dirty = False
                     cache.begin()
                     return cache
-            except Exception:  # noqa: BLE001 — a damaged cache is only a slower build
+            except Exception:
                 pass
         cache = cls(path=path, source=source)
         cache.begin()
@@ -160,7 +137,7 @@ class BuildCache:
                 source, memos = pickle.load(stream)
             if source == self.source and isinstance(memos, dict):
                 self.memos = memos
-        except Exception:  # noqa: BLE001 — a damaged cache is only a slower build
+        except Exception:
             self.memos = {}
 
     def begin(self) -> None:
@@ -198,26 +175,24 @@ class BuildCache:
 
     # -- memos -------------------------------------------------------------------------------
 
-    def memo(self, kind: str, key: str, compute: Callable[[], Any]) -> Any:
+    def memo(self, kind: str, key: Callable[[], str], compute: Callable[[], T]) -> T:
+        """The value of ``compute()`` remembered under ``key()`` (see :class:`generator.memo.Memo`)."""
         if not self.memo_file_loaded:
             self._load_memos()
         entries = self.memos.setdefault(kind, {})
-        self.used.setdefault(kind, set()).add(key)
-        hit = key in entries
+        digest = key()
+        self.used.setdefault(kind, set()).add(digest)
+        hit = digest in entries
         self.counts.count(kind, hit)
         if not hit:
-            entries[key] = compute()
+            entries[digest] = compute()
             self.memo_dirty = True
-        return entries[key]
-
-    def page(self, theme: Any, template: str, context: dict[str, Any],
-             render: Callable[[str, dict[str, Any]], bytes]) -> bytes:
-        key = digest_of((template, theme.fingerprint, context))
-        return self.memo("pages", key, lambda: render(template, context))
+        value: T = entries[digest]
+        return value
 
     # -- inputs ------------------------------------------------------------------------------
 
-    def inputs_digest(self, folders: list[Path], options: tuple) -> str:
+    def inputs_digest(self, folders: list[Path], options: BuildOptions) -> str:
         """sha256 of the options and of every file under ``folders`` (path and content);
         a file is read again only when its size, mtime or inode changed."""
         digest = hashlib.sha256(repr(options).encode("utf-8"))
@@ -271,14 +246,14 @@ class BuildCache:
 
 
 def build_options(strict: bool, base_url: str | None, search: bool, theme_root: Path,
-                  emitters: list[str] | None = None) -> tuple:
+                  emitters: list[str] | None = None) -> BuildOptions:
     """What, besides the files, decides a build's output (``emitters``: ``None`` for the
     standard set, whose code the source digest already covers)."""
     return (strict, base_url, search, str(theme_root.resolve()), emitters)
 
 
 def unchanged_build(cache: BuildCache, content_dir: Path, out_dir: Path, theme_root: Path,
-                    options: tuple) -> Any:
+                    options: BuildOptions) -> BuildResult | None:
     """The last build's result if nothing it depends on changed and the output directory
     is as it left it; else ``None`` (and the inputs' digest waits in ``cache.pending``).
     Asked twice for the same build (the CLI asks before importing the pipeline, then

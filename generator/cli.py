@@ -24,14 +24,25 @@ import argparse
 import datetime as dt
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING
 
 from generator import __version__
 from generator.problems import (
-    EXIT_CONTENT, EXIT_MODEL, EXIT_OK, EXIT_USAGE, CarnetError, ContentError, Problem, Severity,
+    EXIT_CONTENT,
+    EXIT_MODEL,
+    EXIT_OK,
+    EXIT_USAGE,
+    CarnetError,
+    ContentError,
+    Problem,
+    Severity,
 )
 from generator.terminal import visible
+
+if TYPE_CHECKING:  # the pipeline is imported only by the commands that run it (a fast --version, help)
+    from generator.pipeline import CheckedContent
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -156,8 +167,8 @@ def _parser() -> argparse.ArgumentParser:
     context.add_argument("--budget", type=int, default=8000, help="characters (default: 8000)")
     serve = commands.add_parser(
         "serve", help="build, serve on 127.0.0.1 and rebuild on every change (live reload)",
-        description="Build the site, serve it with the published security headers, watch content/, themes/ and "
-                    "prompts/, rebuild after each change and reload the open page; a content error shows an "
+        description="Build the site, serve it with the published security headers, watch content/, the theme and "
+                    "the prompts, rebuild after each change and reload the open page; a content error shows an "
                     "overlay with file:line while the previous site stays served.")
     serve.add_argument("content", nargs="?", default="content", type=Path)
     serve.add_argument("--out", default=Path("build"), type=Path)
@@ -197,10 +208,10 @@ def run_selection(args: argparse.Namespace) -> int:
 
 def run_verify(args: argparse.Namespace) -> int:
     from generator.llm import LLMClient, llm_settings
-    from generator.pipeline import analyse
+    from generator.pipeline import check_content
     from generator.verification.judge import judge
 
-    analysis = analyse(args.content)
+    analysis = check_content(args.content)
     unknown = [a for a in args.articles if a not in analysis.assessments]
     if unknown:
         print(f"carnet: not a wiki or synthesis: {', '.join(unknown)}", file=sys.stderr)
@@ -259,8 +270,8 @@ def run_review(args: argparse.Namespace) -> int:
 
 
 def run_apply(args: argparse.Namespace) -> int:
-    from generator.analysis.plan import PassageDecision
     from generator.commands.proposals import apply
+    from generator.extracting.plan import PassageDecision
     from generator.synthesis.sections import OperationResult
 
     results = apply(args.proposal, args.only)
@@ -282,9 +293,11 @@ def run_adopt(args: argparse.Namespace) -> int:
 
 
 def _print_problems(problems: Sequence[Problem], root: Path, fmt: str = "text") -> None:
-    for problem in problems:
-        line = problem.format_github(str(root)) if fmt == "github" else problem.format_text(str(root))
-        print(line, file=sys.stderr if fmt == "text" else sys.stdout)
+    for problem in problems:  # a problem quotes content (a file name, a value): shown, never obeyed
+        if fmt == "github":
+            print(visible(problem.format_github(str(root))), file=sys.stdout)
+        else:
+            print(visible(problem.format_text(str(root)), keep_newlines=True), file=sys.stderr)
 
 
 def _summary(problems: Sequence[Problem]) -> str:
@@ -366,7 +379,7 @@ def run_build(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from generator.pipeline import analyse, blocking
+    from generator.pipeline import blocking, check_content
 
     if args.site is not None:
         from generator.site.integrity import check_site
@@ -379,7 +392,7 @@ def run_check(args: argparse.Namespace) -> int:
         pages = sum(1 for _ in args.site.rglob("*.html"))
         print(f"checked the links of {pages} pages: {len(problems)} broken", file=sys.stderr)
         return EXIT_CONTENT if problems else EXIT_OK
-    analysis = analyse(args.content)
+    analysis = check_content(args.content)
     if args.write and not args.fix_anchors:
         print("carnet: --write goes with --fix-anchors", file=sys.stderr)
         return EXIT_USAGE
@@ -391,9 +404,9 @@ def run_check(args: argparse.Namespace) -> int:
     return EXIT_CONTENT if blocking(analysis.problems, args.strict) else EXIT_OK
 
 
-def _fix_anchors(args: argparse.Namespace, analysis) -> int:
+def _fix_anchors(args: argparse.Namespace, analysis: CheckedContent) -> int:
     from generator.commands.fix_anchors import relocated_fixes, write_fixes
-    from generator.pipeline import analyse
+    from generator.pipeline import check_content
 
     fixes = relocated_fixes(analysis)
     for fix in fixes:
@@ -407,7 +420,7 @@ def _fix_anchors(args: argparse.Namespace, analysis) -> int:
         print(f"{len(fixes)} relocated, {len(detached)} detached extraction(s){hint}", file=sys.stderr)
         return EXIT_OK
     written = write_fixes(args.content, analysis, fixes)
-    after = analyse(args.content)
+    after = check_content(args.content)
     still = [f for f in relocated_fixes(after) if f.extraction in {fix.extraction for fix in fixes}]
     print(f"wrote {len(fixes) - len(still)} quote(s) into {len(written)} file(s); "
           f"{len(detached)} detached extraction(s) left as they are", file=sys.stderr)

@@ -1,15 +1,45 @@
-"""Writing user-visible files safely: a temporary file beside the target, then an atomic
-rename, so an interrupted command never leaves a half-written file. And reading a text
-file for an edit that keeps its byte-order mark and line ends (:func:`read_text_file`)."""
+"""Files read and written safely. Reading: content bytes → text (strict UTF-8, no NUL, LF,
+NFC; :func:`decode_text`), and a text file read for an edit that keeps its byte-order mark and
+line ends (:func:`read_text_file`). Writing: a temporary file beside the target, then an atomic
+rename, so an interrupted command never leaves a half-written file."""
 
 from __future__ import annotations
 
 import os
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.corpus.source import decode_text
 from generator.problems import Problem
+
+
+def decode_text(data: bytes, file: str) -> tuple[str | None, list[Problem]]:
+    """Bytes of a content file → text: strict UTF-8, no NUL, LF line ends, NFC.
+
+    NFC matters for anchoring: a quote typed with a composed «é» must match a note
+    saved with a decomposed one.
+    """
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return None, [
+            Problem(
+                file, line, "encoding",
+                f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})",
+                "Save the file as UTF-8.",
+            )
+        ]
+    if "\x00" in text:
+        line = text[: text.index("\x00")].count("\n") + 1
+        return None, [
+            Problem(file, line, "encoding", "the file contains a NUL byte (binary data?)",
+                    "Remove the binary content; only text files belong here.")
+        ]
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return unicodedata.normalize("NFC", text), []
 
 
 def write_atomic(path: Path, data: bytes) -> None:

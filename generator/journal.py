@@ -48,7 +48,7 @@ class Change:
         self.written: dict[str, str | None] = {}
         self.restored = True  # False when a failed change could not be undone (its journal is kept)
 
-    def __enter__(self) -> "Change":
+    def __enter__(self) -> Change:
         return self
 
     def write(self, rel: str, data: bytes | None) -> None:

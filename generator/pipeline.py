@@ -1,46 +1,51 @@
 """The build, top to bottom: load → validate → anchor → link → publish → emit → write.
 
-``analyse`` is everything up to the publication (what ``carnet check`` runs);
+``check_content`` is everything up to the publication (what ``carnet check`` runs);
 ``build`` adds the emitters and the atomic write. Nothing here calls a model or
 reads the clock: the same content gives the same bytes.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Callable
 
 from generator.anchoring import AnchoredNote, anchor_note
-from generator.cache import BuildCache, build_options, digest_of, unchanged_build
+from generator.cache import BuildCache, build_options, unchanged_build
 from generator.corpus.links import CorpusIndex, LinkTarget, LinkUse, collect_links, resolve_link
 from generator.corpus.load import load_corpus
-from generator.corpus.model import Corpus
-from generator.markup import site_address_problem
+from generator.corpus.model import Corpus, Note
 from generator.corpus.publication import (
-    Publication, private_link_problems, private_perimeter_problems, publish,
+    Publication,
+    private_link_problems,
+    private_perimeter_problems,
+    publish,
 )
 from generator.corpus.validate import validate_corpus
-from generator.synthesis.audit import ArticleAudit, audit_articles
+from generator.markup import site_address_problem
+from generator.memo import NO_MEMO, Memo, digest_of
+from generator.problems import ContentError, Problem, SettingsError, sorted_problems
+from generator.result import BuildResult
 from generator.selection.oppositions import private_opposition_problems, published_pairs
 from generator.selection.select import Selection, select, selection_threshold
 from generator.selection.vectors import embeddings_settings, load_cache
-from generator.synthesis.coverage import coverage
-from generator.verification.assess import Assessment, assess, verification_strict
-from generator.verification.tally import tally
-from generator.problems import ContentError, Problem, SettingsError, sorted_problems
 from generator.site.addresses import address_problems, content_behind
 from generator.site.emitters import EMITTERS, Emitter, derived_outputs
 from generator.site.model import SiteModel
 from generator.site.output import check_output_dir, is_carnet_tree, write_changed, write_site, written_state
 from generator.site.search import index_site
-from generator.result import BuildResult
 from generator.site.summary import summarise
 from generator.site.theme import Theme, check_theme
+from generator.synthesis.audit import ArticleAudit, audit_articles
+from generator.synthesis.coverage import coverage
+from generator.verification.assess import Assessment, assess, verification_strict
+from generator.verification.tally import tally
 
 
 @dataclass
-class Analysis:
+class CheckedContent:
     """Everything known about the content before anything is rendered.
 
     Attributes:
@@ -66,22 +71,23 @@ class Analysis:
         return [p for p in self.problems if p.is_error]
 
 
-def analyse(content_dir: Path, cache: BuildCache | None = None) -> Analysis:
+def check_content(content_dir: Path, memo: Memo = NO_MEMO) -> CheckedContent:
+    """Everything up to the publication (what ``carnet check`` runs); ``memo`` remembers the
+    notes parsed and anchored, for an incremental build."""
     if not content_dir.is_dir():
         raise SettingsError(f"content directory not found: {content_dir}")
     # 1. load and validate every file, collecting all problems
-    corpus, problems = load_corpus(content_dir, cache)
+    corpus, problems = load_corpus(content_dir, memo)
     problems += validate_corpus(corpus)
     problems += address_problems(corpus)  # content taking a name the site writes for itself
     # 2. anchor: elements of each note, each extraction's quote → portions
     anchored: dict[str, AnchoredNote] = {}
     for slug, note in corpus.notes.items():
-        if cache is None:
-            anchored[slug], anchor_problems = anchor_note(note)
-        else:  # a pure function of the note's body and extractions
-            key = digest_of((note.body, note.body_line, note.media is not None, note.source.file,  # problems name it
-                             [(e.id, e.quote, e.prefix, e.suffix, e.occurrence, e.source) for e in note.extractions]))
-            anchored[slug], anchor_problems = cache.memo("anchors", key, lambda note=note: anchor_note(note))
+        def key(note: Note = note) -> str:  # a pure function of the note's body and extractions
+            return digest_of((note.body, note.body_line, note.media is not None, note.source.file,  # problems name it
+                              [(e.id, e.quote, e.prefix, e.suffix, e.occurrence, e.source) for e in note.extractions]))
+
+        anchored[slug], anchor_problems = memo.memo("anchors", key, partial(anchor_note, note))
         problems += anchor_problems
     # 3. links between notes, to extractions and to assets
     index = CorpusIndex.of(corpus)
@@ -108,12 +114,12 @@ def analyse(content_dir: Path, cache: BuildCache | None = None) -> Analysis:
     # 6. the public part (INV-12); a public page may not point into private content
     publication = publish(corpus)
     problems += private_link_problems(publication, corpus, links)
-    problems += private_perimeter_problems(publication, articles)
+    problems += private_perimeter_problems(publication, {slug: a.perimeter_notes for slug, a in articles.items()})
     public = published_extractions(publication)
     for wiki, record in corpus.oppositions.items():
         if wiki in publication.notes:
             problems += private_opposition_problems(record, public, corpus.extractions)
-    return Analysis(corpus, anchored, links, articles, assessments, publication, sorted_problems(problems))
+    return CheckedContent(corpus, anchored, links, articles, assessments, publication, sorted_problems(problems))
 
 
 def published_extractions(publication: Publication) -> frozenset[str]:
@@ -125,8 +131,8 @@ def blocking(problems: list[Problem], strict: bool) -> list[Problem]:
     return [p for p in problems if p.stops(strict)]
 
 
-def site_model(analysis: Analysis, content_dir: Path, base_url: str | None = None,
-               cache: BuildCache | None = None) -> SiteModel:
+def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None = None,
+               memo: Memo = NO_MEMO) -> SiteModel:
     publication = analysis.publication
     published = set(publication.notes)
     backlinks: dict[str, set[str]] = {}
@@ -154,22 +160,21 @@ def site_model(analysis: Analysis, content_dir: Path, base_url: str | None = Non
     same_perimeter: dict[tuple[str, ...], Selection] = {}  # wikis that share a perimeter share its selection
 
     def selection(ids: list[str]) -> Selection:
-        if cache is None:
-            if tuple(ids) not in same_perimeter:
-                same_perimeter[tuple(ids)] = select(analysis.corpus, ids, threshold, provider, vectors)
-            return same_perimeter[tuple(ids)]
-        known = analysis.corpus.extractions
-        key = digest_of((ids, [known.get(i) for i in ids], threshold, provider, vectors))
-        return cache.memo("selections", key, lambda: select(analysis.corpus, ids, threshold, provider, vectors))
+        if tuple(ids) not in same_perimeter:
+            known = analysis.corpus.extractions
+            same_perimeter[tuple(ids)] = memo.memo(
+                "selections", lambda: digest_of((ids, [known.get(i) for i in ids], threshold, provider, vectors)),
+                lambda: select(analysis.corpus, ids, threshold, provider, vectors))
+        return same_perimeter[tuple(ids)]
 
     selections = {slug: selection(audit.perimeter_extractions or [])
                   for slug, audit in articles.items() if audit.kind == "wiki"}
     reuse: dict[str, list[str]] = {}
     for slug, audit in articles.items():
         for link in audit.links:
-            if link.marker.kind == "ext" and not link.broken and link.extraction:
-                if slug not in reuse.setdefault(link.extraction, []):
-                    reuse[link.extraction].append(slug)
+            if link.marker.kind == "ext" and not link.broken and link.extraction \
+                    and slug not in reuse.setdefault(link.extraction, []):
+                reuse[link.extraction].append(slug)
     public = published_extractions(publication)  # a pair touching anything unpublished reaches no emitter
     return SiteModel(
         publication=publication,
@@ -196,20 +201,18 @@ def site_model(analysis: Analysis, content_dir: Path, base_url: str | None = Non
 
 
 def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = EMITTERS,
-                cache: BuildCache | None = None, digests: dict[str, str] | None = None) -> dict[str, bytes]:
+                memo: Memo = NO_MEMO, digests: dict[str, str] | None = None) -> dict[str, bytes]:
+    """Every output of the site, by path; with a build cache as ``memo``, what is unchanged
+    is not rendered again."""
     files: dict[str, bytes] = {}
     owner: dict[str, str] = {}
-    theme.memo = cache  # pages whose template and context are unchanged are not rendered again
-    try:
-        for emitter in emitters:
-            for path, data in emitter.emit(site, theme):
-                if path in files:
-                    raise SettingsError(_clash(site, path, emitter.name, owner[path]))
-                files[path] = data
-                owner[path] = emitter.name
-    finally:
-        theme.memo = None
-    for path, data in derived_outputs(site, files, cache, digests, theme).items():
+    for emitter in emitters:
+        for path, data in emitter.emit(site, theme, memo):
+            if path in files:
+                raise SettingsError(_clash(site, path, emitter.name, owner[path]))
+            files[path] = data
+            owner[path] = emitter.name
+    for path, data in derived_outputs(site, files, memo, digests, theme).items():
         if path in files:
             raise SettingsError(_clash(site, path, "a derived output", owner[path]))
         files[path] = data
@@ -249,16 +252,17 @@ def build(content_dir: Path, out_dir: Path, *, strict: bool = False, base_url: s
         if unchanged is not None:
             return unchanged
     step("reading and anchoring the content")
-    analysis = analyse(content_dir, cache)
+    memo: Memo = NO_MEMO if cache is None else cache
+    analysis = check_content(content_dir, memo)
     stopping = blocking(analysis.problems, strict)
     if stopping:
         raise ContentError(analysis.problems, strict=strict)
     step("grouping the evidence of wikis")
-    site = site_model(analysis, content_dir, base_url, cache)
+    site = site_model(analysis, content_dir, base_url, memo)
     theme = Theme.load(theme_dir, analysis.publication.settings.language)
     digests: dict[str, str] = {}
     step("rendering pages")
-    files = render_site(site, theme, emitters, cache, digests)
+    files = render_site(site, theme, emitters, memo, digests)
     step("writing the site" + (" and its search index" if search else ""))
     language = analysis.publication.settings.language
     incremental = cache is not None and cache.output_intact(out_dir) and is_carnet_tree(out_dir)
@@ -272,7 +276,7 @@ def build(content_dir: Path, out_dir: Path, *, strict: bool = False, base_url: s
         write_site(files, out_dir, content_dir, (lambda tree: index_site(tree, language)) if search else None)
         changed = len(files) + 1
     result = BuildResult(out_dir, len(files) + 1, analysis.publication.reports, analysis.problems, language,
-                         changed=changed, summary=summarise(analysis, site, files))
+                         changed=changed, summary=summarise(analysis.problems, site, files))
     if cache is not None:
         cache.written = written_state(files, digests, out_dir, cache.written if incremental else None, rewritten)
         cache.inputs, cache.result = cache.pending, result

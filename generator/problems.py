@@ -7,10 +7,9 @@ what is wrong and what to do about it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Iterable
-
 
 EXIT_OK, EXIT_CONTENT, EXIT_USAGE, EXIT_MODEL = 0, 1, 2, 3
 """Exit codes, the same for every command: done; the content has errors (or warnings

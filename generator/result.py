@@ -62,7 +62,7 @@ class BuildResult:
 
     out_dir: Path
     files: int
-    reports: list["NotebookReport"]
+    reports: list[NotebookReport]
     problems: list[Problem]
     language: str = "fr"
     changed: int = 0

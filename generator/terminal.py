@@ -25,7 +25,7 @@ def _escape(code: int) -> str:
 
 
 def _table(keep_newlines: bool) -> dict[int, str]:
-    codes = [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0), *BIDI_CONTROLS, *LINE_SEPARATORS]
+    codes = [*range(0x20), 0x7F, *range(0x80, 0xA0), *BIDI_CONTROLS, *LINE_SEPARATORS]
     kept = {0x0A, 0x09} if keep_newlines else set()
     return {code: _escape(code) for code in codes if code not in kept}
 

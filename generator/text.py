@@ -42,9 +42,9 @@ def category_slug(category: str) -> str:
     return slug[: MAX_CATEGORY_SLUG - len(digest) - 1].rstrip("-") + "-" + digest
 
 
-def natural_key(text: str) -> tuple:
+def natural_key(text: str) -> tuple[tuple[int, int, str] | str, ...]:
     """A locale-free sort key readers expect: accents folded, case ignored, numbers by
     value (``Élève 2`` before ``Élève 10``, and both before ``M. Delorme``)."""
     folded = "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch)).casefold()
     parts = re.split(r"(\d+)", folded)
-    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts if p) + (text,)
+    return (*((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts if p), text)

@@ -26,9 +26,9 @@ from __future__ import annotations
 import json
 import unicodedata
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
@@ -88,7 +88,8 @@ def _nfc(value: Any) -> Any:
 def read_back(rel: str, data: bytes) -> tuple[Any, list[Problem]]:
     """``data`` as the build reads the file ``rel``: decoded (UTF-8, NFC, LF) and parsed
     by the loader's own YAML reader; a note split into front matter and body."""
-    from generator.corpus.source import decode_text, parse_yaml, split_front_matter
+    from generator.corpus.source import parse_yaml, split_front_matter
+    from generator.files import decode_text
 
     text, problems = decode_text(data, rel)
     if text is None:
@@ -107,7 +108,7 @@ def read_back(rel: str, data: bytes) -> tuple[Any, list[Problem]]:
 
 def reads_back_as(rel: str, data: bytes, meant: Any) -> bool:
     """Whether ``data`` reads back (:func:`read_back`) as ``meant``, text compared NFC."""
-    return read_back(rel, data)[0] == _nfc(plain(meant))
+    return bool(read_back(rel, data)[0] == _nfc(plain(meant)))
 
 
 def _raw(data: bytes) -> str:
@@ -155,7 +156,7 @@ def _difference(meant: Any, got: Any, path: str = "") -> str:
     if isinstance(meant, list) and isinstance(got, list):
         if len(meant) != len(got):
             return f"{path.rstrip('.')}: {len(got)} item(s) instead of {len(meant)}"
-        for index, (a, b) in enumerate(zip(meant, got)):
+        for index, (a, b) in enumerate(zip(meant, got, strict=False)):
             if a != b:
                 return _difference(a, b, f"{path.rstrip('.')}[{index}].")
     shown = repr(got)
@@ -178,9 +179,10 @@ def _comments(rel: str, data: bytes) -> list[str]:
 def _analysis_problems(rel: str, data: bytes) -> Counter[tuple[str, str]]:
     """The problems ``review`` and ``analyse`` would find in a file of
     ``proposals/extractions/``: an extraction proposal, or a fingerprints record."""
-    from generator.analysis.fingerprints import RECORD_NAME, RecordError, parse_record
+    from generator.corpus.analysed import RECORD_NAME, RecordError, parse_record
     from generator.corpus.proposal import parse_extraction_proposal
-    from generator.corpus.source import decode_text, parse_yaml
+    from generator.corpus.source import parse_yaml
+    from generator.files import decode_text
 
     text, problems = decode_text(data, rel)
     value, yaml_problems = parse_yaml(text, rel) if text is not None else (None, [])
@@ -295,7 +297,7 @@ class ContentChange:
         self.change = Change(content, command)
         self.planned: dict[str, bytes] = {}
 
-    def __enter__(self) -> "ContentChange":
+    def __enter__(self) -> ContentChange:
         self.change.__enter__()
         return self
 
@@ -349,6 +351,7 @@ def appended(content: Path, rel: str, key: str, items: list[Any], comment: str =
     from generator.files import read_text_file
 
     old = _current(content, rel)
+    encode: Callable[[str], bytes]
     if old is None:
         text, encode = "", (lambda new: new.encode("utf-8"))
         value: Any = None

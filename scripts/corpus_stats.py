@@ -12,12 +12,12 @@ from itertools import combinations
 from pathlib import Path
 
 from generator.anchoring import AnchorStatus
-from generator.pipeline import analyse
+from generator.pipeline import check_content
 
 
 def main(argv: list[str]) -> int:
     content = Path(argv[0] if argv else "content")
-    analysis = analyse(content)
+    analysis = check_content(content)
     corpus = analysis.corpus
     print(f"{content}: {len(corpus.notes)} notes, {len(corpus.notebooks)} notebooks, {len(corpus.bases)} bases, "
           f"{len(corpus.assets)} assets, {len(analysis.problems)} problems")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from generator.pipeline import analyse
+from generator.pipeline import check_content
 from generator.writes import ALL, PlannedWrite, read_back, write_content
 
 JUDGED_ON = "2025-12-01"
@@ -44,7 +44,7 @@ JUDGEMENTS = {
 
 def main() -> int:
     content = Path("content")
-    analysis = analyse(content)
+    analysis = check_content(content)
     by_article: dict[str, list[dict]] = {}
     for (article, start, source), (verdict, rationale) in JUDGEMENTS.items():
         matches = [a for a in analysis.assessments[article]

@@ -24,8 +24,8 @@ import wave
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from generator.files import read_text_file, write_atomic  # noqa: E402
-from generator.writes import PlannedWrite, read_back, write_content  # noqa: E402
+from generator.files import read_text_file, write_atomic
+from generator.writes import PlannedWrite, read_back, write_content
 
 TURN_LINE = re.compile(r"^\[(\d{2}):(\d{2}):(\d{2})\] \*\*(?P<speaker>[^*]+)\*\* : (?P<text>.+)$")
 MEDIA = re.compile(r"^media:\s*(\S+)\s*$", re.MULTILINE)
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         subprocess.run(["opusenc", "--quiet", "--bitrate", "16", "--serial", "1", str(joined), str(encoded)],
                        check=True)
         write_atomic(audio, encoded.read_bytes())  # an asset, not a record: atomic, no read-back
-    for (index, match), start in zip(turns, starts):
+    for (index, _match), start in zip(turns, starts, strict=False):
         stamp = f"[{start // 3600:02d}:{start % 3600 // 60:02d}:{start % 60:02d}]"
         lines[index] = stamp + lines[index][len("[00:00:00]"):]
     duration = f"duration: {position:.1f}"

@@ -52,12 +52,24 @@ def test_check_reports_errors_with_file_and_line(small: Path) -> None:
     assert "→" in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize("fmt", ["text", "github"])
+def test_a_problem_reaches_the_terminal_with_its_control_characters_escaped(small: Path, fmt: str) -> None:
+    """A file name is content too: one holding an escape sequence or a bidi override is
+    reported (bad slug) with them shown as escapes, never obeyed by the terminal."""
+    (small / "notes" / "a\x1b[2Jb\u202e.md").write_text("---\ntitle: x\n---\nTexte.\n", encoding="utf-8")
+    result = carnet("check", str(small), "--format", fmt)
+    assert result.returncode == 1, result.stderr
+    shown = result.stderr + result.stdout
+    assert "\x1b" not in shown and "\u202e" not in shown
+    assert "a\\x1b[2Jb\\u202e.md" in shown
+
+
 def test_check_github_format(small: Path) -> None:
     replace(small, "notes/conseil-c.md", "theme: [Budget]", "theme: [Inconnue]")
     line = line_of(small, "notes/conseil-c.md", "Inconnue")
     result = carnet("check", str(small), "--format", "github")
     assert result.returncode == 1
-    annotations = [l for l in result.stdout.splitlines() if l.startswith("::error")]
+    annotations = [line for line in result.stdout.splitlines() if line.startswith("::error")]
     assert len(annotations) == 1
     assert re.match(rf"::error file={re.escape(str(small))}/notes/conseil-c\.md,line={line},"
                     r"title=unknown-category::.+", annotations[0])

@@ -16,7 +16,7 @@ import pytest
 import yaml
 from bs4 import BeautifulSoup
 
-from generator.pipeline import analyse, build
+from generator.pipeline import build, check_content
 from generator.site.headers import SECURITY_HEADERS
 from support.corpus import replace, site_files
 
@@ -39,7 +39,7 @@ def test_netlify_sends_the_headers_the_site_is_tested_under() -> None:
 def test_aliases_redirect_and_old_wikilinks_follow(small: Path, tmp_path: Path) -> None:
     replace(small, "notes/conseil-c.md", "authors:", "aliases: [ancienne-seance-c]\nauthors:")
     replace(small, "notes/conseil-b.md", "Retour vers [[conseil-a]].", "Retour vers [[conseil-a]] et [[ancienne-seance-c]].")
-    assert analyse(small).errors == []
+    assert check_content(small).errors == []
     build(small, tmp_path / "site")
     files = site_files(tmp_path / "site")
     assert files["_redirects"].decode() == "/site/notes/ancienne-seance-c.html /site/notes/conseil-c.html 301!\n"
@@ -66,7 +66,7 @@ def test_every_alias_rule_is_forced_since_a_redirect_page_stands_at_the_old_addr
 
 def test_an_alias_cannot_shadow_a_note(small: Path) -> None:
     replace(small, "notes/conseil-c.md", "authors:", "aliases: [conseil-a]\nauthors:")
-    assert any(p.code == "duplicate-slug" and "alias" in p.message for p in analyse(small).errors)
+    assert any(p.code == "duplicate-slug" and "alias" in p.message for p in check_content(small).errors)
 
 
 def test_the_documented_workflow_checks_and_builds_strictly() -> None:

@@ -8,9 +8,9 @@ import re
 import shutil
 from pathlib import Path
 
+from generator.corpus.verdicts import Contestation, Verdict
 from generator.pipeline import build
 from generator.verification.states import Method, PairState, Reason, State, pair_state
-from generator.verification.records import Contestation, Verdict
 
 CONTENT = Path(__file__).resolve().parents[1] / "content"
 SYNTHESIS = "cvl-synthese-budget-2024-2025"
@@ -121,7 +121,7 @@ def test_the_json_sibling_tells_the_same_audit_as_the_page(tmp_path: Path) -> No
             in_page = set(re.findall(r'<span class="claim-end" id="([^"]+)"', page)) | \
                 set(re.findall(r'<sup class="unsourced-claim" id="([^"]+)"', page))
             assert {c["id"] for c in record["claims"]} == in_page, path.name
-            marks, reasons, _, _ = _counts_of(page)
+            marks, _reasons, _, _ = _counts_of(page)
             said: dict[str, int] = {}
             for claim in record["claims"]:
                 for pair in claim["pairs"]:

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from generator.corpus.load import load_corpus
-from generator.pipeline import analyse, build
+from generator.pipeline import check_content
 from support.corpus import site_files
 from support.site_checks import broken_internal_links, highlight_mismatches
 
@@ -16,7 +14,7 @@ CONTENT = Path(__file__).resolve().parents[1] / "content"
 
 
 def test_example_content_has_no_problem_but_its_planted_anchors() -> None:
-    problems = analyse(CONTENT).problems
+    problems = check_content(CONTENT).problems
     assert [p.format_text() for p in problems if p.severity.value != "notice"] == []
     anchors = sorted((p.code, p.message.split("'")[1]) for p in problems
                      if p.code in ("detached-anchor", "relocated-anchor"))
@@ -45,7 +43,7 @@ def test_example_private_notebook_leaves_no_trace(example_site: Path) -> None:
 
 def test_planted_cases_hold() -> None:
     """The cases later features are tested on, checked on the corpus as an auditor would."""
-    analysis = analyse(CONTENT)
+    analysis = check_content(CONTENT)
     corpus = analysis.corpus
     notes = corpus.notes
     extractions = {e.id: (n, e) for n in notes.values() for e in n.extractions}
@@ -69,7 +67,7 @@ def test_planted_cases_hold() -> None:
                for n in shared if n.membership("cvl") and n.membership("veille-financement"))
 
     # a minority extraction nobody else mentions, called "le vrai risque du budget" by a comment
-    note, lease = extractions["cvl-1114-bail-verbal"]
+    _note, lease = extractions["cvl-1114-bail-verbal"]
     assert "accord verbal" in lease.quote and "propriétaire" in lease.quote
     others = [e for i, (_n, e) in extractions.items() if i != lease.id]
     assert not any(word in e.quote.lower() for e in others for word in ("bail", "propriétaire", "accord verbal"))

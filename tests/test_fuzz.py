@@ -17,6 +17,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -24,6 +25,8 @@ from generator.pipeline import build
 from generator.problems import ContentError
 from support.corpus import copy_fixture, site_files
 from support.site_checks import broken_internal_links, highlight_mismatches
+
+pytestmark = pytest.mark.slow  # builds many generated hostile corpora
 
 EXAMPLES = int(os.environ.get("CARNET_FUZZ_EXAMPLES", "25"))
 PRIVATE = ("SECRETNOTEBOOK", "WITHDRAWNTEXT", "secret-a")  # the small corpus's private markers

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from generator.pipeline import analyse, build
+from generator.pipeline import build, check_content
 from generator.problems import ContentError
 from support.corpus import site_files, write
 
@@ -24,7 +24,7 @@ def _carnet(*args: str) -> subprocess.CompletedProcess[str]:
 
 def _codes(root: Path) -> dict[str, list]:
     found: dict[str, list] = {}
-    for problem in analyse(root).problems:
+    for problem in check_content(root).problems:
         found.setdefault(problem.code, []).append(problem)
     return found
 
@@ -57,7 +57,7 @@ def test_absolute_and_escaping_media_paths_are_refused(small: Path) -> None:
     for media in ("/etc/passwd", "../../../../etc/passwd", "assets/../../secret.ogg"):
         write(small, NOTE, FRONT.format(title="Séance C").replace("authors:", f"media: {media}\nauthors:")
               + "Le budget est reconduit.\n")
-        problems = [p for p in analyse(small).problems if p.file == NOTE and p.is_error]
+        problems = [p for p in check_content(small).problems if p.file == NOTE and p.is_error]
         assert problems and all(p.line for p in problems), media
 
 
@@ -67,7 +67,7 @@ def test_quotes_among_rtl_overrides_combining_marks_and_emoji_land_exactly(small
     write(small, "notes/conseil-c.extractions.yaml",
           "extractions:\n  - id: c-vote\n    quote: \"le vote final 🗳️ ici\"\n    kind: fait\n    author: Yann Realname\n"
           "  - id: c-rtl\n    quote: \"\u202egauche\u202c puis été\"\n    kind: fait\n    author: Yann Realname\n")
-    analysis = analyse(small)
+    analysis = check_content(small)
     anchors = analysis.anchored["conseil-c"].anchors
     elements = analysis.anchored["conseil-c"].document.elements
     for ext_id, quote in (("c-vote", "le vote final 🗳️ ici"), ("c-rtl", "\u202egauche\u202c puis été")):
@@ -154,5 +154,5 @@ def test_a_relocated_quote_is_measured_without_the_separators_it_would_span(smal
     write(small, NOTE, FRONT.format(title="Séance C") + "```\nréserve budget budget\n```\n\n> Le vote suit.\n")
     write(small, "notes/conseil-c.extractions.yaml",
           "extractions:\n  - id: c-x\n    quote: \"erve budget budget\\n``\"\n    kind: fait\n    author: Yann\n")
-    anchor = analyse(small).anchored["conseil-c"].anchors["c-x"]
+    anchor = check_content(small).anchored["conseil-c"].anchors["c-x"]
     assert anchor.status.value == "detached" and anchor.portions == ()

@@ -9,6 +9,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -16,6 +17,8 @@ from generator.cache import BuildCache, default_cache_path
 from generator.pipeline import build
 from generator.problems import ContentError
 from support.corpus import copy_fixture, site_files
+
+pytestmark = pytest.mark.slow  # the incremental property: random edits, each followed by two builds
 
 
 def _notes(content: Path) -> list[Path]:

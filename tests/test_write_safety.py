@@ -33,8 +33,8 @@ import shutil
 import signal
 import socket
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 import yaml
@@ -45,6 +45,8 @@ from support.answers import Answers, oppositions_answer
 from support.cli import REPOSITORY, Run, carnet, carnet_here, configure_llm, tree
 from support.corpus import FIXTURES, copy_fixture, replace
 from support.layouts import LAYOUTS, Layout, load, missing_records, records, relayout
+
+pytestmark = pytest.mark.slow  # fault injection of writes: full and read-only disks, kills, a property over command sequences
 
 EXAMPLE = REPOSITORY / "content"
 VERDICTS = "verdicts/cvl-wiki-budget.yaml"
@@ -704,7 +706,7 @@ def _step(step: str, content: Path, state: dict) -> list[tuple[Run, dict[str, by
 @settings(max_examples=int(os.environ.get("CARNET_WRITE_EXAMPLES", "20")), deadline=None,
           phases=(Phase.explicit, Phase.reuse, Phase.generate),
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(chosen=st.fixed_dictionaries({rel: layouts for rel in LAID_OUT}),
+@given(chosen=st.fixed_dictionaries(dict.fromkeys(LAID_OUT, layouts)),
        steps=st.lists(st.sampled_from(STEPS), min_size=2, max_size=5),
        oppositions=st.sampled_from(["pair", "empty"]), propose=st.sampled_from(["append", "nochange"]),
        seed=st.integers(0, 2**16))

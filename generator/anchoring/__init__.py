@@ -14,7 +14,7 @@ from generator.corpus.model import Note
 from generator.markup import MAX_NESTING, parse_checked
 from generator.problems import Problem, Severity
 
-__all__ = ["AnchoredNote", "Anchor", "AnchorStatus", "Document", "Element", "Portion", "anchor_note"]
+__all__ = ["Anchor", "AnchorStatus", "AnchoredNote", "Document", "Element", "Portion", "anchor_note"]
 
 
 @dataclass

@@ -132,14 +132,17 @@ def segment(tokens: list[Token], body_line: int, transcript: bool = False) -> Do
                 stack.pop()
             if token.type == "tr_close" and row is not None:
                 tr_index, cells = row
-                inlines, parts, offset = [], [], 0
+                inlines: list[tuple[int, int]] = []
+                parts: list[str] = []
+                offset = 0
                 for inline_index, text in cells:
                     if parts:
                         offset += len(CELL_SEPARATOR)
                     inlines.append((inline_index, offset))
                     parts.append(text)
                     offset += len(text)
-                line = tokens[tr_index].map[0] if tokens[tr_index].map else None
+                tr_map = tokens[tr_index].map
+                line = tr_map[0] if tr_map else None
                 add("table_row", CELL_SEPARATOR.join(parts), line, tr_index, inlines, None)
                 row = None
             continue
@@ -162,7 +165,7 @@ def segment(tokens: list[Token], body_line: int, transcript: bool = False) -> Do
                 kind = "blockquote"
             else:
                 kind = "paragraph"
-            id_token = parent_index
+            id_token: int | None = parent_index
             if tokens[parent_index].hidden:  # tight list: the <p> is not rendered
                 li = next((i for k, i in reversed(stack) if k == "list_item_open"), None)
                 id_token = li if li is not None and li not in [p[3] for p in pending] else None
@@ -175,10 +178,10 @@ def segment(tokens: list[Token], body_line: int, transcript: bool = False) -> Do
             add("code", token.content.rstrip("\n"), line, index, [], index)
 
     seen: dict[str, int] = {}
-    texts = []
+    texts: list[str] = []
     offset = 0
     for kind, text, line_index, id_token, inlines, block, level in pending:
-        digest = hashlib.sha1(f"{kind}\x00{text}".encode("utf-8")).hexdigest()[:10]
+        digest = hashlib.sha1(f"{kind}\x00{text}".encode()).hexdigest()[:10]
         seen[digest] = seen.get(digest, 0) + 1
         element_id = f"e-{digest}" + (f"-{seen[digest]}" if seen[digest] > 1 else "")
         element_index = len(doc.elements)
@@ -200,13 +203,13 @@ def segment(tokens: list[Token], body_line: int, transcript: bool = False) -> Do
     taken: set[str] = set()
     for index, element in enumerate(doc.elements):
         if element.kind == "heading":
-            base = slugify(element.text)
-            if base.startswith(RESERVED_ID_PREFIXES):
-                base = "h-" + base
-            candidate, number = base, 1
+            slug = slugify(element.text)
+            if slug.startswith(RESERVED_ID_PREFIXES):
+                slug = "h-" + slug
+            candidate, number = slug, 1
             while candidate in taken:
                 number += 1
-                candidate = f"{base}-{number}"
+                candidate = f"{slug}-{number}"
             taken.add(candidate)
             doc.heading_ids[index] = candidate
     return doc

@@ -150,10 +150,8 @@ def find_approximate(pattern: str, text: str, max_distance: int, budget: Budget,
     if m == 0 or max_distance < 0:
         return []
     whole = [(0, len(text))] if regions is None else regions
-    if m // (max_distance + 1) >= 4:  # pieces long enough to be selective
-        windows = _windows(pattern, text, max_distance, budget)
-    else:
-        windows = [(0, len(text))]
+    # candidate windows where the pattern's pieces are long enough to be selective, else the whole text
+    windows = _windows(pattern, text, max_distance, budget) if m // (max_distance + 1) >= 4 else [(0, len(text))]
     pieces = _pieces(windows, whole, m - max_distance)
     # refused before any pass when the forward passes alone are beyond the budget
     budget.afford(sum(end - start for start, end in pieces) * step_cost(m), "matching it approximately would cost too much")
@@ -204,7 +202,7 @@ def _find_in(pattern: str, text: str, max_distance: int, budget: Budget,
                 raise TooCostly(f"it resembles more than {MAX_CANDIDATES} places")
         last_end = end
     matches = []
-    for end, distance in clusters:
+    for end, _distance in clusters:
         window_start = max(0, end + 1 - m - max_distance)
         window = text[window_start:end + 1]
         # walk back from the end: the start is where the reversed pattern fits best

@@ -23,7 +23,7 @@ _FOLDED = re.compile("[" + "".join(_EQUIVALENT) + "]")  # translate() with a tab
 _SPACE_RUN = re.compile(r"[\s\u00a0\u202f\u2007\u200b]+")
 
 
-def normalise(text: str) -> tuple[str, "list[int] | range"]:
+def normalise(text: str) -> tuple[str, list[int] | range]:
     """Return the normalised text and, for each of its characters, the offset of the
     original character it comes from. Runs of white space become one space; leading
     and trailing white space go. ``text`` is expected in NFC already (the loader

@@ -131,7 +131,7 @@ class NormalisedProjection:
         consecutive elements, as [start, end) in ``text`` (sorted; kept for the note's
         other quotes)."""
         if blocks not in self._regions:
-            ends = [start + len(offsets) for start, offsets in zip(self.starts, self.offsets)]
+            ends = [start + len(offsets) for start, offsets in zip(self.starts, self.offsets, strict=True)]
             span = min(blocks, len(ends))
             self._regions[blocks] = [(self.starts[k], ends[k + span - 1]) for k in range(len(ends) - span + 1)]
         return self._regions[blocks]
@@ -308,9 +308,9 @@ def _relocate(projection: NormalisedProjection, elements: list[Element], needle:
     portions = _portions(projection, best.start, best.end - best.start, elements)
     if not portions:
         return Anchor(AnchorStatus.DETACHED, reason="the quote is not found in the note", candidates=0)
-    found = projection.text[best.start:best.end]
-    diff = word_diff(needle, found)
-    return Anchor(AnchorStatus.RELOCATED, portions, candidates=1, found=found, distance=best.distance,
+    found_text = projection.text[best.start:best.end]
+    diff = word_diff(needle, found_text)
+    return Anchor(AnchorStatus.RELOCATED, portions, candidates=1, found=found_text, distance=best.distance,
                   reason=f"the quote was edited: {diff}", diff=diff)
 
 

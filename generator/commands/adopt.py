@@ -13,10 +13,10 @@ import datetime as dt
 import json
 from pathlib import Path
 
-from generator.files import read_text_file
 from generator.corpus.model import NoteType
-from generator.corpus.source import decode_text, split_front_matter
-from generator.pipeline import analyse
+from generator.corpus.source import split_front_matter
+from generator.files import decode_text, read_text_file
+from generator.pipeline import check_content
 from generator.problems import CarnetError
 from generator.synthesis.audit import default_spec
 from generator.synthesis.lifecycle import adoption_hash, quote_hash
@@ -45,7 +45,7 @@ def adopt(file: Path, by: str, date: dt.date, record_perimeter: bool = True) -> 
         raise AdoptionError("say who adopts the act (--by)")
     content = content_dir_of(file)
     rel = file.resolve().relative_to(content.resolve()).as_posix()
-    analysis = analyse(content)
+    analysis = check_content(content)
     note = next((n for n in analysis.corpus.notes.values() if n.source.file == rel), None)
     if note is None:
         raise AdoptionError(f"{file} is not a loaded note (check it with 'carnet check')")
@@ -123,10 +123,10 @@ def adopt(file: Path, by: str, date: dt.date, record_perimeter: bool = True) -> 
     # read back before the swap: the old fields byte for byte, plus exactly the adoption
     write_content(content, f"carnet adopt {rel}",
                   PlannedWrite(rel, read.encode(final), {"front_matter": meant, "body": old["body"]}))
-    after = analyse(content)
+    after = check_content(content)
     still = [p for p in after.problems if p.is_error and p.file == rel]
     if still:
         raise AdoptionError("the adopted file does not check cleanly:\n" + "\n".join(p.format_text() for p in still))
-    perimeter_note = f"perimeter frozen: {frozen} extraction(s)" if frozen or spec.recorded is None and \
-        record_perimeter else ("perimeter recorded at production kept" if spec.recorded else "no perimeter recorded")
+    perimeter_note = f"perimeter frozen: {frozen} extraction(s)" if frozen or (spec.recorded is None and \
+        record_perimeter) else ("perimeter recorded at production kept" if spec.recorded else "no perimeter recorded")
     return f"adopted {note.slug} on {date.isoformat()} by {by.strip()} ({perimeter_note}; {digest})"

@@ -1,6 +1,6 @@
 """``carnet analyse NOTE…``, and ``review`` / ``apply`` of the proposals it writes.
 
-I/O around the pure core of :mod:`generator.analysis`: load the content, call the
+I/O around the pure core of :mod:`generator.extracting`: load the content, call the
 model once per chunk, write the proposal and the fingerprints of what was read. A
 note whose analysis fails (unreachable endpoint, truncated or malformed answer) gets
 nothing written — no proposal, no fingerprints — and the other notes go on (INV-15).
@@ -18,23 +18,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from generator.analysis.chunks import DEFAULT_BUDGET, DEFAULT_NEIGHBOURS, cut_chunks
-from generator.analysis.fingerprints import (
-    RECORD_NAME, AnalysedRecord, RecordError, changed_elements, parse_record, record_for, render_record,
-)
-from generator.analysis.passages import LeftOut, ProposedExtraction, drop_duplicates, resolve_answer
-from generator.analysis.plan import PassageDecision, plan
-from generator.analysis.records import Sent, add_usage, measure, proposal_record
-from generator.analysis.request import DEFAULT_KINDS, PROMPT, SCHEMA, prompt_context
-from generator.analysis.sidecar import NewExtraction, render_entry
 from generator.anchoring.resolve import AnchorStatus, Portion, portions_text
-from generator.commands.proposals import (
-    ProposalError, applied_record, dump_yaml, file_hash, free_proposal_path,
+from generator.commands.proposal_files import (
+    ProposalError,
+    applied_record,
+    dump_yaml,
+    file_hash,
+    free_proposal_path,
 )
+from generator.corpus.analysed import RECORD_NAME, AnalysedRecord, RecordError, parse_record
 from generator.corpus.model import Note, Notebook, NoteType
 from generator.corpus.proposal import ExtractionProposal
-from generator.corpus.source import decode_text, parse_yaml
-from generator.pipeline import Analysis, analyse
+from generator.corpus.source import parse_yaml
+from generator.extracting.chunks import DEFAULT_BUDGET, DEFAULT_NEIGHBOURS, cut_chunks
+from generator.extracting.fingerprints import changed_elements, record_for, render_record
+from generator.extracting.passages import LeftOut, ProposedExtraction, drop_duplicates, resolve_answer
+from generator.extracting.plan import PassageDecision, plan
+from generator.extracting.records import Sent, add_usage, measure, proposal_record
+from generator.extracting.request import DEFAULT_KINDS, PROMPT, SCHEMA, prompt_context
+from generator.extracting.sidecar import NewExtraction, render_entry
+from generator.files import decode_text
+from generator.pipeline import CheckedContent, check_content
 from generator.problems import CarnetError, Problem
 from generator.synthesis.sections import markers
 from generator.terminal import show, visible
@@ -136,7 +140,7 @@ class AnalyseReport:
         return [n for n in self.notes if n.error]
 
 
-def _note(analysis: Analysis, name: str) -> Note:
+def _note(analysis: CheckedContent, name: str) -> Note:
     """A note by slug, or by the path of its file (``content/notes/x.md``)."""
     slug = Path(name).name.removesuffix(".md") if name.endswith(".md") else name
     note = analysis.corpus.notes.get(slug)
@@ -149,7 +153,7 @@ def _note(analysis: Analysis, name: str) -> Note:
     return note
 
 
-def _notebook(analysis: Analysis, note: Note, asked: str | None) -> Notebook | None:
+def _notebook(analysis: CheckedContent, note: Note, asked: str | None) -> Notebook | None:
     notebooks = analysis.corpus.notebooks
     if asked is not None:
         if asked not in notebooks:
@@ -165,7 +169,7 @@ def _notebook(analysis: Analysis, note: Note, asked: str | None) -> Notebook | N
     return notebooks[held[0]] if held else None
 
 
-def _client(analysis: Analysis, content: Path, today: dt.date) -> LLMClient:
+def _client(analysis: CheckedContent, content: Path, today: dt.date) -> LLMClient:
     from generator.llm import LLMClient, LLMConfigError, llm_settings
 
     extra = analysis.corpus.settings.extra
@@ -186,14 +190,14 @@ def _read_record(path: Path, content: Path) -> AnalysedRecord | None:
                            "note again") from exc
 
 
-def _existing(analysis: Analysis, note: Note) -> dict[tuple[Portion, ...], str]:
+def _existing(analysis: CheckedContent, note: Note) -> dict[tuple[Portion, ...], str]:
     """Where the note's extractions (masked ones included) lie now."""
     anchors = analysis.anchored[note.slug].anchors
     return {anchors[e.id].portions: e.id for e in note.extractions
             if e.id in anchors and anchors[e.id].status.is_live and anchors[e.id].portions}
 
 
-def analyse_note(content: Path, analysis: Analysis, note: Note, notebook: Notebook | None, client: LLMClient,
+def analyse_note(content: Path, analysis: CheckedContent, note: Note, notebook: Notebook | None, client: LLMClient,
                  settings: AnalysisSettings, whole: bool, today: dt.date) -> NoteAnalysis:
     """Analyse one note: send what the last analysis did not read, resolve the
     answers, write the proposal and the new fingerprints. Failures (the model, an
@@ -209,7 +213,7 @@ def analyse_note(content: Path, analysis: Analysis, note: Note, notebook: Notebo
     return result
 
 
-def _analyse_note(content: Path, analysis: Analysis, note: Note, notebook: Notebook | None, client: LLMClient,
+def _analyse_note(content: Path, analysis: CheckedContent, note: Note, notebook: Notebook | None, client: LLMClient,
                   settings: AnalysisSettings, whole: bool, today: dt.date, result: NoteAnalysis) -> None:
     from generator.llm import LLMAnswerError, LLMError
     from generator.llm.prompts import load_prompt
@@ -273,7 +277,7 @@ def _analyse_note(content: Path, analysis: Analysis, note: Note, notebook: Noteb
 def run_analyse(content: Path, names: list[str], notebook: str | None = None, budget: int | None = None,
                 whole: bool = False, today: dt.date | None = None) -> AnalyseReport:
     """Analyse each named note in turn; a failing note does not stop the others."""
-    analysis = analyse(content)
+    analysis = check_content(content)
     if not names:
         raise AnalyseError("name at least one note to analyse")
     notes: dict[str, tuple[Note, Notebook | None]] = {}
@@ -354,8 +358,8 @@ def _short(text: str, limit: int = 90) -> str:
 
 
 def _planned(content: Path, proposal: ExtractionProposal, only: set[int] | None
-             ) -> tuple[Analysis, Note, list[PassageDecision]]:
-    analysis = analyse(content)
+             ) -> tuple[CheckedContent, Note, list[PassageDecision]]:
+    analysis = check_content(content)
     note = analysis.corpus.notes.get(proposal.target)
     if note is None:
         raise AnalyseError(f"{proposal.file}: the note {proposal.target!r} no longer exists")
@@ -364,7 +368,7 @@ def _planned(content: Path, proposal: ExtractionProposal, only: set[int] | None
                                 proposal.passages, only)
 
 
-def taken_ids(content: Path, analysis: Analysis) -> set[str]:
+def taken_ids(content: Path, analysis: CheckedContent) -> set[str]:
     """Every id a new extraction must not get, because something points at it or did:
     the extractions and comments there are; every ``[[ext:…]]`` / ``[[com:…]]`` marker
     in any note (dangling ones too: reusing the id would silently re-point the
@@ -525,7 +529,7 @@ def _confirm(content: Path, note: Note, accepted: list[PassageDecision], errors_
     """Load the content again: each new extraction must be valid and anchored exactly
     where planned, else an error (and the change puts the extractions file back)."""
     target = sidecar_path(content, note)
-    after = analyse(content)
+    after = check_content(content)
     anchors = after.anchored.get(note.slug)
     wrong = []
     for decision in accepted:

@@ -12,13 +12,14 @@ from __future__ import annotations
 import re
 import sys
 import unicodedata
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable
+from typing import TextIO
 
 import networkx as nx
 
-from generator.corpus.model import Stance
-from generator.pipeline import analyse, site_model
+from generator.corpus.model import Extraction, Note, Stance
+from generator.pipeline import check_content, site_model
 from generator.site.graph import build_graph
 from generator.site.model import SiteModel, note_path
 
@@ -43,7 +44,7 @@ def rank(site: SiteModel, query: str) -> dict[str, float]:
             seeds[key] = float(score)
     if not seeds:
         return {}
-    simple = nx.Graph()
+    simple: nx.Graph[str] = nx.Graph()
     simple.add_nodes_from(sorted(graph.nodes))
     simple.add_edges_from(sorted((u, v) for u, v in graph.edges()))
     scores = nx.pagerank(simple, alpha=0.85, personalization=seeds, max_iter=200, tol=1e-12)
@@ -55,7 +56,7 @@ def _ordered(scores: dict[str, float], prefix: str) -> list[str]:
                                   key=lambda item: (-item[1], item[0]))]
 
 
-def _ranked_extractions(site: SiteModel, scores: dict[str, float]):
+def _ranked_extractions(site: SiteModel, scores: dict[str, float]) -> Iterator[tuple[str, Note, Extraction]]:
     """Published extractions by rank: (id, note, extraction)."""
     extraction = {e.id: (n, e) for n in site.publication.notes.values() for e in n.extractions}
     for key in _ordered(scores, "extraction:"):
@@ -107,12 +108,15 @@ def debate_section(site: SiteModel, scores: dict[str, float], budget: int) -> st
     for ext_id, note, item in _ranked_extractions(site, scores):
         against = [c for c in item.live_comments if c.stance is Stance.DISAGREE]
         if against:
+            # a live comment's text is None only where the content has a missing-field
+            # error; then this raises and the section is reported failed, as it always was
+            said = against[0].text.split()  # type: ignore[union-attr]
             lines.append(f"- [{ext_id}]({site.base_url}{note_path(note.slug)}#ext-{ext_id}): "
-                         f"{len(against)} disagreement(s) — « {' '.join(against[0].text.split())} »")
-    for slug, record in sorted(site.oppositions.items()):
-        for item in record.oppositions:
-            if f"extraction:{item.a}" in scores or f"extraction:{item.b}" in scores:
-                lines.append(f"- opposition ({record.provenance.get('method')}): {item.question} — {item.a} ⟷ {item.b}")
+                         f"{len(against)} disagreement(s) — « {' '.join(said)} »")
+    for _slug, record in sorted(site.oppositions.items()):
+        for pair in record.oppositions:
+            if f"extraction:{pair.a}" in scores or f"extraction:{pair.b}" in scores:
+                lines.append(f"- opposition ({record.provenance.get('method')}): {pair.question} — {pair.a} ⟷ {pair.b}")
     return _fill(lines, budget)
 
 
@@ -123,15 +127,15 @@ SECTIONS: tuple[tuple[str, Callable[[SiteModel, dict[str, float], int], str]], .
 )
 
 
-def context_bundle(content: Path, query: str, budget: int = 8000, errors=sys.stderr) -> str:
-    analysis = analyse(content)
+def context_bundle(content: Path, query: str, budget: int = 8000, errors: TextIO = sys.stderr) -> str:
+    analysis = check_content(content)
     site = site_model(analysis, content)
     scores = rank(site, query)
     parts = [f"# Contexte : {query}", "",
              f"Source : {site.publication.settings.title} ({site.base_url}). Chaque ligne renvoie à son passage.", ""]
     heading = sum(len(p) + 1 for p in parts)
     remaining = max(0, budget - heading)
-    for (title, section), share in zip(SECTIONS, SHARES):
+    for (title, section), share in zip(SECTIONS, SHARES, strict=True):
         allowance = max(0, int(remaining * share) - len(title) - 6)
         try:
             body = section(site, scores, allowance) if scores else ""

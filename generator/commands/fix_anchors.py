@@ -11,7 +11,7 @@ from generator.anchoring import AnchorStatus
 from generator.anchoring.fix import current_quote, replace_value, written_value
 from generator.corpus.source import YamlMap, parse_yaml
 from generator.files import read_text_file
-from generator.pipeline import Analysis
+from generator.pipeline import CheckedContent
 from generator.writes import PlannedWrite, reads_back_as, write_content
 from generator.yamledit import plain
 
@@ -28,7 +28,7 @@ class AnchorFix:
     diff: str
 
 
-def relocated_fixes(analysis: Analysis) -> list[AnchorFix]:
+def relocated_fixes(analysis: CheckedContent) -> list[AnchorFix]:
     fixes = []
     for slug, note in analysis.corpus.notes.items():
         anchored = analysis.anchored[slug]
@@ -41,7 +41,7 @@ def relocated_fixes(analysis: Analysis) -> list[AnchorFix]:
     return sorted(fixes, key=lambda f: (f.file, f.line))
 
 
-def write_fixes(content_dir: Path, analysis: Analysis, fixes: list[AnchorFix]) -> list[str]:
+def write_fixes(content_dir: Path, analysis: CheckedContent, fixes: list[AnchorFix]) -> list[str]:
     """Rewrite the quotes of ``fixes`` in their files; returns the files written. Each
     file goes through the write seam: it must read back with exactly those quotes
     changed, every other record byte for byte; all the files change, or none."""

@@ -14,22 +14,25 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
-import hashlib
 import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-import yaml
-
+from generator.commands.proposal_files import (
+    ProposalError,
+    applied_record,
+    dump_yaml,
+    file_hash,
+    free_proposal_path,
+    load_proposal,
+)
+from generator.corpus.model import Note, NoteType
+from generator.corpus.proposal import ExtractionProposal, Operation, Proposal
+from generator.extracting.plan import PassageDecision
 from generator.files import read_text_file
-from generator.corpus.model import NoteType
-from generator.analysis.fingerprints import RECORD_NAME
-from generator.analysis.plan import PassageDecision
-from generator.corpus.proposal import ExtractionProposal, Proposal, parse_extraction_proposal, parse_proposal
-from generator.corpus.source import decode_text, parse_yaml
-from generator.pipeline import Analysis, analyse
-from generator.problems import CarnetError
-from generator.synthesis.sections import Operation, OperationResult, Sources, apply_operations, sections
+from generator.pipeline import CheckedContent, check_content
+from generator.synthesis.audit import DiscardedItem
+from generator.synthesis.sections import OperationResult, Sources, apply_operations, sections
 from generator.terminal import visible
 from generator.writes import ContentChange, PlannedWrite, read_back, write_content
 
@@ -37,22 +40,14 @@ SECTION_HEADING = "Pièces à intégrer"
 MAX_OPERATIONS = 5
 
 
-class ProposalError(CarnetError):
-    """The proposal cannot be made, reviewed or applied as asked."""
-
-
-def file_hash(path: Path) -> str:
-    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _wiki(analysis: Analysis, slug: str):
+def _wiki(analysis: CheckedContent, slug: str) -> Note:
     note = analysis.corpus.notes.get(slug)
     if note is None or note.type is not NoteType.WIKI:
         raise ProposalError(f"{slug!r} is not a wiki article of this content")
     return note
 
 
-def sources_for(analysis: Analysis, slug: str) -> Sources:
+def sources_for(analysis: CheckedContent, slug: str) -> Sources:
     """What the wiki may cite: its perimeter's extractions and their comments; and the
     ids held by articles, which are never sources."""
     audit = analysis.articles[slug]
@@ -69,7 +64,7 @@ def sources_for(analysis: Analysis, slug: str) -> Sources:
 def propose(content: Path, slug: str, provider: str = "extractive", max_operations: int = MAX_OPERATIONS,
             today: dt.date | None = None) -> Path:
     """Write a proposal for ``slug``; returns its path."""
-    analysis = analyse(content)
+    analysis = check_content(content)
     note = _wiki(analysis, slug)
     audit = analysis.articles[slug]
     today = today or dt.date.today()
@@ -81,7 +76,7 @@ def propose(content: Path, slug: str, provider: str = "extractive", max_operatio
         operations, provenance = _from_model(analysis, slug, uncited, max_operations, today)
     else:
         raise ProposalError(f"unknown provider {provider!r}: use extractive or llm")
-    record = {
+    record: dict[str, Any] = {
         "id": f"{today.isoformat()}-{provider}",
         "kind": "sections",
         "target": slug,
@@ -97,45 +92,7 @@ def propose(content: Path, slug: str, provider: str = "extractive", max_operatio
     return path
 
 
-def free_proposal_path(folder: Path, base: str) -> tuple[str, Path]:
-    """The first unused proposal id ``base``, ``base-2``, ``base-3``… in ``folder``, and its file."""
-    number, name = 1, base
-    while (folder / f"{name}.yaml").exists():
-        number += 1
-        name = f"{base}-{number}"
-    return name, folder / f"{name}.yaml"
-
-
-class _Dumper(yaml.SafeDumper):
-    """Multi-line text as literal blocks, so a proposal reads like the article it changes."""
-
-
-_Dumper.add_representer(str, lambda dumper, value: dumper.represent_scalar(
-    "tag:yaml.org,2002:str", value, style="|" if "\n" in value else None))
-
-
-def applied_record(content: Path, path: Path, date: dt.date, results: list[dict[str, Any]]) -> PlannedWrite:
-    """The write of ``apply``'s decisions into the proposal at ``path``: appended as its
-    ``applied:`` field, the proposal as written (comments included) kept as it was."""
-    rel = path.resolve().relative_to(content.resolve()).as_posix()
-    existing = path.read_bytes()
-    value, _problems = read_back(rel, existing)
-    read, _problems = read_text_file(existing, rel)
-    if read is None or not isinstance(value, dict):
-        raise ProposalError(f"{rel} is not a proposal any more (it does not read as a mapping); nothing was written")
-    applied = {"date": date.isoformat(), "results": results}
-    head = read.text if read.text.endswith("\n") or not read.text else read.text + "\n"
-    # written with the proposal's own BOM and line ends
-    return PlannedWrite(rel, read.encode(head + dump_yaml({"applied": applied}).decode("utf-8")),
-                        dict(value, applied=applied))
-
-
-def dump_yaml(record: dict[str, Any]) -> bytes:
-    """A proposal as YAML: fields in the order given, multi-line text as literal blocks."""
-    return yaml.dump(record, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=100).encode("utf-8")
-
-
-def _extractive(analysis: Analysis, slug: str, uncited, max_operations: int) -> list[Operation]:
+def _extractive(analysis: CheckedContent, slug: str, uncited: list[DiscardedItem], max_operations: int) -> list[Operation]:
     """Offline and deterministic: the most debated uncited pieces, quoted verbatim with
     their markers, in a section of their own."""
     if not uncited:
@@ -161,7 +118,8 @@ OPERATIONS_SCHEMA = {
 }
 
 
-def _from_model(analysis: Analysis, slug: str, uncited, max_operations: int, today: dt.date):
+def _from_model(analysis: CheckedContent, slug: str, uncited: list[DiscardedItem], max_operations: int,
+                today: dt.date) -> tuple[list[Operation], dict[str, Any]]:
     from generator.llm import LLMAnswerError, LLMClient, llm_settings
     from generator.llm.prompts import load_prompt
     from generator.llm.schema import prompt_examples
@@ -170,13 +128,13 @@ def _from_model(analysis: Analysis, slug: str, uncited, max_operations: int, tod
     lines = note.body.split("\n")
     context_sections = [{"heading": s.heading, "text": "\n".join(lines[s.content_start:s.end]).strip()}
                         for s in sections(note.body)]
-    evidence = []
+    evidence: list[dict[str, object]] = []
     for item in uncited:
         source = analysis.corpus.notes.get(item.note)
         evidence.append({"id": item.extraction, "note": source.title if source else item.note,
                          "date": source.date.isoformat() if source and source.date else "", "quote": item.quote,
                          "comments": item.comments, "disagreements": item.disagreements})
-    groups = evidence_groups(analysis, slug, [item["id"] for item in evidence])
+    groups = evidence_groups(analysis, slug, [item.extraction for item in uncited])
     client = LLMClient(llm_settings(analysis.corpus.settings.extra), today=today)
     prompt = load_prompt("propose_sections")
     data, provenance = client.chat_json(prompt, OPERATIONS_SCHEMA, title=note.title,
@@ -223,7 +181,7 @@ def operation_faults(operations: list[dict[str, Any]], max_operations: int,
     return faults
 
 
-def evidence_groups(analysis: Analysis, slug: str, chosen: list[str]) -> list[dict[str, Any]]:
+def evidence_groups(analysis: CheckedContent, slug: str, chosen: list[str]) -> list[dict[str, Any]]:
     """The groups holding the chosen evidence: every uncited member in full, the cited
     ones by id and first line — a group structures the context, never reduces it, and
     only groups the update touches are sent (the cost follows the diff)."""
@@ -246,31 +204,9 @@ def evidence_groups(analysis: Analysis, slug: str, chosen: list[str]) -> list[di
     return groups
 
 
-def load_proposal(path: Path) -> tuple[Path, Proposal | ExtractionProposal]:
-    """The content directory holding ``path`` and the proposal it holds: section
-    operations under ``proposals/sections/``, extractions under ``proposals/extractions/``."""
-    content = next((p for p in path.resolve().parents if (p / "carnet.yaml").is_file()), None)
-    if content is None or not path.is_file():
-        raise ProposalError(f"{path} is not a proposal inside a content directory")
-    rel = path.resolve().relative_to(content).as_posix()
-    parts = rel.split("/")
-    if len(parts) != 4 or parts[0] != "proposals" or parts[1] not in ("sections", "extractions") \
-            or not rel.endswith(".yaml") or parts[3] == RECORD_NAME:
-        raise ProposalError(f"{rel} is not a proposal: proposals are proposals/sections/<wiki>/<id>.yaml "
-                            "and proposals/extractions/<note>/<id>.yaml")
-    text, problems = decode_text(path.read_bytes(), rel)
-    value, yaml_problems = parse_yaml(text or "", rel)
-    problems += yaml_problems
-    parse = parse_extraction_proposal if parts[1] == "extractions" else parse_proposal
-    proposal = parse(rel, value, problems) if value is not None else None
-    errors = [p for p in problems if p.is_error]
-    if proposal is None or errors:
-        raise ProposalError("the proposal is unreadable:\n" + "\n".join(p.format_text() for p in errors))
-    return content, proposal
-
-
-def _dry_run(content: Path, proposal: Proposal, only: set[int] | None):
-    analysis = analyse(content)
+def _dry_run(content: Path, proposal: Proposal, only: set[int] | None
+             ) -> tuple[CheckedContent, Note, Path, bool, list[Operation | None], str, list[OperationResult]]:
+    analysis = check_content(content)
     note = _wiki(analysis, proposal.target)
     path = content / note.source.file
     stale = file_hash(path) != proposal.article_sha256
@@ -287,7 +223,7 @@ def review(path: Path, out: TextIO | None = None) -> int:
         from generator.commands.analyse import review_extractions
 
         return review_extractions(content, proposal, out)
-    analysis, note, _article, stale, chosen, _body, results = _dry_run(content, proposal, None)
+    analysis, note, _article, stale, _chosen, _body, results = _dry_run(content, proposal, None)
     colour = out.isatty()
 
     def paint(text: str, code: str) -> str:

@@ -11,7 +11,7 @@ from typing import TextIO
 
 import yaml
 
-from generator.pipeline import analyse
+from generator.pipeline import CheckedContent, check_content
 from generator.problems import EXIT_MODEL, EXIT_OK, CarnetError
 from generator.selection.oppositions import RefusedOpposition
 from generator.selection.select import select, selection_threshold
@@ -19,12 +19,12 @@ from generator.terminal import show
 from generator.writes import PlannedWrite, appended, write_content
 
 
-def reindex(content: Path, analysis, model: str, texts: list[str], out: TextIO | None = None) -> Path:
+def reindex(content: Path, analysis: CheckedContent, model: str, texts: list[str], out: TextIO | None = None) -> Path:
     """Embed the texts the cache of ``model`` lacks, through the endpoint (explicit, announced)."""
     out = out or sys.stdout  # looked up at the call: a caller may have redirected it
+    from generator.corpus.verdicts import text_hash
     from generator.llm import LLMClient, llm_settings
     from generator.selection.vectors import load_cache, save_cache
-    from generator.verification.records import text_hash
 
     settings = llm_settings(analysis.corpus.settings.extra)
     if model and model != settings.embeddings_model:
@@ -36,7 +36,7 @@ def reindex(content: Path, analysis, model: str, texts: list[str], out: TextIO |
           f"(vectors of other models are kept apart, never mixed)", file=out)
     if missing:
         vectors, _provenance = LLMClient(settings).embed(missing)
-        for text, vector in zip(missing, vectors):
+        for text, vector in zip(missing, vectors, strict=True):  # embed() returns one per text
             cache[text_hash(text)] = [round(float(v), 6) for v in vector]
     return save_cache(content, model, cache)
 
@@ -44,7 +44,7 @@ def reindex(content: Path, analysis, model: str, texts: list[str], out: TextIO |
 def run_select(content: Path, wiki: str, threshold: float | None, oppositions: bool, out: TextIO | None = None,
                reindex_vectors: bool = False) -> int:
     out = out or sys.stdout  # looked up at the call: a caller may have redirected it
-    analysis = analyse(content)
+    analysis = check_content(content)
     audit = analysis.articles.get(wiki)
     if audit is None or audit.kind != "wiki":
         raise CarnetError(f"{wiki!r} is not a wiki article of this content")
@@ -90,7 +90,7 @@ def run_select(content: Path, wiki: str, threshold: float | None, oppositions: b
         if refused:
             show(out, f"  {len(refused)} item(s) of the model's answers were refused: the pass is incomplete; "
                       "run it again (or record those pairs by hand)")
-    recorded = analyse(content).corpus.oppositions.get(wiki) if oppositions else analysis.corpus.oppositions.get(wiki)
+    recorded = check_content(content).corpus.oppositions.get(wiki) if oppositions else analysis.corpus.oppositions.get(wiki)
     if recorded is None:
         print("oppositions: not run for this wiki (carnet select WIKI --oppositions, with an endpoint)", file=out)
     else:
@@ -119,7 +119,8 @@ class RecordedPass:
     refused: list[RefusedOpposition]
 
 
-def record_oppositions(content: Path, analysis, wiki: str, ids: list[str], quotes: dict[str, str]) -> RecordedPass:
+def record_oppositions(content: Path, analysis: CheckedContent, wiki: str, ids: list[str],
+                       quotes: dict[str, str]) -> RecordedPass:
     """Run the pass and record what it found: a new file when the wiki has none; else
     the new pairs appended beside the recorded ones, in the file that holds them, each
     with its own provenance — a pair a person (or an earlier pass) recorded is never

@@ -1,8 +1,18 @@
 """``carnet serve``: build, serve the site on 127.0.0.1 with the published headers, watch
-``content/``, ``themes/`` and ``prompts/``, rebuild on change (debounced), and reload the
-open page only after a successful rebuild (server-sent events). Rebuilds are incremental:
-the build cache lives in memory, so an edit redoes and rewrites only what it changed.
-A content error shows an overlay with file:line while the previous site stays served.
+the content directory, the theme the build uses and the prompts, rebuild on change, and
+reload the open page only after a successful rebuild (server-sent events).
+
+Only events that change a file count: created, modified, moved, deleted (watchdog also
+reports every open and close, the build's own reads included, which would start the next
+build without end). Folder "modified" events, hidden files and editors' backups, and the
+output and build cache folders are ignored; a burst of events makes one rebuild once it
+has been quiet for ``DEBOUNCE`` seconds. Rebuilds are incremental: the build cache lives
+in memory, so an edit redoes and rewrites only what it changed.
+
+Each rebuild prints one line with its result on stdout. A content error prints every
+problem with file:line on stderr, as ``carnet check`` does, and a line saying the previous
+site stays served; the open page shows them in an overlay.
+
 Only files inside the output directory are ever served, symbolic links included: any other
 request gets a plain-text refusal (with the security headers) and one line in the log —
 400 a target naming no file at all, 404 no such file inside, 405 a method of HTTP not
@@ -18,18 +28,34 @@ import re
 import shutil
 import sys
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 from urllib.parse import unquote_to_bytes
 
+from watchdog.events import (
+    EVENT_TYPE_CREATED,
+    EVENT_TYPE_DELETED,
+    EVENT_TYPE_MODIFIED,
+    EVENT_TYPE_MOVED,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
+from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver
+
 from generator.cache import BuildCache, default_cache_path
+from generator.llm.prompts import PROMPTS
 from generator.pipeline import build
-from generator.problems import CarnetError, ContentError
+from generator.problems import CarnetError, ContentError, Problem, Severity
 from generator.site.headers import SECURITY_HEADERS
 from generator.site.search import reindex_site
+from generator.site.theme import check_theme
+from generator.terminal import visible
 
 EVENTS = "/__carnet/events"
 CLIENT = "/__carnet/livereload.js"
@@ -154,7 +180,7 @@ class Listener(ThreadingHTTPServer):
                          f"{type(error).__name__}: {printable(str(error))}\n")
 
 
-def _handler(out_dir: Path, hub: Hub, stop: threading.Event):
+def _handler(out_dir: Path, hub: Hub, stop: threading.Event) -> Callable[..., SimpleHTTPRequestHandler]:
     class Handler(SimpleHTTPRequestHandler):
         raw_requestline: bytes  # set by handle_one_request; missing from the stubs
         default_request_version = "HTTP/1.0"  # a request refused before its version is read still gets headers
@@ -200,7 +226,7 @@ def _handler(out_dir: Path, hub: Hub, stop: threading.Event):
             if self.command != "HEAD":
                 self.wfile.write(body)
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             self._answer(with_body=True)
 
         def do_HEAD(self) -> None:
@@ -270,20 +296,90 @@ def _handler(out_dir: Path, hub: Hub, stop: threading.Event):
     return functools.partial(Handler, directory=str(out_dir))
 
 
+# What an edit does to a file. watchdog 7 also reports every open and close, the build's
+# own reads included: reacting to those made each build start the next one.
+CONTENT_CHANGES = frozenset({EVENT_TYPE_CREATED, EVENT_TYPE_MODIFIED, EVENT_TYPE_MOVED, EVENT_TYPE_DELETED})
+
+
+def scratch(name: str) -> bool:
+    """A name no build reads: hidden (the content loader skips them; editors' swap files,
+    atomic writes and the build's staging folders are hidden until renamed into place,
+    and that rename is seen) or an editor's backup (``note.md~``, emacs ``#note.md#``)."""
+    return name.startswith(".") or name.endswith("~") or (len(name) > 1 and name.startswith("#") and name.endswith("#"))
+
+
+@dataclass(frozen=True)
+class Watched:
+    """The folders a build reads (resolved), less the folders it writes."""
+
+    folders: tuple[Path, ...]
+    ignored: tuple[Path, ...] = ()
+
+    def concerns(self, path: str) -> bool:
+        where = Path(os.path.abspath(path))
+        if any(where.is_relative_to(folder) for folder in self.ignored):
+            return False
+        for folder in self.folders:
+            if where.is_relative_to(folder):
+                return not any(scratch(part) for part in where.relative_to(folder).parts)
+        return False
+
+    def relevant(self, event: FileSystemEvent) -> bool:
+        """Whether ``event`` may change what a build gives."""
+        if event.event_type not in CONTENT_CHANGES:
+            return False
+        if event.is_directory and event.event_type == EVENT_TYPE_MODIFIED:
+            return False  # an entry was added or removed: that entry's own event says so
+        paths = [event.src_path, event.dest_path] if event.event_type == EVENT_TYPE_MOVED else [event.src_path]
+        return any(self.concerns(os.fsdecode(path)) for path in paths)  # a save renames a temp file into place
+
+
+def watched_folders(content: Path, theme: Path) -> tuple[Path, ...]:
+    """The content, the theme the build uses and the prompts, resolved; a folder inside
+    another is left out (watched through it, its events would come twice)."""
+    folders: list[Path] = []
+    for folder in (content, theme, PROMPTS):
+        if folder.is_dir() and folder.resolve() not in folders:
+            folders.append(folder.resolve())
+    return tuple(f for f in folders if not any(f != other and f.is_relative_to(other) for other in folders))
+
+
+class Changes(FileSystemEventHandler):
+    """Hands the relevant events of the observer's thread to ``changed``."""
+
+    def __init__(self, watched: Watched, changed: Callable[[], None]) -> None:
+        super().__init__()
+        self.watched, self.changed = watched, changed
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if self.watched.relevant(event):
+            self.changed()
+
+
+def _counted(count: int, noun: str) -> str:
+    return f"{count} {noun}(s)"
+
+
 class Server:
-    """The whole of ``carnet serve``; ``start()`` returns once the first build is served."""
+    """The whole of ``carnet serve``; ``start()`` returns once the first build is served.
+    Each rebuild's result goes to ``stdout``, its problems to ``stderr`` (default: the
+    process's streams at the time of writing)."""
 
     def __init__(self, content: Path, out: Path, host: str = "127.0.0.1", port: int = 8000,
-                 theme: Path | None = None, search: bool = True) -> None:
+                 theme: Path | None = None, search: bool = True, debounce: float = DEBOUNCE,
+                 stdout: TextIO | None = None, stderr: TextIO | None = None) -> None:
         self.content, self.out, self.theme, self.search = content, out, theme, search
+        self.debounce = debounce
+        self._stdout, self._stderr = stdout, stderr
         self.hub = Hub()
         self.stop_event = threading.Event()
         self.httpd = Listener((host, port), _handler(out, self.hub, self.stop_event))
         self.httpd.daemon_threads = True
         self.timer: threading.Timer | None = None
         self.search_timer: threading.Timer | None = None
+        self.timer_lock = threading.Lock()  # timers are set from the observer's and timers' threads
         self.lock = threading.Lock()
-        self.observer = None
+        self.observer: BaseObserver | None = None
         self.language = "fr"
         # read from disk for the first build (a site built before starts warm), then kept in memory
         self.cache = BuildCache.open(default_cache_path(out))
@@ -291,64 +387,99 @@ class Server:
 
     @property
     def url(self) -> str:
-        host, port = self.httpd.server_address[:2]
+        host, port = self.httpd.socket.getsockname()[:2]
         return f"http://{host}:{port}/"
+
+    @property
+    def stdout(self) -> TextIO:
+        return self._stdout or sys.stdout
+
+    @property
+    def stderr(self) -> TextIO:
+        return self._stderr or sys.stderr
+
+    def _print_problems(self, problems: list[Problem]) -> None:
+        """Every problem, as ``carnet check`` prints it; their text comes from the content."""
+        for problem in problems:
+            print(visible(problem.format_text(str(self.content)), keep_newlines=True), file=self.stderr)
 
     def rebuild(self) -> bool:
         with self.lock:
+            started = time.perf_counter()
             try:
                 result = build(self.content, self.out, theme_dir=self.theme, search=False, cache=self.cache)
                 self.last_changed = result.changed
             except ContentError as exc:
+                self._print_problems(exc.problems)
+                print(f"carnet serve: rebuild stopped: {exc}; the previous site stays served",
+                      file=self.stderr, flush=True)
                 report = [p.format_text(str(self.content)) for p in exc.problems if p.stops(False)]
                 self.hub.publish("error-report", json.dumps(report, ensure_ascii=False))
                 return False
             except CarnetError as exc:
+                print(f"carnet serve: rebuild stopped: {visible(str(exc), keep_newlines=True)}; "
+                      "the previous site stays served", file=self.stderr, flush=True)
                 self.hub.publish("error-report", json.dumps([str(exc)], ensure_ascii=False))
                 return False
+            elapsed = time.perf_counter() - started
+            if result.changed == 0:
+                what = "nothing changed"
+            elif result.changed >= result.files:
+                what = "full build"
+            else:
+                what = f"{_counted(result.changed, 'file')} rewritten"
+            warnings = sum(p.severity is Severity.WARNING for p in result.problems)
+            noted = f" ({_counted(warnings, 'warning')}: 'carnet check' lists them)" if warnings else ""
+            print(f"rebuilt in {elapsed:.2f} s: {what}{noted}", file=self.stdout, flush=True)
         self.hub.publish("reload", "[]")
         if self.search:  # the search index is deferred and batched: once edits pause
-            if self.search_timer:
-                self.search_timer.cancel()
-            self.search_timer = threading.Timer(SEARCH_DELAY, self._index)
-            self.search_timer.daemon = True
-            self.search_timer.start()
+            with self.timer_lock:
+                if self.search_timer:
+                    self.search_timer.cancel()
+                self.search_timer = threading.Timer(SEARCH_DELAY, self._index)
+                self.search_timer.daemon = True
+                self.search_timer.start()
         return True
 
     def _index(self) -> None:
         with self.lock:
             try:
                 reindex_site(self.out, self.language)
-            except CarnetError:
-                pass
+            except CarnetError as exc:  # the pages stay served; only their search lags
+                print(f"carnet serve: search index not updated: {visible(str(exc), keep_newlines=True)}",
+                      file=self.stderr, flush=True)
 
     def changed(self) -> None:
-        if self.timer:
-            self.timer.cancel()
-        self.timer = threading.Timer(DEBOUNCE, self.rebuild)
-        self.timer.daemon = True
-        self.timer.start()
+        """Debounced: a burst of events (a save, a checkout) makes one rebuild, once it has
+        been quiet for ``debounce`` seconds."""
+        with self.timer_lock:
+            if self.stop_event.is_set():
+                return
+            if self.timer:
+                self.timer.cancel()
+            self.timer = threading.Timer(self.debounce, self.rebuild)
+            self.timer.daemon = True
+            self.timer.start()
+
+    def watched(self) -> Watched:
+        """The content, the theme the build uses and the prompts; less the output and the
+        build cache, which the build writes (should one lie inside a watched folder)."""
+        ignored = (self.out.resolve(), default_cache_path(self.out).parent.resolve())
+        return Watched(watched_folders(self.content, check_theme(self.theme)), ignored)
 
     def start(self) -> None:
-        from watchdog.events import FileSystemEventHandler
-        from watchdog.observers import Observer
-
-        result = build(self.content, self.out, theme_dir=self.theme, search=self.search, cache=self.cache)
+        try:
+            result = build(self.content, self.out, theme_dir=self.theme, search=self.search, cache=self.cache)
+        except ContentError as exc:  # the command line prints the summary, not the problems
+            self._print_problems(exc.problems)
+            raise
         self.language = result.language
         self.cache.save()
         self.cache.path = None  # from now on in memory only: saving 100 MB per keystroke buys nothing
-        server = self
-
-        class Changes(FileSystemEventHandler):
-            def on_any_event(self, event) -> None:
-                if not event.is_directory and "/." not in str(event.src_path).replace("\\\\", "/"):
-                    server.changed()
-
+        watched = self.watched()
         self.observer = Observer()
-        root = Path(__file__).resolve().parents[2]
-        for folder in (self.content, self.theme or root / "themes", root / "prompts"):
-            if Path(folder).is_dir():
-                self.observer.schedule(Changes(), str(folder), recursive=True)
+        for folder in watched.folders:
+            self.observer.schedule(Changes(watched, self.changed), str(folder), recursive=True)
         self.observer.start()
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
@@ -357,8 +488,9 @@ class Server:
         if self.observer:
             self.observer.stop()
             self.observer.join(timeout=5)
-        for timer in (self.timer, self.search_timer):
-            if timer:
-                timer.cancel()
+        with self.timer_lock:
+            for timer in (self.timer, self.search_timer):
+                if timer:
+                    timer.cancel()
         self.httpd.shutdown()
         self.httpd.server_close()

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 from xml.parsers import expat
 
 ACTIVE_EXTENSIONS = frozenset({
@@ -46,16 +46,7 @@ SVG = "http://www.w3.org/2000/svg"
 XLINK = "http://www.w3.org/1999/xlink"
 XHTML = "http://www.w3.org/1999/xhtml"
 
-SVG_ELEMENTS = frozenset("""
-    svg g defs symbol use title desc metadata switch view a image style
-    path rect circle ellipse line polyline polygon text tspan textPath
-    linearGradient radialGradient stop pattern clipPath mask marker filter
-    animateTransform animateMotion mpath
-    feBlend feColorMatrix feComponentTransfer feComposite feConvolveMatrix feDiffuseLighting
-    feDisplacementMap feDistantLight feDropShadow feFlood feFuncA feFuncB feFuncG feFuncR
-    feGaussianBlur feImage feMerge feMergeNode feMorphology feOffset fePointLight
-    feSpecularLighting feSpotLight feTile feTurbulence
-""".split())
+SVG_ELEMENTS = frozenset(["svg", "g", "defs", "symbol", "use", "title", "desc", "metadata", "switch", "view", "a", "image", "style", "path", "rect", "circle", "ellipse", "line", "polyline", "polygon", "text", "tspan", "textPath", "linearGradient", "radialGradient", "stop", "pattern", "clipPath", "mask", "marker", "filter", "animateTransform", "animateMotion", "mpath", "feBlend", "feColorMatrix", "feComponentTransfer", "feComposite", "feConvolveMatrix", "feDiffuseLighting", "feDisplacementMap", "feDistantLight", "feDropShadow", "feFlood", "feFuncA", "feFuncB", "feFuncG", "feFuncR", "feGaussianBlur", "feImage", "feMerge", "feMergeNode", "feMorphology", "feOffset", "fePointLight", "feSpecularLighting", "feSpotLight", "feTile", "feTurbulence"])
 """SVG elements that draw and nothing else. Not here: ``script``, ``foreignObject``
 (it embeds HTML), ``animate`` and ``set`` (they can rewrite a link into
 ``javascript:``), ``iframe``, ``handler``, ``listener``."""

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Iterable
 from enum import Enum
-from typing import Any, Iterable, TypeVar
+from typing import Any, TypeVar
 
 from generator.corpus.source import YamlList, YamlMap
 from generator.problems import Problem, Severity

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import posixpath
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 from urllib.parse import unquote, urlsplit
 
 from markdown_it.token import Token
@@ -71,8 +71,9 @@ class CorpusIndex:
     comment_note: dict[str, str]
 
     @classmethod
-    def of(cls, corpus: Corpus) -> "CorpusIndex":
-        extraction_note, comment_note = {}, {}
+    def of(cls, corpus: Corpus) -> CorpusIndex:
+        extraction_note: dict[str, str] = {}
+        comment_note: dict[str, str] = {}
         for note in corpus.notes.values():
             for extraction in note.extractions:
                 extraction_note.setdefault(extraction.id, note.slug)

@@ -12,24 +12,44 @@ import hashlib
 import os
 import posixpath
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from generator.corpus.article import parse_article
-from generator.corpus.proposal import parse_proposal
-from generator.selection.oppositions import OppositionRecord, parse_oppositions
-from generator.verification.records import VerificationRecords, parse_contestations, parse_verdicts
 from generator.corpus.assets import AssetRefusal, asset_refusal
 from generator.corpus.fields import ID_PATTERN, MAX_SLUG, SLUG_PATTERN, Fields, slug_too_long
 from generator.corpus.model import (
-    AuthorRule, Axis, Base, Comment, Corpus, Extraction, Licence, Membership, Note, NoteType,
-    Notebook, SiteSettings, SourceRef, Stance, Visibility, Withdrawal,
+    AuthorRule,
+    Axis,
+    Base,
+    Comment,
+    Corpus,
+    Extraction,
+    Licence,
+    Membership,
+    Note,
+    Notebook,
+    NoteType,
+    SiteSettings,
+    SourceRef,
+    Stance,
+    Visibility,
+    Withdrawal,
 )
+from generator.corpus.oppositions import OppositionRecord, parse_oppositions
+from generator.corpus.proposal import parse_proposal
+from generator.corpus.source import YamlList, YamlMap, parse_yaml, split_front_matter
+from generator.corpus.verdicts import VerificationRecords, parse_contestations, parse_verdicts
+from generator.files import decode_text
 from generator.markup import link_is_safe, site_address_problem
-from generator.text import category_slug
-from generator.corpus.source import YamlList, YamlMap, decode_text, parse_yaml, split_front_matter
+from generator.memo import NO_MEMO, Memo
 from generator.problems import Problem, Severity
+from generator.text import category_slug
+
+T = TypeVar("T")
 
 SETTINGS_FILE = "carnet.yaml"
 EXTRACTIONS_SUFFIX = ".extractions.yaml"
@@ -165,14 +185,14 @@ def _kind_of(rel: str) -> str | None:
     return None
 
 
-def load_corpus(root: Path, memo: Any = None) -> tuple[Corpus, list[Problem]]:
+def load_corpus(root: Path, memo: Memo = NO_MEMO) -> tuple[Corpus, list[Problem]]:
     """Read and parse every content file under ``root``. Never raises on bad content.
     With ``memo`` (a build cache), a note whose files are unchanged is not parsed again."""
     files = read_content_dir(root)
     return parse_content(files, memo)
 
 
-def parse_content(files: ContentFiles, memo: Any = None) -> tuple[Corpus, list[Problem]]:
+def parse_content(files: ContentFiles, memo: Memo = NO_MEMO) -> tuple[Corpus, list[Problem]]:
     """The pure half of loading: bytes by kind → model + problems."""
     problems = list(files.problems)
     settings = _parse_settings(files.settings, problems)
@@ -204,12 +224,12 @@ def parse_content(files: ContentFiles, memo: Any = None) -> tuple[Corpus, list[P
                 f"another note already has the slug {slug!r} ({note_files[slug]})",
                 "Rename one of the files: a note's slug is its file name and must be unique."))
             continue
-        if memo is None:
-            note, found = parse_note(rel, slug, data, sidecar_rel)
-        else:  # a pure function of the two files: the cache keys it by their bytes
-            key = hashlib.sha256(repr((rel, sidecar_rel)).encode("utf-8") + b"\0" + data + b"\0"
-                                 + (files.extractions[sidecar_rel] if sidecar_rel else b"")).hexdigest()
-            note, found = memo.memo("notes", key, lambda: parse_note(rel, slug, data, sidecar_rel))
+        def key(rel: str = rel, data: bytes = data, sidecar_rel: str | None = sidecar_rel) -> str:
+            # a pure function of the two files: keyed by their bytes
+            return hashlib.sha256(repr((rel, sidecar_rel)).encode("utf-8") + b"\0" + data + b"\0"
+                                  + (files.extractions[sidecar_rel] if sidecar_rel else b"")).hexdigest()
+
+        note, found = memo.memo("notes", key, partial(parse_note, rel, slug, data, sidecar_rel))
         problems += found
         if note is not None:
             notes[slug] = note
@@ -289,8 +309,9 @@ def _valid_slug(slug: str, rel: str, what: str, problems: list[Problem]) -> bool
     return False
 
 
-def _parse_keyed(sources: dict[str, bytes], what: str, parse, problems: list[Problem]) -> dict:
-    parsed = {}
+def _parse_keyed(sources: dict[str, bytes], what: str, parse: Callable[[str, str, Any, list[Problem]], T],
+                 problems: list[Problem]) -> dict[str, T]:
+    parsed: dict[str, T] = {}
     for rel, data in sorted(sources.items()):
         slug = posixpath.basename(rel)[: -len(".yaml")]
         if not _valid_slug(slug, rel, what, problems):

@@ -6,9 +6,8 @@ and never mutated afterwards by the pipeline.
 
 from __future__ import annotations
 
-import functools
-
 import datetime as dt
+import functools
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from typing import Any
@@ -24,7 +23,7 @@ class SourceRef:
 
 @dataclass(frozen=True)
 class Licence:
-    """The licence the published site is under (shown in the footer, later in JSON-LD)."""
+    """The licence the published site is under (shown in the footer and in JSON-LD)."""
 
     name: str
     url: str | None = None
@@ -295,7 +294,7 @@ class Corpus:
         asset_paths: each of ``assets`` → its path on disk (a name may be stored decomposed).
         proposals: section-operation proposals (:class:`~generator.corpus.proposal.Proposal`).
         verification: verdicts and contestations
-            (:class:`~generator.verification.records.VerificationRecords`).
+            (:class:`~generator.corpus.verdicts.VerificationRecords`).
     """
 
     settings: SiteSettings
@@ -312,6 +311,6 @@ class Corpus:
         return [note for note in self.notes.values() if note.membership(notebook)]
 
     @functools.cached_property
-    def extractions(self) -> dict[str, "Extraction"]:
+    def extractions(self) -> dict[str, Extraction]:
         """Every extraction by id (computed once: the corpus never changes after loading)."""
         return {e.id: e for note in self.notes.values() for e in note.extractions}

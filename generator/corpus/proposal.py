@@ -11,9 +11,20 @@ from typing import Any
 from generator.corpus.fields import Fields
 from generator.corpus.source import YamlList, YamlMap
 from generator.problems import Problem
-from generator.synthesis.sections import OPERATIONS, Operation
 
 METHODS = ("llm", "scripted", "human")
+OPERATIONS = ("NoChange", "AppendToSection", "ReplaceSection", "InsertSection")
+"""The section operations a proposal may hold (applied by :mod:`generator.synthesis.sections`)."""
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One proposed change. Fields an operation does not use are empty strings."""
+
+    op: str
+    heading: str = ""
+    after_heading: str = ""
+    content: str = ""
 
 
 @dataclass(frozen=True)
@@ -134,7 +145,7 @@ def parse_proposal(rel: str, value: Any, problems: list[Problem]) -> Proposal | 
     raw = f.data.get("operations")
     if not isinstance(raw, YamlList):
         f.error("operations", "wrong-type", "'operations' must be a list", "Write one '- op: …' per operation.")
-        raw = []
+        raw = YamlList()
     for index, item in enumerate(raw):
         o = Fields(item, rel, f"operation {index + 1}", problems, line=raw.line_of(index))
         o.check_known(("op", "heading", "after_heading", "content"))

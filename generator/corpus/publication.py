@@ -8,9 +8,11 @@ comment's text cannot reach an output file by accident.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from generator.corpus.authors import display_names, governing_notebook
+from generator.corpus.links import LinkTarget, LinkUse
 from generator.corpus.model import Base, Corpus, Note, Notebook, SiteSettings
 from generator.problems import Problem
 from generator.text import natural_key
@@ -110,7 +112,8 @@ def _report(publication: Publication, notebook: str) -> NotebookReport:
     return NotebookReport(notebook, len(members), comments, withdrawn, tuple(sorted(authors, key=natural_key)))
 
 
-def private_link_problems(publication: Publication, corpus: Corpus, links: dict) -> list[Problem]:
+def private_link_problems(publication: Publication, corpus: Corpus,
+                          links: Mapping[str, Sequence[tuple[LinkUse, LinkTarget]]]) -> list[Problem]:
     """A public page pointing at an unpublished note or a masked extraction is an error:
     either the link goes, or the target is published on purpose (INV-12)."""
     problems: list[Problem] = []
@@ -138,14 +141,16 @@ def published_ids(note: Note) -> set[str]:
     return ids
 
 
-def private_perimeter_problems(publication: Publication, articles: dict) -> list[Problem]:
-    """A published article's audit panels list its perimeter: it may hold only published
-    notes, or the panels would leak private ones (INV-12)."""
+def private_perimeter_problems(publication: Publication,
+                               perimeters: Mapping[str, Sequence[str] | None]) -> list[Problem]:
+    """A published article's audit panels list its perimeter (``perimeters``: article slug →
+    the notes of its perimeter, ``None`` when unknown): it may hold only published notes, or
+    the panels would leak private ones (INV-12)."""
     problems = []
-    for slug, audit in articles.items():
-        if slug not in publication.notes or not audit.perimeter_notes:
+    for slug, notes in perimeters.items():
+        if slug not in publication.notes or not notes:
             continue
-        hidden = [n for n in audit.perimeter_notes if n in publication.unpublished]
+        hidden = [n for n in notes if n in publication.unpublished]
         if hidden:
             note = publication.notes[slug]
             problems.append(Problem(

@@ -1,13 +1,14 @@
-"""Reading content files: text decoding, YAML with line numbers, front matter.
+"""Reading content files: YAML with line numbers, front matter (bytes are decoded by
+:func:`generator.files.decode_text`).
 
-The only module of ``corpus/`` that knows about bytes and YAML syntax. Values come
+The only module of ``corpus/`` that knows about YAML syntax. Values come
 back as :class:`YamlMap` / :class:`YamlList`, plain ``dict`` / ``list`` subclasses
 that remember the line of each key and item, so validation can point at the line.
 """
 
 from __future__ import annotations
 
-import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,13 +17,13 @@ import yaml
 from generator.problems import Problem
 
 
-class YamlMap(dict):
+class YamlMap(dict[Any, Any]):
     """A YAML mapping that remembers where it and each of its keys start (1-based lines),
     and where each value's text lies (character offsets, for precise edits)."""
 
     line: int = 0
     key_lines: dict[Any, int]
-    value_spans: dict[Any, "ValueSpan"]
+    value_spans: dict[Any, ValueSpan]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -33,7 +34,7 @@ class YamlMap(dict):
         return self.key_lines.get(key, self.line)
 
 
-class YamlList(list):
+class YamlList(list[Any]):
     """A YAML sequence that remembers where it and each of its items start."""
 
     line: int = 0
@@ -86,7 +87,7 @@ class _LineLoader(_SafeLoader):  # type: ignore[misc,valid-type]
     def _line(self, node: yaml.Node) -> int:
         return node.start_mark.line + 1 + self.line_offset
 
-    def construct_located_map(self, node: yaml.MappingNode):  # type: ignore[override]
+    def construct_located_map(self, node: yaml.MappingNode) -> Iterator[YamlMap]:
         data = YamlMap()
         data.line = self._line(node)
         data.key_lines = {}
@@ -114,7 +115,7 @@ class _LineLoader(_SafeLoader):  # type: ignore[misc,valid-type]
         except (ValueError, OverflowError) as exc:
             raise _InvalidDate(node.value, str(exc), node.start_mark) from None
 
-    def construct_located_list(self, node: yaml.SequenceNode):  # type: ignore[override]
+    def construct_located_list(self, node: yaml.SequenceNode) -> Iterator[YamlList]:
         data = YamlList()
         data.line = self._line(node)
         data.item_lines = [self._line(item) for item in node.value]
@@ -201,35 +202,6 @@ def parse_yaml(text: str, file: str, line_offset: int = 0) -> tuple[Any, list[Pr
         for dup in loader.duplicates
     ]
     return value, problems
-
-
-def decode_text(data: bytes, file: str) -> tuple[str | None, list[Problem]]:
-    """Bytes of a content file → text: strict UTF-8, no NUL, LF line ends, NFC.
-
-    NFC matters for anchoring: a quote typed with a composed «é» must match a note
-    saved with a decomposed one.
-    """
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        return None, [
-            Problem(
-                file, line, "encoding",
-                f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})",
-                "Save the file as UTF-8.",
-            )
-        ]
-    if "\x00" in text:
-        line = text[: text.index("\x00")].count("\n") + 1
-        return None, [
-            Problem(file, line, "encoding", "the file contains a NUL byte (binary data?)",
-                    "Remove the binary content; only text files belong here.")
-        ]
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return unicodedata.normalize("NFC", text), []
 
 
 @dataclass

@@ -3,6 +3,8 @@ unique ids, assets. Pure: corpus in, problems out."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from generator.corpus.fields import MAX_NAME_BYTES, MAX_SLUG, SLUG_PATTERN, slug_too_long
 from generator.corpus.model import Corpus, NoteType
 from generator.problems import Problem
@@ -67,8 +69,8 @@ def _check_proposals(corpus: Corpus, problems: list[Problem]) -> None:
                                     "Section operations apply to wiki articles ('type: wiki')."))
 
 
-def _known(names, limit: int = 12) -> str:
-    names = list(names)
+def _known(known: Iterable[str], limit: int = 12) -> str:
+    names = list(known)
     shown = ", ".join(names[:limit]) + (" …" if len(names) > limit else "")
     return shown or "(none yet)"
 

@@ -1,8 +1,8 @@
 """The one seam to language models: OpenAI-compatible chat and embeddings endpoints
 (hosted, Ollama, llama.cpp server, vLLM) through the ``openai`` client.
 
-Only the explicit commands (``propose`` now; ``verify``, ``select``, ``analyse``
-later) import this package; ``build`` never does. Every answer comes back validated
+Only the explicit commands (``propose``, ``verify``, ``select``, ``analyse``) import
+this package; ``build`` never does. Every answer comes back validated
 against a flat schema with its :class:`Provenance`, or a :class:`LLMError` is raised
 and nothing is written (INV-15). An answer is untrusted input: its size and the model
 name are bounded here; what each item may say is checked by the caller against its

@@ -55,7 +55,7 @@ def redacted_endpoint(url: str) -> str:
     return f"{host}{f':{port}' if port is not None else ''}{parts.path}"
 
 
-def _unpaired_surrogate(value: Any) -> bool:
+def _unpaired_surrogate(value: object) -> bool:
     """Whether any text in a parsed JSON value holds a lone surrogate (JSON's
     ``"\\ud800"`` parses into one; UTF-8 cannot encode it)."""
     stack = [value]
@@ -71,7 +71,7 @@ def _unpaired_surrogate(value: Any) -> bool:
     return False
 
 
-def _usage_counts(usage: Any) -> dict[str, int]:
+def _usage_counts(usage: object) -> dict[str, int]:
     """The token counts the server reported, kept only when they are whole numbers."""
     counts = {}
     for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
@@ -132,7 +132,7 @@ class LLMClient:
         return LLMAnswerError(f"the endpoint's response is larger than {self._transport.limit:,} bytes: refused "
                               "unread, nothing was recorded")
 
-    def _provenance(self, prompt: Prompt | None, model: Any, usage: Any) -> Provenance:
+    def _provenance(self, prompt: Prompt | None, model: object, usage: object) -> Provenance:
         """The provenance of an answer; a model name that is not a short string is
         refused (with the answer's tokens), since it is recorded with the answer."""
         counts = _usage_counts(usage)

@@ -1,4 +1,5 @@
-"""Prompt templates: ``prompts/<name>.j2`` (jinja2), versioned by the hash of their text."""
+"""Prompt templates: ``generator/prompts/<name>.j2`` (jinja2, package data of ``generator``),
+versioned by the hash of their text."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import jinja2
 
-PROMPTS = Path(__file__).resolve().parents[2] / "prompts"
+PROMPTS = Path(__file__).resolve().parent.parent / "prompts"
 
 
 @dataclass(frozen=True)

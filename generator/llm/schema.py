@@ -24,7 +24,7 @@ SHOWN_CHARS = 60
 """Longest piece of an answer's value quoted in a message."""
 
 
-def shown(value: Any, limit: int = SHOWN_CHARS) -> str:
+def shown(value: object, limit: int = SHOWN_CHARS) -> str:
     """``repr(value)`` cut to about ``limit`` characters, for a message."""
     text = repr(value[: limit + 1] if isinstance(value, str) else value)
     return text if len(text) <= limit + 2 else text[:limit] + "…"
@@ -52,7 +52,7 @@ def prompt_examples(template: str) -> dict[str, frozenset[str]]:
     found: dict[str, set[str]] = {}
     decoder = json.JSONDecoder()
 
-    def collect(value: Any, name: str) -> None:
+    def collect(value: object, name: str) -> None:
         if isinstance(value, dict):
             for key, sub in value.items():
                 collect(sub, str(key))
@@ -79,7 +79,7 @@ def too_long(text: str, limit: int) -> str:
     return f"{len(text):,} characters, more than the {limit:,} allowed" if len(text) > limit else ""
 
 
-def validate(value: Any, schema: dict[str, Any], path: str = "answer") -> None:
+def validate(value: object, schema: dict[str, Any], path: str = "answer") -> None:
     kind = schema.get("type")
     if kind == "object":
         if not isinstance(value, dict):

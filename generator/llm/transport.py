@@ -30,7 +30,7 @@ length (:data:`generator.llm.client.MAX_ANSWER_CHARS`) with JSON's escapes."""
 
 
 class _Bounded(httpx.SyncByteStream):  # type: ignore[misc,name-defined]
-    def __init__(self, inner: Any, transport: "BoundedTransport") -> None:
+    def __init__(self, inner: Any, transport: BoundedTransport) -> None:
         self.inner = inner
         self.transport = transport
 

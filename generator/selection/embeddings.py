@@ -7,12 +7,12 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from collections import Counter, defaultdict
 import re
 import unicodedata
+from collections import Counter, defaultdict
 
 import numpy as np
-from scipy import sparse
+from scipy import sparse  # type: ignore[import-untyped]  # scipy ships no type hints and scipy-stubs is no dependency
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_DOCUMENT_SHARE = 0.5
@@ -24,7 +24,7 @@ def _features(text: str) -> list[str]:
     folded = "".join(c for c in unicodedata.normalize("NFKD", text.casefold()) if not unicodedata.combining(c))
     words = _WORD.findall(folded)
     features = [f"w:{w}" for w in words]
-    features += [f"b:{a} {b}" for a, b in zip(words, words[1:])]
+    features += [f"b:{a} {b}" for a, b in itertools.pairwise(words)]
     for word in words:
         padded = f"<{word}>"
         for size in (3, 4, 5):

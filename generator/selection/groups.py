@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 import numpy as np
-from scipy import sparse
-from scipy.sparse.csgraph import connected_components, minimum_spanning_tree
+from scipy import sparse  # type: ignore[import-untyped]  # scipy ships no type hints and scipy-stubs is no dependency
+from scipy.sparse.csgraph import connected_components, minimum_spanning_tree  # type: ignore[import-untyped]  # as above
 
 PRECISION = 1
 CHAINING_SHARE = 1 / 3
@@ -65,7 +65,8 @@ def distances_under(vectors: sparse.csr_matrix, threshold: float) -> list[tuple[
         block = (vectors[start:start + BLOCK] @ transposed).tocoo()
         distance = _round(100.0 * (1.0 - np.clip(block.data, -1.0, 1.0)))
         keep = (block.row + start < block.col) & (distance <= threshold)
-        edges += list(zip((block.row[keep] + start).tolist(), block.col[keep].tolist(), distance[keep].tolist()))
+        edges += list(zip((block.row[keep] + start).tolist(), block.col[keep].tolist(), distance[keep].tolist(),
+                           strict=True))
     return edges
 
 
@@ -102,10 +103,10 @@ def group(ids: list[str], vectors: sparse.csr_matrix, threshold: float) -> list[
     # the graph's weights are distance + 1 (a zero would read as "no edge")
     graph = sparse.csr_matrix(([d + 1.0 for _i, _j, d in edges], ([i for i, _j, _d in edges], [j for _i, j, _d in edges])),
                               shape=(n, n))
-    count, labels = connected_components(graph, directed=False)
+    _count, labels = connected_components(graph, directed=False)
     tree = minimum_spanning_tree(graph).tocoo()
     neighbours: dict[int, list[tuple[int, float]]] = {i: [] for i in range(n)}
-    for i, j, w in zip(tree.row.tolist(), tree.col.tolist(), tree.data.tolist()):
+    for i, j, w in zip(tree.row.tolist(), tree.col.tolist(), tree.data.tolist(), strict=True):
         neighbours[i].append((j, round(w - 1.0, PRECISION)))
         neighbours[j].append((i, round(w - 1.0, PRECISION)))
     adjacency: dict[int, list[int]] = {i: [] for i in range(n)}
@@ -131,7 +132,7 @@ def group(ids: list[str], vectors: sparse.csr_matrix, threshold: float) -> list[
             result.diameter, result.beyond_share = _metrics(vectors[members], threshold)
             result.chaining = result.beyond_share > CHAINING_SHARE
             if result.chaining:
-                subgraph = nx.Graph()
+                subgraph: nx.Graph[int] = nx.Graph()  # nodes: row indexes of the members
                 subgraph.add_nodes_from(members)
                 inside = set(members)  # once: a set per edge made this quadratic in the group's size
                 subgraph.add_edges_from((a, b) for a in members for b in adjacency[a] if b in inside)

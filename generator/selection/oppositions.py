@@ -15,11 +15,14 @@ from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from itertools import combinations
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from generator.corpus.fields import Fields
-from generator.corpus.source import YamlList
+from generator.corpus.oppositions import Opposition, OppositionRecord
 from generator.problems import Problem, Severity
+
+if TYPE_CHECKING:  # the LLM seam is imported only when a pass actually runs (the build never does)
+    from generator.llm import LLMClient
+    from generator.llm.prompts import Prompt
 
 BUDGET = 12000
 MAX_QUESTION_CHARS = 500
@@ -28,31 +31,6 @@ SCHEMA = {"type": "object", "required": ["oppositions"],
           "properties": {"oppositions": {"type": "array", "items": {
               "type": "object", "required": ["a", "b", "question"],
               "properties": {"a": {"type": "string"}, "b": {"type": "string"}, "question": {"type": "string"}}}}}}
-
-
-@dataclass(frozen=True)
-class Opposition:
-    """Two extractions taking opposite positions on ``question``.
-
-    ``provenance``: how this pair was found when it differs from its file's (a pair a
-    later pass added beside pairs a person wrote carries its own); None: the file's.
-    ``line``: where the pair is written in its file (0 for a pair just found)."""
-
-    a: str
-    b: str
-    question: str
-    provenance: dict[str, Any] | None = None
-    line: int = field(default=0, compare=False)
-
-
-@dataclass(frozen=True)
-class OppositionRecord:
-    """The recorded pass of one wiki: its oppositions and how they were found."""
-
-    wiki: str
-    oppositions: tuple[Opposition, ...]
-    provenance: dict[str, Any]
-    file: str
 
 
 def chunks(items: list[tuple[str, str]], budget: int = BUDGET) -> list[list[tuple[str, str]]]:
@@ -149,7 +127,8 @@ def _check_item(item: dict[str, Any], sent: set[str], examples: frozenset[str]
     return None
 
 
-def find_oppositions(client, prompt, items: list[tuple[str, str]], budget: int = BUDGET) -> OppositionPass:
+def find_oppositions(client: LLMClient, prompt: Prompt, items: list[tuple[str, str]],
+                     budget: int = BUDGET) -> OppositionPass:
     """Run the pass. Each answer is checked against its own request, item by item: an
     id that was not sent, a pair of one extraction with itself, an empty, placeholder
     or over-long question are refused and returned as such; a pair answered twice —
@@ -193,30 +172,6 @@ def find_oppositions(client, prompt, items: list[tuple[str, str]], budget: int =
     provenance["usage"] = usage
     provenance["requests"] = len(batches)
     return OppositionPass([found[k] for k in sorted(found)], provenance, len(batches), refused)
-
-
-def parse_oppositions(rel: str, value: Any, problems: list[Problem]) -> OppositionRecord | None:
-    f = Fields(value, rel, "the oppositions file", problems)
-    f.check_known(("wiki", "provenance", "oppositions"))
-    provenance = f.data.get("provenance")
-    if not isinstance(provenance, dict) or provenance.get("method") not in ("llm", "scripted", "human"):
-        f.error("provenance", "missing-field", "the oppositions do not say how they were found",
-                "Add 'provenance: {method: …}' (llm, scripted or human).")
-        return None
-    items = f.data.get("oppositions")
-    found = []
-    if isinstance(items, YamlList):
-        for index, item in enumerate(items):
-            o = Fields(item, rel, f"opposition {index + 1}", problems, line=items.line_of(index))
-            o.check_known(("a", "b", "question", "provenance"))
-            own = o.data.get("provenance")
-            if own is not None and (not isinstance(own, dict) or own.get("method") not in ("llm", "scripted", "human")):
-                o.error("provenance", "missing-field", "the opposition's own provenance does not say how it was found",
-                        "Write 'provenance: {method: …}' (llm, scripted or human), or remove it.")
-                own = None
-            found.append(Opposition(o.text("a"), o.text("b"), o.text("question", ""),
-                                    dict(own) if isinstance(own, dict) else None, o.line))
-    return OppositionRecord(f.text("wiki"), tuple(found), dict(provenance), rel)
 
 
 def published_pairs(record: OppositionRecord, public: Collection[str]) -> OppositionRecord:

@@ -3,19 +3,20 @@ by the debate, with the oppositions recorded for it and a deterministic 2-D map.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.linalg
+import scipy.linalg  # type: ignore[import-untyped]  # scipy ships no type hints and scipy-stubs is no dependency
 
 from generator.corpus.model import Corpus, Extraction
-from generator.selection.vectors import vectors_for
 from generator.selection.groups import Group, central_member, group
+from generator.selection.vectors import vectors_for
 
 DEFAULT_THRESHOLD = 75.0
 
 
-def selection_threshold(extra: dict) -> float:
+def selection_threshold(extra: Mapping[str, object]) -> float:
     """``selection: {threshold: N}`` in carnet.yaml (0–100 scale; default 75)."""
     raw = extra.get("selection") or {}
     value = raw.get("threshold", DEFAULT_THRESHOLD) if isinstance(raw, dict) else DEFAULT_THRESHOLD
@@ -74,7 +75,7 @@ def select(corpus: Corpus, ids: list[str], threshold: float = DEFAULT_THRESHOLD,
     return Selection(threshold, order, groups, points, (erased, disagreeing), produced_by)
 
 
-def _map(ids: list[str], vectors) -> dict[str, tuple[float, float]]:
+def _map(ids: list[str], vectors: scipy.sparse.csr_matrix) -> dict[str, tuple[float, float]]:
     """Classical MDS of the distances, eigenvector signs fixed (largest component
     positive), coordinates rounded: the same map on every machine."""
     n = len(ids)
@@ -97,4 +98,4 @@ def _map(ids: list[str], vectors) -> dict[str, tuple[float, float]]:
             vector = -vector
         coordinates.append(vector * np.sqrt(max(values[k], 0.0)))
     xs, ys = (np.round(c, 1) for c in coordinates) if len(coordinates) == 2 else (np.round(coordinates[0], 1), np.zeros(n))
-    return {i: (float(x), float(y)) for i, x, y in zip(ids, xs, ys)}
+    return {i: (float(x), float(y)) for i, x, y in zip(ids, xs, ys, strict=True)}

@@ -7,16 +7,17 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
-from scipy import sparse
+from scipy import sparse  # type: ignore[import-untyped]  # scipy ships no type hints and scipy-stubs is no dependency
 
+from generator.corpus.verdicts import text_hash
 from generator.selection.embeddings import tfidf
-from generator.verification.records import text_hash
 
 
-def embeddings_settings(extra: dict) -> tuple[str, str]:
+def embeddings_settings(extra: Mapping[str, object]) -> tuple[str, str]:
     """(provider, model) from carnet.yaml's ``embeddings:`` (default: tfidf)."""
     raw = extra.get("embeddings") or {}
     if not isinstance(raw, dict) or raw.get("provider", "tfidf") != "endpoint":

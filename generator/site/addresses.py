@@ -11,7 +11,7 @@ file, so ``carnet check`` refuses it too. Pure: the corpus in, problems out.
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from generator.corpus.model import Base, Corpus, Note, Notebook
 from generator.problems import Problem

@@ -34,7 +34,8 @@ def _seconds(value: float) -> str:
     return text or "0"
 
 
-def _assessing(site: SiteModel, slug: str, collection_id: str, page_iri: str, rights: str | None) -> list[dict]:
+def _assessing(site: SiteModel, slug: str, collection_id: str, page_iri: str,
+               rights: str | None) -> list[dict[str, Any]]:
     """One ``assessing`` annotation per (claim, source) pair of an article: its state and
     what established it. Deliberately not a schema.org ClaimReview (not a fact-check)."""
     items = []

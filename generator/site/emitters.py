@@ -1,28 +1,47 @@
-"""One emitter per output. Each declares which parts of the model it reads, so an
-incremental build can tell what to redo, and yields ``(site path, bytes)`` pairs.
-
-Parts of the model: ``settings``, ``bases``, ``notebooks``, ``notes`` (bodies,
-memberships, extractions, comments), ``anchors``, ``links``, ``assets``, ``theme``.
+"""One emitter per output: each reads the finished site model and yields ``(site path,
+bytes)`` pairs. What an incremental build redoes is decided by content, not declared: a
+page is rendered again only when its template, its whole context or the theme changed
+(the keys of the :class:`generator.memo.Memo` it is given), and the writer replaces only
+the files whose bytes changed. (Emitters once declared the model parts they read; no
+code read those lists, and a list can be wrong where a key of what was read cannot.)
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
+from typing import Protocol
 from urllib.parse import urlsplit
-from typing import Any, Iterator, Protocol
 
-from generator.cache import digest_of
+from generator.memo import NO_MEMO, Memo, digest_of
 from generator.site import pages
 from generator.site.annotations import note_annotations
 from generator.site.graph import graph_outputs
 from generator.site.jsonout import dumps
-from generator.site.mirrors import mirrors
 from generator.site.machine import (
-    DEFAULT_FULL_CAP, feeds, llms_full, llms_txt, manifest, not_found_page, robots, siblings, sitemap, strings_of,
+    DEFAULT_FULL_CAP,
+    feeds,
+    llms_full,
+    llms_txt,
+    manifest,
+    not_found_page,
+    robots,
+    siblings,
+    sitemap,
+    strings_of,
 )
+from generator.site.mirrors import mirrors
 from generator.site.model import (
-    SiteModel, annotations_path, base_path, category_path, note_path, notebook_path, selection_path, text_path,
+    SiteModel,
+    annotations_path,
+    base_path,
+    category_path,
+    note_path,
+    notebook_path,
+    selection_path,
+    text_path,
 )
 from generator.site.selection_page import selection_context
 from generator.site.theme import Theme
@@ -31,20 +50,20 @@ Output = Iterator[tuple[str, bytes]]
 
 
 class Emitter(Protocol):
-    name: str
-    reads: frozenset[str]
+    # read-only: the emitters are frozen dataclasses, whose fields cannot be set, so a
+    # settable ``name: str`` member would not match them
+    @property
+    def name(self) -> str: ...
 
-    def emit(self, site: SiteModel, theme: Theme) -> Output: ...
+    def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output: ...
 
 
 @dataclass(frozen=True)
 class ThemeStatic:
     name: str = "theme-static"
-    reads: frozenset[str] = frozenset({"theme"})
 
-    def emit(self, site: SiteModel, theme: Theme) -> Output:
-        for published, data in theme.static.values():
-            yield published, data
+    def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
+        yield from theme.static.values()  # each value is a (published path, bytes) pair
 
 
 @dataclass(frozen=True)
@@ -53,9 +72,8 @@ class ContentAssets:
     a file only a private note uses is never published."""
 
     name: str = "content-assets"
-    reads: frozenset[str] = frozenset({"assets", "links", "notes"})
 
-    def emit(self, site: SiteModel, theme: Theme) -> Output:
+    def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
         for path, on_disk in site.published_assets.items():  # the name on disk may be decomposed (NFD)
             yield path, (site.content_dir / on_disk).read_bytes()
 
@@ -63,53 +81,48 @@ class ContentAssets:
 @dataclass(frozen=True)
 class HomePage:
     name: str = "home"
-    reads: frozenset[str] = frozenset({"settings", "bases", "notebooks", "notes", "theme"})
 
-    def emit(self, site: SiteModel, theme: Theme) -> Output:
-        yield "index.html", theme.render("home.html", **pages.home_context(site, theme))
+    def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
+        yield "index.html", theme.render("home.html", memo, **pages.home_context(site, theme))
 
 
 @dataclass(frozen=True)
 class BasePages:
     name: str = "base-pages"
-    reads: frozenset[str] = frozenset({"settings", "bases", "notebooks", "notes", "theme"})
 
-    def emit(self, site: SiteModel, theme: Theme) -> Output:
+    def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
         for slug in site.publication.bases:
-            yield base_path(slug), theme.render("base.html", **pages.base_context(site, theme, slug))
+            yield base_path(slug), theme.render("base.html", memo, **pages.base_context(site, theme, slug))
 
 
 @dataclass(frozen=True)
 class NotebookPages:
     name: str = "notebook-pages"
-    reads: frozenset[str] = frozenset({"settings", "bases", "notebooks", "notes", "theme"})
 
-    def emit(self, site: SiteModel, theme: Theme) -> Output:
+    def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
         for slug in site.publication.notebooks:
-            yield notebook_path(slug), theme.render("notebook.html", **pages.notebook_context(site, theme, slug))
+            yield notebook_path(slug), theme.render("notebook.html", memo, **pages.notebook_context(site, theme, slug))
 
 
 @dataclass(frozen=True)
 class CategoryPages:
     name: str = "category-pages"
-    reads: frozenset[str] = frozenset({"settings", "bases", "notebooks", "notes", "theme"})
 
-    def emit(self, site: SiteModel, theme: Theme) -> Output:
+    def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
         for slug, notebook in site.publication.notebooks.items():
             for axis in notebook.axes:
                 for category in axis.categories:
                     context = pages.category_context(site, theme, slug, axis.key, category)
-                    yield category_path(slug, axis.key, category), theme.render("category.html", **context)
+                    yield category_path(slug, axis.key, category), theme.render("category.html", memo, **context)
 
 
 @dataclass(frozen=True)
 class NotePages:
     name: str = "note-pages"
-    reads: frozenset[str] = frozenset({"settings", "bases", "notebooks", "notes", "anchors", "links", "theme"})
 
-    def emit(self, site: SiteModel, theme: Theme) -> Output:
+    def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
         for slug in site.publication.notes:
-            yield note_path(slug), theme.render("note.html", **pages.note_context(site, theme, slug))
+            yield note_path(slug), theme.render("note.html", memo, **pages.note_context(site, theme, slug, memo))
 
 
 @dataclass(frozen=True)
@@ -118,9 +131,8 @@ class TextProjections:
     annotation offsets count in (code points)."""
 
     name: str = "text-projections"
-    reads: frozenset[str] = frozenset({"notes", "anchors"})
 
-    def emit(self, site: SiteModel, theme: Theme) -> Output:
+    def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
         for slug, anchored in site.anchored.items():
             yield text_path(slug), (anchored.document.projection + "\n").encode("utf-8")
 
@@ -130,16 +142,15 @@ class WebAnnotations:
     """``notes/<slug>.annotations.jsonld``: W3C Web Annotations of each note."""
 
     name: str = "web-annotations"
-    reads: frozenset[str] = frozenset({"settings", "notes", "anchors"})
 
-    def emit(self, site: SiteModel, theme: Theme) -> Output:
+    def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
         for slug in site.publication.notes:
             data = note_annotations(site, slug)
-            if theme.memo is None:
-                yield annotations_path(slug), dumps(data, levels=3)
-            else:  # pickling for the key is several times faster than the JSON layout
-                yield annotations_path(slug), theme.memo.memo("annotations", digest_of(data),
-                                                             lambda: dumps(data, levels=3))
+            # pickling for the key is several times faster than the JSON layout. The memo calls
+            # both at once; partial binds this note's ``data`` all the same (typed, unlike a lambda
+            # with a default argument)
+            yield annotations_path(slug), memo.memo("annotations", partial(digest_of, data),
+                                                    partial(dumps, data, levels=3))
 
 
 @dataclass(frozen=True)
@@ -147,49 +158,44 @@ class SelectionPages:
     """``notes/<wiki>.selection.html``: groups, explanations, warnings, oppositions, map."""
 
     name: str = "selection-pages"
-    reads: frozenset[str] = frozenset({"settings", "notes", "anchors", "theme"})
 
-    def emit(self, site: SiteModel, theme: Theme) -> Output:
+    def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
         for slug in site.selections:
-            yield selection_path(slug), theme.render("selection.html", **selection_context(site, theme, slug))
+            yield selection_path(slug), theme.render("selection.html", memo, **selection_context(site, theme, slug))
 
 
 @dataclass(frozen=True)
 class NotFoundPage:
     name: str = "not-found"
-    reads: frozenset[str] = frozenset({"settings", "bases", "notebooks", "theme"})
 
-    def emit(self, site: SiteModel, theme: Theme) -> Output:
+    def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
         yield "404.html", not_found_page(site, theme)
 
 
 @dataclass(frozen=True)
 class SearchPage:
     name: str = "search-page"
-    reads: frozenset[str] = frozenset({"settings", "bases", "notebooks", "theme"})
 
-    def emit(self, site: SiteModel, theme: Theme) -> Output:
+    def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
         from generator.site.pages import common
         context = common(site, theme, "search.html", theme.tr("search"), "search")
         context["results_label"] = theme.tr("search_results", n=2)
-        yield "search.html", theme.render("search.html", **context)
+        yield "search.html", theme.render("search.html", memo, **context)
 
 
 @dataclass(frozen=True)
 class Feeds:
     name: str = "feeds"
-    reads: frozenset[str] = frozenset({"settings", "notebooks", "notes", "theme"})
 
-    def emit(self, site: SiteModel, theme: Theme) -> Output:
+    def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
         yield from feeds(site, theme)
 
 
 @dataclass(frozen=True)
 class Robots:
     name: str = "robots"
-    reads: frozenset[str] = frozenset({"settings"})
 
-    def emit(self, site: SiteModel, theme: Theme) -> Output:
+    def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
         yield "robots.txt", robots(site)
 
 
@@ -201,16 +207,15 @@ class Redirects:
     there a plain 301 would never fire."""
 
     name: str = "redirects"
-    reads: frozenset[str] = frozenset({"settings", "notes"})
 
-    def emit(self, site: SiteModel, theme: Theme) -> Output:
+    def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
         root = urlsplit(site.base_url).path  # "/" or "/wiki/"
         lines = []
         for slug, note in site.publication.notes.items():
             for alias in sorted(note.aliases):
                 lines.append(f"{root}{note_path(alias)} {root}{note_path(slug)} 301!")
                 target = f"{slug}.html"
-                yield note_path(alias), theme.render("redirect.html", target=target, title=note.title,
+                yield note_path(alias), theme.render("redirect.html", memo, target=target, title=note.title,
                                                      canonical=site.base_url + note_path(slug),
                                                      language=site.publication.settings.language)
         if lines:
@@ -224,7 +229,7 @@ EMITTERS: tuple[Emitter, ...] = (
 )
 
 
-def derived_outputs(site: SiteModel, files: dict[str, bytes], memo: Any = None,
+def derived_outputs(site: SiteModel, files: dict[str, bytes], memo: Memo = NO_MEMO,
                     digests: dict[str, str] | None = None, theme: Theme | None = None) -> dict[str, bytes]:
     """Outputs read from the pages themselves, in order: siblings of every page, llms.txt,
     llms-full.txt, the sitemap, the graph — then the manifest of everything. ``digests``

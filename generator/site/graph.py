@@ -41,7 +41,9 @@ from urllib.parse import quote
 import networkx as nx
 
 from generator.corpus.model import NoteType
-from generator.site.jsonout import ENCODER as _ENCODER, dumps_encoded
+from generator.memo import NO_MEMO, Memo, digest_of
+from generator.site.jsonout import ENCODER as _ENCODER
+from generator.site.jsonout import dumps_encoded
 from generator.site.model import SiteModel, base_path, note_path, notebook_path
 
 NODE_TYPES = frozenset({"base", "notebook", "category", "note", "element", "extraction", "comment", "wiki",
@@ -78,16 +80,16 @@ class TypedGraph:
     def __contains__(self, key: str) -> bool:
         return key in self.nodes
 
-    def merge(self, other: "TypedGraph") -> None:
+    def merge(self, other: TypedGraph) -> None:
         for key, data in other.nodes.items():
             self.nodes.setdefault(key, {}).update(data)
-        for key, data in other.edges.items():
-            self.edges.setdefault(key, {}).update(data)
+        for edge, edge_data in other.edges.items():  # own names: an edge's key is a (source, target, type)
+            self.edges.setdefault(edge, {}).update(edge_data)
 
     @property
-    def graph(self) -> nx.MultiDiGraph:
+    def graph(self) -> nx.MultiDiGraph[str]:
         """The same graph as networkx (for ranking)."""
-        g = nx.MultiDiGraph()
+        g: nx.MultiDiGraph[str] = nx.MultiDiGraph()  # nodes are the string ids
         for key, data in self.nodes.items():
             g.add_node(key, **data)
         for (source, target, kind), data in self.edges.items():
@@ -138,8 +140,8 @@ def site_part(site: SiteModel, known: TypedGraph) -> TypedGraph:
         g.node(f"base:{slug}", "base", title=base.title, url=site.base_url + base_path(slug))
     for slug, notebook in publication.notebooks.items():
         g.node(f"notebook:{slug}", "notebook", title=notebook.title, url=site.base_url + notebook_path(slug))
-        for base in site.bases_of(slug):
-            g.edge(f"base:{base}", f"notebook:{slug}", "groups")
+        for base_slug in site.bases_of(slug):  # a slug, not the Base of the loop above
+            g.edge(f"base:{base_slug}", f"notebook:{slug}", "groups")
         for axis in notebook.axes:
             for category in axis.categories:
                 g.node(f"category:{slug}/{axis.key}/{category}", "category", title=category, axis=axis.key)
@@ -279,9 +281,7 @@ def jsonld_records(base_url: str, fields: dict[str, dict[str, str]],
     return records
 
 
-def graph_outputs(site: SiteModel, memo: Any = None) -> dict[str, bytes]:
-    from generator.cache import digest_of
-
+def graph_outputs(site: SiteModel, memo: Memo = NO_MEMO) -> dict[str, bytes]:
     parts: list[EncodedPart] = []
     known = TypedGraph()
     for slug in site.publication.notes:
@@ -289,13 +289,12 @@ def graph_outputs(site: SiteModel, memo: Any = None) -> dict[str, bytes]:
             part = note_part(site, slug)
             return encode_part(site, part), sorted(part.nodes)
 
-        if memo is None:
-            encoded, keys = make()
-        else:  # a note's part depends on that note, its anchors and the site's address only
+        def key(slug: str = slug) -> str:  # a note's part depends on that note, its anchors and the site's address
             anchored = site.anchored[slug]
-            key = digest_of((slug, site.publication.notes[slug], site.base_url,
-                             [(e.id, e.kind) for e in anchored.document.elements], sorted(anchored.anchors.items())))
-            encoded, keys = memo.memo("graph", key, make)
+            return digest_of((slug, site.publication.notes[slug], site.base_url,
+                              [(e.id, e.kind) for e in anchored.document.elements], sorted(anchored.anchors.items())))
+
+        encoded, keys = memo.memo("graph", key, make)
         parts.append(encoded)
         known.nodes.update((k, {}) for k in keys)
     parts.append(encode_part(site, site_part(site, known)))
@@ -310,9 +309,9 @@ def graph_outputs(site: SiteModel, memo: Any = None) -> dict[str, bytes]:
         fields.update(part.jsonld)
         links.update(part.links)
         bare |= part.bare
-    for key in bare - nodes.keys():
-        nodes[key] = _ENCODER.encode({"id": key})
-    node_link = {"directed": "true", "multigraph": "true", "nodes": [nodes[k] for k in sorted(nodes)],
+    for bare_key in bare - nodes.keys():  # not ``key``: that is the memo key function above
+        nodes[bare_key] = _ENCODER.encode({"id": bare_key})
+    node_link: dict[str, str | list[str]] = {"directed": "true", "multigraph": "true", "nodes": [nodes[k] for k in sorted(nodes)],
                  "links": [edges[k] for k in sorted(edges)]}
     return {"graph.json": dumps_encoded(node_link),
             "graph.jsonld": dumps_encoded({"@context": _ENCODER.encode(jsonld_context(site.base_url)),

@@ -1,5 +1,5 @@
 """HTTP headers the published site is served with. One source for every server of the
-site (the test server now; ``carnet serve`` and netlify.toml later), so that a theme
+site (``carnet serve``, the tests' server, netlify.toml's headers), so that a theme
 violating the Content-Security-Policy fails a test, not a deploy."""
 
 from __future__ import annotations

@@ -21,13 +21,15 @@ class _Links(HTMLParser):
         self.ids: set[str] = set()
         self.links: list[tuple[int, str]] = []
 
-    def handle_starttag(self, tag, attrs):
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         attributes = dict(attrs)
-        if attributes.get("id"):
-            self.ids.add(attributes["id"])
+        element_id = attributes.get("id")
+        if element_id:
+            self.ids.add(element_id)
         name = _ATTRIBUTES.get(tag)
-        if name and attributes.get(name):
-            self.links.append((self.getpos()[0], attributes[name]))
+        target = attributes.get(name) if name else None
+        if target:
+            self.links.append((self.getpos()[0], target))
 
 
 def check_site(root: Path, root_prefix: str = "") -> list[Problem]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-
 ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True)  # one encoder: json.dumps builds one per call
 
 

@@ -9,16 +9,24 @@ import functools
 import hashlib
 import posixpath
 import re
-from html import escape
-from html import unescape
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from html import escape, unescape
+from typing import Any
 from xml.sax.saxutils import escape as xml_escape
 
-from generator.corpus.model import NoteType
+from generator.corpus.model import Note, NoteType
+from generator.memo import NO_MEMO, Memo
 from generator.site.jsonout import dumps
 from generator.site.model import (
-    SITE_FEEDS, SiteModel, base_path, category_path, feed_path, note_path, notebook_path, selection_path,
+    SITE_FEEDS,
+    SiteModel,
+    base_path,
+    category_path,
+    feed_path,
+    note_path,
+    notebook_path,
+    selection_path,
 )
 from generator.site.theme import Theme
 from generator.verification.states import State
@@ -139,7 +147,7 @@ def _absolute_url(base_url: str, directory: str, href: str) -> str | None:
     return base_url + target + (f"#{fragment}" if fragment else "")
 
 
-def siblings(site: SiteModel, files: dict[str, bytes], memo: Any = None) -> Iterator[tuple[str, bytes]]:
+def siblings(site: SiteModel, files: dict[str, bytes], memo: Memo = NO_MEMO) -> Iterator[tuple[str, bytes]]:
     """``x.txt`` (unless a note's text projection is already there) and ``x.json`` for
     every ``x.html``; with a build cache, a page whose bytes and citations are unchanged
     reuses its siblings."""
@@ -151,16 +159,20 @@ def siblings(site: SiteModel, files: dict[str, bytes], memo: Any = None) -> Iter
         citations = _citations(site, path)
         evidence = _evidence(site, path)
         has_text = f"{stem}.txt" in files
-        if memo is None:
-            yield from _page_siblings(site, path, files[path], kind, citations, has_text, evidence)
-            continue
-        key = hashlib.sha256(repr((path, site.base_url, kind, citations, has_text, evidence)).encode("utf-8")
-                             + hashlib.sha256(files[path]).digest()).hexdigest()
-        yield from memo.memo("siblings", key, lambda: list(
-            _page_siblings(site, path, files[path], kind, citations, has_text, evidence)))
+        def key(path: str = path, kind: str = kind, citations: list[dict[str, str]] = citations,
+                has_text: bool = has_text, evidence: dict[str, Any] = evidence) -> str:
+            return hashlib.sha256(repr((path, site.base_url, kind, citations, has_text, evidence)).encode("utf-8")
+                                  + hashlib.sha256(files[path]).digest()).hexdigest()
+
+        # the memo calls both at once; this page's values are bound all the same, as in ``key``
+        def compute(path: str = path, kind: str = kind, citations: list[dict[str, str]] = citations,
+                    has_text: bool = has_text, evidence: dict[str, Any] = evidence) -> list[tuple[str, bytes]]:
+            return list(_page_siblings(site, path, files[path], kind, citations, has_text, evidence))
+
+        yield from memo.memo("siblings", key, compute)
 
 
-def _page_siblings(site: SiteModel, path: str, html: bytes, kind: str, citations: list[dict],
+def _page_siblings(site: SiteModel, path: str, html: bytes, kind: str, citations: list[dict[str, str]],
                    has_text: bool, evidence: dict[str, Any]) -> Iterator[tuple[str, bytes]]:
     stem = path[: -len(".html")]
     page = read_page(html)
@@ -234,7 +246,7 @@ def _kind(site: SiteModel, path: str) -> str:
     return note.type.value if note else "page"
 
 
-def _citations(site: SiteModel, path: str) -> list[dict]:
+def _citations(site: SiteModel, path: str) -> list[dict[str, str]]:
     """The article's pairs, flat (kept as they were for readers of earlier sites; the
     ``claims`` of :func:`_evidence` say more)."""
     slug = posixpath.basename(path)[: -len(".html")]
@@ -422,7 +434,7 @@ def feeds(site: SiteModel, theme: Theme | None = None) -> Iterator[tuple[str, by
     publication = site.publication
     tr = strings_of(site, theme).tr
 
-    def feed(path: str, title: str, notes) -> bytes:
+    def feed(path: str, title: str, notes: list[Note]) -> bytes:
         dated = sorted(((n, _page_date(site, note_path(n.slug))) for n in notes),
                        key=lambda item: (item[1], item[0].slug), reverse=True)
         updated = dated[0][1] if dated and dated[0][1] else "1970-01-01"
@@ -455,7 +467,7 @@ def manifest(files: dict[str, bytes], digests: dict[str, str]) -> bytes:
     return dumps({"files": entries}, levels=2)
 
 
-def not_found_page(site: SiteModel, theme) -> bytes:
+def not_found_page(site: SiteModel, theme: Theme) -> bytes:
     from generator.site.pages import common
     ctx = common(site, theme, "404.html", theme.tr("not_found"), "not-found", absolute=True)
     return theme.render("404.html", **ctx)

@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from html import escape
-from typing import Callable, Sequence
+from itertools import pairwise
 
 from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
 
-from generator.anchoring import AnchoredNote
+from generator.anchoring import AnchoredNote, Document
 from generator.markup import leaf_text, make_parser
 
 
@@ -80,11 +82,11 @@ class RenderState:
     marks: dict[int, list[Mark]]
     resolve: Callable[[str, bool], Href]
     covered: frozenset[int] = frozenset()
-    citations: dict[tuple[int, int], "CitationView"] = field(default_factory=dict)
+    citations: dict[tuple[int, int], CitationView] = field(default_factory=dict)
     after_inline: dict[int, str] = field(default_factory=dict)
     inline_index: int = -1
     started: set[str] = field(default_factory=set)
-    cursor: "_Cursor | None" = None
+    cursor: _Cursor | None = None
     closers: list[str] = field(default_factory=list)
 
 
@@ -125,7 +127,7 @@ class _Cursor:
         first, last = bisect_right(self.edges, start), bisect_left(self.edges, end)
         points = [start, *self.edges[first:last], end]
         out = []
-        for number, (a, b) in enumerate(zip(points, points[1:])):
+        for number, (a, b) in enumerate(pairwise(points)):
             segment = first - 1 + number  # the segment that a (an edge, or the start) opens
             ids = self.covering[segment] if segment >= 0 else ()
             for extraction in self.starting.get(a, ()):
@@ -155,13 +157,13 @@ def _merge_adjacent_marks(html: str) -> str:
         html = merged
 
 
-def _cursor(env: dict) -> _Cursor | None:
+def _cursor(env: EnvType) -> _Cursor | None:
     state: RenderState = env["carnet"]
     return state.cursor
 
 
 class _NoteRenderer(RendererHTML):
-    def render(self, tokens: Sequence[Token], options, env: dict) -> str:
+    def render(self, tokens: Sequence[Token], options: OptionsDict, env: EnvType) -> str:
         state: RenderState = env["carnet"]
         doc = state.anchored.document
         out = []
@@ -181,9 +183,9 @@ class _NoteRenderer(RendererHTML):
                 if located is None:
                     state.cursor = _Cursor((), 0, state.started)
                 else:
-                    element, base = located
-                    state.cursor = _Cursor(state.marks.get(element, ()), base, state.started)
-                    heading_id = doc.heading_ids.get(element)
+                    inline_element, base = located
+                    state.cursor = _Cursor(state.marks.get(inline_element, ()), base, state.started)
+                    heading_id = doc.heading_ids.get(inline_element)
                     if heading_id and base == 0:
                         out.append(f'<span class="heading-anchor" id="{heading_id}"></span>')
                 state.inline_index = index
@@ -198,7 +200,7 @@ class _NoteRenderer(RendererHTML):
                 out.append(self.renderToken(tokens, index, options, env))
         return "".join(out)
 
-    def _code(self, token: Token, element: int | None, doc, state: RenderState) -> str:
+    def _code(self, token: Token, element: int | None, doc: Document, state: RenderState) -> str:
         text = token.content.rstrip("\n")
         cursor = _Cursor(state.marks.get(element, ()) if element is not None else (), 0, state.started)
         element_id = doc.elements[element].id if element is not None else ""
@@ -208,28 +210,28 @@ class _NoteRenderer(RendererHTML):
         id_attr = f' id="{element_id}" class="element{covered}"' if element_id else ""
         return f"<pre{id_attr}><code{lang_attr}>{cursor.wrap(text)}\n</code></pre>\n"
 
-    def text(self, tokens, idx, options, env) -> str:
+    def text(self, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
         cursor = _cursor(env)
         content = tokens[idx].content
         return cursor.wrap(content) if cursor else escape(content, quote=False)
 
-    def code_inline(self, tokens, idx, options, env) -> str:
+    def code_inline(self, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
         cursor = _cursor(env)
         content = tokens[idx].content
         inner = cursor.wrap(content) if cursor else escape(content, quote=False)
         return f"<code>{inner}</code>"
 
-    def softbreak(self, tokens, idx, options, env) -> str:
+    def softbreak(self, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
         cursor = _cursor(env)
         return cursor.wrap(leaf_text(tokens[idx]), "\n") if cursor else "\n"
 
-    def hardbreak(self, tokens, idx, options, env) -> str:
+    def hardbreak(self, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
         cursor = _cursor(env)
         if cursor:
             cursor.wrap(leaf_text(tokens[idx]), "")
         return "<br>\n"
 
-    def wikilink(self, tokens, idx, options, env) -> str:
+    def wikilink(self, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
         state: RenderState = env["carnet"]
         token = tokens[idx]
         citation = state.citations.get((state.inline_index, idx))
@@ -244,7 +246,7 @@ class _NoteRenderer(RendererHTML):
         inner = state.cursor.wrap(text, shown) if state.cursor else escape(token.content, quote=False)
         return _anchor(href, inner)
 
-    def link_open(self, tokens, idx, options, env) -> str:
+    def link_open(self, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
         state: RenderState = env["carnet"]
         href = state.resolve(str(tokens[idx].attrGet("href") or ""), False)
         if href.url is None:
@@ -253,11 +255,11 @@ class _NoteRenderer(RendererHTML):
         state.closers.append("</a>")
         return _anchor(href, None)
 
-    def link_close(self, tokens, idx, options, env) -> str:
+    def link_close(self, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
         state: RenderState = env["carnet"]
         return state.closers.pop() if state.closers else "</a>"
 
-    def image(self, tokens, idx, options, env) -> str:
+    def image(self, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
         state: RenderState = env["carnet"]
         token = tokens[idx]
         alt = "".join(leaf_text(child) for child in token.children or [])

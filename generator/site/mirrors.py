@@ -9,7 +9,7 @@ its extractions. Pure: the site model and the pages' HTML in, bytes out.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from generator.site.machine import canonical_url, note_body_lines
 from generator.site.model import SiteModel, note_path
@@ -30,7 +30,7 @@ def _field(theme: Theme, key: str, value: str) -> str:
 
 
 def mirrors(site: SiteModel, pages: dict[str, bytes], theme: Theme) -> Iterator[tuple[str, bytes]]:
-    for slug, note in site.publication.notes.items():
+    for slug in site.publication.notes:  # the same order as .items(): only the slug is needed here
         page = note_path(slug)
         if page not in pages:
             continue

@@ -11,9 +11,15 @@ from typing import Any
 
 from generator.anchoring import AnchoredNote
 from generator.corpus.links import LinkTarget, LinkUse
-from generator.text import category_slug
+from generator.corpus.model import Extraction, Note
+from generator.corpus.proposal import Proposal
 from generator.corpus.publication import Publication
+from generator.selection.select import Selection
 from generator.synthesis.audit import ArticleAudit
+from generator.synthesis.coverage import Coverage
+from generator.text import category_slug
+from generator.verification.assess import Assessment
+from generator.verification.tally import Tally
 
 
 def note_path(slug: str) -> str:
@@ -98,15 +104,17 @@ class SiteModel:
     published_assets: dict[str, str] = field(default_factory=dict)
     articles: dict[str, ArticleAudit] = field(default_factory=dict)
     reuse: dict[str, list[str]] = field(default_factory=dict)
-    proposals: list = field(default_factory=list)
-    assessments: dict[str, list] = field(default_factory=dict)
-    selections: dict[str, Any] = field(default_factory=dict)
+    proposals: list[Proposal] = field(default_factory=list)
+    assessments: dict[str, list[Assessment]] = field(default_factory=dict)
+    selections: dict[str, Selection] = field(default_factory=dict)
+    # holds OppositionRecord; left Any while site/graph.py reuses its loop variable
+    # ``item`` for discarded items and then oppositions (typed, that file fails mypy)
     oppositions: dict[str, Any] = field(default_factory=dict)
-    coverage: dict[str, Any] = field(default_factory=dict)
-    tallies: dict[str, Any] = field(default_factory=dict)
+    coverage: dict[str, Coverage] = field(default_factory=dict)
+    tallies: dict[str, Tally] = field(default_factory=dict)
 
     @functools.cached_property
-    def extractions(self) -> dict[str, tuple[Any, Any]]:
+    def extractions(self) -> dict[str, tuple[Note, Extraction]]:
         """Published extraction id → (its note, the extraction); computed once per build."""
         return {e.id: (note, e) for note in self.publication.notes.values() for e in note.extractions}
 

@@ -23,8 +23,8 @@ import json
 import os
 import posixpath
 import shutil
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Mapping
 
 from generator.problems import OutputDirectoryError
 
@@ -327,5 +327,6 @@ def _exchange(a: Path, b: Path) -> bool:
     except (OSError, AttributeError):
         return False
     at_fdcwd = -100
-    result = renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), _RENAME_EXCHANGE)
+    # ctypes' default restype is c_int: the call returns a Python int
+    result: int = renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), _RENAME_EXCHANGE)
     return result == 0

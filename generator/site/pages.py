@@ -6,24 +6,35 @@ import datetime as dt
 import json
 import posixpath
 import re
+from collections.abc import Callable
 from html import escape
+from typing import Any
 from urllib.parse import quote, urlsplit
-from typing import Any, Callable
 
 from generator.anchoring import AnchorStatus
-from generator.cache import digest_of
 from generator.anchoring.timing import time_range
+from generator.corpus.article import Adoption, ArticleSpec, PerimeterSpec, RecordedPerimeter
+from generator.corpus.links import LinkTarget
 from generator.corpus.model import Note, NoteType
 from generator.corpus.publication import published_ids
-from generator.synthesis.audit import SourceState
-from generator.verification.states import Method, State
+from generator.memo import NO_MEMO, Memo, digest_of
 from generator.site.markdown_html import CitationView, Href, Mark, RenderState, render_body
 from generator.site.model import (
-    SiteModel, annotations_path, base_path, category_path, note_path, notebook_path, relative, selection_path,
+    SiteModel,
+    annotations_path,
+    base_path,
+    category_path,
+    note_path,
+    notebook_path,
+    relative,
+    selection_path,
     text_path,
 )
 from generator.site.structured import structured_data
 from generator.site.theme import Theme
+from generator.synthesis.audit import ArticleAudit, SourceState
+from generator.verification.assess import Assessment
+from generator.verification.states import Method, State
 
 _MARKER = re.compile(r"\[\[(ext|com):([^\]|]+)(\|[^\]]*)?\]\]")
 MEDIA_TYPES = {".ogg": "audio", ".oga": "audio", ".opus": "audio", ".mp3": "audio", ".wav": "audio",
@@ -73,16 +84,22 @@ def common(site: SiteModel, theme: Theme, path: str, title: str, kind: str, abso
         # root-relative for a page served at any address (404.html): same host, any depth
         return root + target if absolute else relative(target, path)
 
+    def static(name: str) -> str:  # a theme file's fingerprinted address, from this page
+        return url(theme.static_path(name))
+
+    def shown_date(value: dt.date | None) -> str:  # templates' ``format_date``, in the site's language
+        return format_date(value, theme)
+
     return {
         "site": settings,
         "page": {"path": path, "title": title, "kind": kind,
                  "canonical": site.base_url + ("" if path == "index.html" else path)},
         "url": url,
-        "static": lambda name: url(theme.static_path(name)),
+        "static": static,
         "nav_bases": [{"title": b.title, "url": url(base_path(s))} for s, b in publication.bases.items()],
         "nav_notebooks": [{"title": nb.title, "url": url(notebook_path(s))}
                           for s, nb in publication.notebooks.items()],
-        "format_date": lambda d: format_date(d, theme),
+        "format_date": shown_date,
         "home_url": url("index.html"),
         "meta": page_metadata(site, path, title, kind),
     }
@@ -135,7 +152,8 @@ def _act_summary(site: SiteModel, theme: Theme, slug: str, url: Callable[[str], 
     if audit is None:
         return None
     note = site.publication.notes[slug]
-    adoption = note.article.adoption if note.article else None
+    article: ArticleSpec | None = note.article  # Note.article is typed Any; it holds an ArticleSpec or None
+    adoption = article.adoption if article else None
     published = site.publication.notes
     return {
         "status": audit.status, "label": theme.tr(f"status_{audit.status}"),
@@ -179,14 +197,21 @@ def base_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any]:
     return ctx
 
 
-def _facets(site: SiteModel, notebook: str, url: Callable[[str], str], notes: list[Note]) -> list[dict]:
+def _member_categories(note: Note, notebook: str, axis_key: str) -> tuple[str, ...]:
+    """A note's categories on one axis of ``notebook``, for a note listed in it: the
+    notes come from ``notes_of``/``ordered_notes``, members only, so the membership is there."""
+    membership = note.membership(notebook)
+    assert membership is not None, f"{note.slug} is not in notebook {notebook}"
+    return membership.categories.get(axis_key, ())
+
+
+def _facets(site: SiteModel, notebook: str, url: Callable[[str], str], notes: list[Note]) -> list[dict[str, Any]]:
     nb = site.publication.notebooks[notebook]
     facets = []
     for axis in nb.axes:
         entries = []
         for category in axis.categories:
-            count = sum(category in (n.membership(notebook).categories.get(axis.key, ()))  # type: ignore[union-attr]
-                        for n in notes)
+            count = sum(category in _member_categories(n, notebook, axis.key) for n in notes)
             entries.append({"name": category, "count": count,
                             "url": url(category_path(notebook, axis.key, category))})
         facets.append({"key": axis.key, "title": axis.title, "categories": entries})
@@ -219,8 +244,7 @@ def category_context(site: SiteModel, theme: Theme, notebook: str, axis_key: str
     path = category_path(notebook, axis_key, category)
     ctx = common(site, theme, path, f"{category} — {nb.title}", "category")
     url = ctx["url"]
-    notes = [n for n in ordered_notes(site, notebook)
-             if category in n.membership(notebook).categories.get(axis_key, ())]  # type: ignore[union-attr]
+    notes = [n for n in ordered_notes(site, notebook) if category in _member_categories(n, notebook, axis_key)]
     ctx["notebook"] = {"title": nb.title, "url": url(notebook_path(notebook))}
     ctx["axis"] = {"title": axis.title}
     ctx["category"] = category
@@ -228,14 +252,15 @@ def category_context(site: SiteModel, theme: Theme, notebook: str, axis_key: str
     return ctx
 
 
-def note_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any]:
+def note_context(site: SiteModel, theme: Theme, slug: str, memo: Memo = NO_MEMO) -> dict[str, Any]:
     publication = site.publication
     note = publication.notes[slug]
     path = note_path(slug)
     ctx = common(site, theme, path, note.title, "note")
     url = ctx["url"]
     anchored = site.anchored[slug]
-    name = lambda person: publication.name(slug, person)  # noqa: E731
+    def name(person: str) -> str:  # a person as the note's notebook rule shows them
+        return publication.name(slug, person)
 
     contexts = []
     for membership in note.memberships:
@@ -255,7 +280,7 @@ def note_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any]:
             "categories": categories,
         })
 
-    extractions = []
+    extractions: list[dict[str, Any]] = []  # template rows; "cited_by" is added below
     marks: dict[int, list[Mark]] = {}
     elements = anchored.document.elements
     for extraction in note.extractions:
@@ -298,13 +323,10 @@ def note_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any]:
     after_inline = unsourced_marks(theme, audit) if audit else {}
     state = RenderState(anchored, marks, resolve, covered=covered.covered, citations=citations,
                         after_inline=after_inline)
-    if theme.memo is None:
-        body = render_body(state)
-    else:  # the body's HTML is a function of its text and of these resolved inputs only
-        key = digest_of((note.body, note.body_line, note.media is not None, sorted(marks.items()),
-                         sorted(hrefs.items()), unchecked, sorted(covered.covered), sorted(citations.items()),
-                         sorted(after_inline.items())))
-        body = theme.memo.memo("bodies", key, lambda: render_body(state))
+    # the body's HTML is a function of its text and of these resolved inputs only
+    body = memo.memo("bodies", lambda: digest_of((
+        note.body, note.body_line, note.media is not None, sorted(marks.items()), sorted(hrefs.items()), unchecked,
+        sorted(covered.covered), sorted(citations.items()), sorted(after_inline.items()))), lambda: render_body(state))
     for entry in extractions:
         entry["cited_by"] = [{"title": publication.notes[a].title, "url": url(note_path(a)),
                               "count": sum(1 for link in site.articles[a].links
@@ -352,7 +374,8 @@ def _preview(site: SiteModel, theme: Theme, note_slug: str, extraction_id: str, 
     }
 
 
-def citation_views(site: SiteModel, theme: Theme, audit, page: str) -> dict[tuple[int, int], CitationView]:
+def citation_views(site: SiteModel, theme: Theme, audit: ArticleAudit, page: str
+                   ) -> dict[tuple[int, int], CitationView]:
     """How each marker of an article shows: number, link to its passage, preview data,
     and, after the last marker of each claim's group, the claim's contest link."""
     views: dict[tuple[int, int], CitationView] = {}
@@ -413,10 +436,10 @@ def citation_views(site: SiteModel, theme: Theme, audit, page: str) -> dict[tupl
     return views
 
 
-def unsourced_marks(theme: Theme, audit) -> dict[int, str]:
+def unsourced_marks(theme: Theme, audit: ArticleAudit) -> dict[int, str]:
     """An unsourced claim is marked where it is read, at the end of its text: discreet,
     saying why, and leading to the panel that counts it (its anchor is the mark)."""
-    marks = {}
+    marks: dict[int, str] = {}  # inline index → the mark's HTML
     for claim in audit.claims:
         if not claim.sourced and claim.inline >= 0:
             marks[claim.inline] = (f'<sup class="unsourced-claim" id="{escape(claim.id)}">'
@@ -440,7 +463,7 @@ def _shown_name(site: SiteModel, article: str, person: str) -> str:
     return "" if shown == "?" else shown
 
 
-def _state_preview(theme: Theme, assessment, display: Callable[[str], str]) -> dict[str, str]:
+def _state_preview(theme: Theme, assessment: Assessment, display: Callable[[str], str]) -> dict[str, str]:
     """The pair's state for the evidence panel: what was checked, by what, and what
     that does not establish (INV-7). People are named by the notebook's rule."""
     pair = assessment.state
@@ -467,7 +490,8 @@ def _state_preview(theme: Theme, assessment, display: Callable[[str], str]) -> d
 
 def audit_frozen_quote(site: SiteModel, article: str, extraction_id: str) -> str:
     note = site.publication.notes[article]
-    recorded = note.article.recorded if note.article else None
+    article_spec: ArticleSpec | None = note.article  # Note.article is typed Any; it holds an ArticleSpec or None
+    recorded: RecordedPerimeter | None = article_spec.recorded if article_spec else None
     if recorded:
         for item in recorded.extractions:
             if item.id == extraction_id:
@@ -475,21 +499,27 @@ def audit_frozen_quote(site: SiteModel, article: str, extraction_id: str) -> str
     return ""
 
 
-def audit_context(site: SiteModel, theme: Theme, audit, page: str) -> dict[str, Any]:
+def audit_context(site: SiteModel, theme: Theme, audit: ArticleAudit, page: str) -> dict[str, Any]:
     """The audit panels of a wiki or synthesis page (discarded, coverage, broken)."""
     publication = site.publication
     note = publication.notes[audit.slug]
-    url = lambda target: relative(target, page)  # noqa: E731
-    spec = note.article.perimeter if note.article else None
+
+    def url(target: str) -> str:  # relative to this page
+        return relative(target, page)
+
+    article: ArticleSpec | None = note.article  # Note.article is typed Any; it holds an ArticleSpec or None
+    spec: PerimeterSpec | None = article.perimeter if article else None
     notebook_slug = spec.notebook if spec else (note.memberships[0].notebook if note.memberships else "")
     discarded = None
     if audit.discarded is not None:
         discarded = []
         for item in audit.discarded:
             source = publication.notes.get(item.note)
-            categories = []
-            if source and source.membership(notebook_slug):
-                categories = [c for values in source.membership(notebook_slug).categories.values() for c in values]
+            categories: list[str] = []
+            # the membership looked up once: the same value both times (a pure lookup)
+            membership = source.membership(notebook_slug) if source else None
+            if membership:
+                categories = [c for values in membership.categories.values() for c in values]
             anchor = site.anchored[item.note].anchors.get(item.extraction) if item.note in site.anchored else None
             fragment = (f"#ext-{item.extraction}" if anchor and anchor.status.is_live else f"#entry-{item.extraction}")
             discarded.append({
@@ -505,18 +535,18 @@ def audit_context(site: SiteModel, theme: Theme, audit, page: str) -> dict[str, 
             coverage_rows.append({"title": publication.notes[slug].title, "url": url(note_path(slug)) + "#coverage",
                                   "covered": cov.count, "total": cov.total})
     said_here = []
-    for item in audit.said_here:
+    for said in audit.said_here:  # its own name: ``item`` above is a DiscardedItem
         places = [{"note": publication.notes[s].title,
                    "url": url(note_path(s)) + "#" + site.anchored[s].document.elements[i].id,
                    "text": site.anchored[s].document.elements[i].text}
-                  for s, i in item.places if s in publication.notes]
-        said_here.append({"claim": item.claim.text, "id": item.claim.id, "places": places,
-                          "contest": _contest_href(site, audit.slug, page, item.claim.id)})
+                  for s, i in said.places if s in publication.notes]
+        said_here.append({"claim": said.claim.text, "id": said.claim.id, "places": places,
+                          "contest": _contest_href(site, audit.slug, page, said.claim.id)})
     broken = [{"claim": link.claim_text, "marker": f"{link.marker.kind}:{link.marker.key}",
                "reason": theme.tr(f"citation_broken_{link.broken}")} for link in audit.links if link.broken]
     status = None
     if audit.kind == "synthesis":
-        adoption = note.article.adoption if note.article else None
+        adoption: Adoption | None = article.adoption if article else None
         status = {
             "status": audit.status, "label": theme.tr(f"status_{audit.status}"),
             "adoption": {"by": adoption.by, "date": adoption.date} if adoption else None,
@@ -569,13 +599,11 @@ def audit_context(site: SiteModel, theme: Theme, audit, page: str) -> dict[str, 
         "perimeter_extractions": len(audit.perimeter_extractions or []),
         "discarded": discarded, "coverage": coverage_rows, "said_here": said_here, "broken": broken,
         "status": status, "sources": len(audit.numbers),
-        # filled by later stages (verification states, section operations); nothing until then
-        "panels": [],
         "unsourced": sum(not c.sourced for c in audit.claims), "claims": len(audit.claims),
     }
 
 
-def _href(site: SiteModel, theme: Theme, target, page: str) -> Href:
+def _href(site: SiteModel, theme: Theme, target: LinkTarget, page: str) -> Href:
     published = site.publication.notes
     if target.kind == "note":
         if target.key not in published:

@@ -4,14 +4,42 @@ warnings, the oppositions, and the 2-D map (SVG, no script). Pure."""
 from __future__ import annotations
 
 from html import escape
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
+from generator.corpus.model import Extraction, Note
+from generator.selection.select import Selection
 from generator.site.model import SiteModel, note_path, selection_path
 from generator.site.pages import common
 from generator.site.theme import Theme
 
 MAP_CAPTION_ID = "selection-map-caption"  # the template's <figcaption>: the map's accessible name
 PALETTE = ["#1d5c87", "#b5532a", "#2f7d4a", "#8a4fa3", "#b08a00", "#3a7f8f", "#a3341f", "#5b6570"]
+
+
+class _ExtractionView(TypedDict):
+    """An extraction as the template shows it (``joined``: for a group's members)."""
+
+    id: str
+    quote: str
+    note: str
+    url: str
+    comments: int
+    disagreements: int
+    joined: NotRequired[str]
+
+
+class _GroupView(TypedDict):
+    """A group as the template shows it."""
+
+    number: int
+    size: int
+    members: list[_ExtractionView]
+    colour: str
+    colour_index: int
+    diameter: str
+    beyond: int
+    chaining: bool
+    bridges: list[_ExtractionView]
 
 
 def selection_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any]:
@@ -23,17 +51,17 @@ def selection_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any
     url = ctx["url"]
     extraction = site.extractions
 
-    def describe(ext_id: str) -> dict[str, Any]:
+    def describe(ext_id: str) -> _ExtractionView:
         note, item = extraction[ext_id]
         anchored = site.anchored[note.slug].anchors[ext_id].status.is_live
         fragment = f"#ext-{ext_id}" if anchored else f"#entry-{ext_id}"
         return {"id": ext_id, "quote": item.quote, "note": note.title, "url": url(note_path(note.slug)) + fragment,
                 "comments": len(item.live_comments), "disagreements": item.disagreements}
 
-    groups = []
+    groups: list[_GroupView] = []
     for number, group in enumerate(selection.groups, start=1):
         edges = {edge.member: edge for edge in group.edges}
-        members = []
+        members: list[_ExtractionView] = []
         for member in group.members:
             entry = describe(member)
             entry["joined"] = ""
@@ -68,7 +96,7 @@ def selection_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any
     return ctx
 
 
-def _svg(selection, groups: list[dict], extraction) -> str:
+def _svg(selection: Selection, groups: list[_GroupView], extraction: dict[str, tuple[Note, Extraction]]) -> str:
     if not selection.points:
         return ""
     xs = [p[0] for p in selection.points.values()]

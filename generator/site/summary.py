@@ -4,18 +4,15 @@ Counted from the site model and the files, so it says what readers will see."""
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
 
 from generator.anchoring import AnchorStatus
-from generator.problems import Severity
+from generator.problems import Problem, Severity
 from generator.result import BuildSummary
-
-if TYPE_CHECKING:
-    from generator.pipeline import Analysis
-    from generator.site.model import SiteModel
+from generator.site.model import SiteModel
 
 
-def summarise(analysis: "Analysis", site: "SiteModel", files: dict[str, bytes]) -> BuildSummary:
+def summarise(problems: list[Problem], site: SiteModel, files: dict[str, bytes]) -> BuildSummary:
+    """The counts of what ``site`` publishes in ``files``, with the build's ``problems``."""
     publication = site.publication
     statuses: Counter[AnchorStatus] = Counter()
     extractions = 0
@@ -25,7 +22,7 @@ def summarise(analysis: "Analysis", site: "SiteModel", files: dict[str, bytes]) 
             extractions += 1
             statuses[anchors[extraction.id].status] += 1
     states = Counter(a.state.state for assessments in site.assessments.values() for a in assessments)
-    severities = Counter(p.severity for p in analysis.problems)
+    severities = Counter(p.severity for p in problems)
     return BuildSummary(
         pages=sum(1 for path in files if path.endswith(".html")),
         notes=len(publication.notes),

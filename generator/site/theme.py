@@ -1,4 +1,5 @@
-"""A theme: jinja2 templates and static files (``themes/<name>/templates``, ``static``).
+"""A theme: jinja2 templates and static files (``<theme>/templates``, ``static``); the bundled
+one is ``generator/themes/default``.
 
 Static files are published under fingerprinted names (``static/style.1a2b3c4d.css``)
 so they can be cached for a long time and still change with the theme.
@@ -15,10 +16,10 @@ from typing import Any
 import jinja2
 import yaml
 
+from generator.memo import NO_MEMO, Memo, digest_of
 from generator.problems import SettingsError, ThemeError
+from generator.site import DEFAULT_THEME as DEFAULT_THEME  # re-exported (explicitly, for mypy): tests import it here
 from generator.site.headers import META_CONTENT_SECURITY_POLICY
-
-from generator.site import DEFAULT_THEME  # noqa: E402 — re-exported
 
 
 def _load_strings(root: Path, language: str) -> dict[str, Any]:
@@ -64,10 +65,9 @@ class Theme:
     strings: dict[str, Any]
     language: str
     fingerprint: str = ""
-    memo: Any = None  # a generator.cache.PageMemo while an incremental build renders
 
     @classmethod
-    def load(cls, root: Path | None = None, language: str = "fr") -> "Theme":
+    def load(cls, root: Path | None = None, language: str = "fr") -> Theme:
         root = check_theme(root)
         templates = root / "templates"
         env = jinja2.Environment(
@@ -86,8 +86,8 @@ class Theme:
                     data = path.read_bytes()
                     name = path.relative_to(static_dir).as_posix()
                     stem, ext = posixpath.splitext(name)
-                    digest = hashlib.sha256(data).hexdigest()[:10]
-                    static[name] = (f"static/{stem}.{digest}{ext}", data)
+                    short = hashlib.sha256(data).hexdigest()[:10]
+                    static[name] = (f"static/{stem}.{short}{ext}", data)
         digest = hashlib.sha256(language.encode("utf-8"))
         for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink()):
             digest.update(path.relative_to(root).as_posix().encode("utf-8") + b"\0" + path.read_bytes() + b"\0")
@@ -111,10 +111,15 @@ class Theme:
     def static_path(self, name: str) -> str:
         return self.static[name][0]
 
-    def render(self, template: str, **context: object) -> bytes:
-        if self.memo is not None:
-            return self.memo.page(self, template, context, self._render)
-        return self._render(template, context)
+    def memo_key(self) -> str:
+        """What a page rendered with this theme is keyed by (:class:`generator.memo.Keyed`)."""
+        return "theme:" + self.fingerprint
+
+    def render(self, template: str, memo: Memo = NO_MEMO, **context: object) -> bytes:
+        """``template`` rendered with ``context``; with a build cache as ``memo``, a page whose
+        template, context and theme are unchanged is not rendered again."""
+        return memo.memo("pages", lambda: digest_of((template, self.fingerprint, context)),
+                         lambda: self._render(template, context))
 
     def _render(self, template: str, context: dict[str, object]) -> bytes:
         try:

@@ -1,1 +1,2 @@
-"""Synthesis layer: coverage now; perimeters, citations, discarded evidence later. Pure."""
+"""Synthesis layer: claims and citations, perimeters, discarded evidence, coverage, the lifecycle
+of directed syntheses, section operations. Pure."""

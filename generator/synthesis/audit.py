@@ -10,7 +10,7 @@ from enum import StrEnum
 
 from generator.anchoring import AnchoredNote, Portion
 from generator.anchoring.normalise import normalise, normalise_quote
-from generator.corpus.article import ArticleSpec, PerimeterSpec, history_problems
+from generator.corpus.article import ArticleSpec, FrozenExtraction, PerimeterSpec, history_problems
 from generator.corpus.model import Corpus, Extraction, Note, NoteType
 from generator.problems import Problem, Severity
 from generator.synthesis.claims import Claim, Marker, content_words, quoted_fragments, read_claims
@@ -168,7 +168,8 @@ def _audit(note: Note, corpus: Corpus, anchored: dict[str, AnchoredNote],
     for claim in claims:
         for marker in claim.markers:
             holder = extraction_of.get(marker.key) if marker.kind == "ext" else comment_of.get(marker.key)
-            broken, state, source_note, extraction_id, portions = "", SourceState.PRESENT, "", "", ()
+            broken, state, source_note, extraction_id = "", SourceState.PRESENT, "", ""
+            portions: tuple[Portion, ...] = ()
             if holder is None:
                 if marker.kind == "ext" and marker.key in frozen:
                     state, source_note, extraction_id = SourceState.DELETED, frozen[marker.key].note, marker.key
@@ -256,13 +257,14 @@ def _said_here(claim: Claim, notes: list[str], corpus: Corpus, anchored: dict[st
                                for a in anchors for p in a.portions):
                         places.append((slug, index))
                         break
-            elif words and index not in covered[slug].covered:
-                if len(words & content_words(element.text)) / len(words) >= SAID_HERE_SHARE:
-                    places.append((slug, index))
+            elif (words and index not in covered[slug].covered
+                  and len(words & content_words(element.text)) / len(words) >= SAID_HERE_SHARE):
+                places.append((slug, index))
     return tuple(places)
 
 
-def _lifecycle(note: Note, audit: ArticleAudit, frozen: dict, extraction_of: dict, corpus: Corpus,
+def _lifecycle(note: Note, audit: ArticleAudit, frozen: dict[str, FrozenExtraction],
+               extraction_of: dict[str, tuple[Note, Extraction]], corpus: Corpus,
                succession: dict[str, list[str]], problems: list[Problem]) -> None:
     file, spec = note.source.file, note.article
     problems.extend(history_problems(file, spec.history))

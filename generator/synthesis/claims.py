@@ -115,11 +115,12 @@ def read_claims(article: str, tokens: list[Token], body_line: int) -> list[Claim
                 return
             if not folded and not markers:
                 return
-            digest = hashlib.sha1(f"{article}\x00{folded}".encode("utf-8")).hexdigest()[:8]
+            digest = hashlib.sha1(f"{article}\x00{folded}".encode()).hexdigest()[:8]
             seen[digest] = seen.get(digest, 0) + 1
             claim_id = f"claim-{digest}" + (f"-{seen[digest]}" if seen[digest] > 1 else "")
-            claims.append(Claim(claim_id, section, section_index, len(claims) + 1, folded, tuple(markers), line,
-                                index))
+            # called only within this token's iteration: the loop variables are the current ones
+            claims.append(Claim(claim_id, section, section_index, len(claims) + 1,  # noqa: B023
+                                folded, tuple(markers), line, index))  # noqa: B023
 
         text_parts: list[str] = []
         group: list[Marker] = []
@@ -153,12 +154,7 @@ def quoted_fragments(text: str) -> list[str]:
     return [f for f in fragments if len(f.split()) >= 2]
 
 
-STOPWORDS = frozenset("""
-a à au aux avec ce ces cet cette dans de des du elle en et est été être il ils je la le les leur lui
-mais me même mes moi mon ne ni nos notre nous on ou où par pas pour qu que qui sa se ses si son sont
-sur ta te tes toi ton tu un une vos votre vous y ça sera seront sera ont avait avoir fait faire plus
-très tout tous toute toutes the of and to in is are was were be been for on with as by at an or not
-""".split())
+STOPWORDS = frozenset(["a", "à", "au", "aux", "avec", "ce", "ces", "cet", "cette", "dans", "de", "des", "du", "elle", "en", "et", "est", "été", "être", "il", "ils", "je", "la", "le", "les", "leur", "lui", "mais", "me", "même", "mes", "moi", "mon", "ne", "ni", "nos", "notre", "nous", "on", "ou", "où", "par", "pas", "pour", "qu", "que", "qui", "sa", "se", "ses", "si", "son", "sont", "sur", "ta", "te", "tes", "toi", "ton", "tu", "un", "une", "vos", "votre", "vous", "y", "ça", "sera", "seront", "sera", "ont", "avait", "avoir", "fait", "faire", "plus", "très", "tout", "tous", "toute", "toutes", "the", "of", "and", "to", "in", "is", "are", "was", "were", "be", "been", "for", "on", "with", "as", "by", "at", "an", "or", "not"])
 
 
 def content_words(text: str) -> set[str]:

@@ -8,8 +8,8 @@ the others: they count in the denominator.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from generator.anchoring.elements import Element
 from generator.anchoring.resolve import Anchor

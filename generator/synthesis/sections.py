@@ -15,23 +15,13 @@ from dataclasses import dataclass, field
 
 from markdown_it.token import Token
 
+from generator.corpus.proposal import OPERATIONS, Operation
 from generator.markup import MAX_NESTING, parse, parse_checked
 
-OPERATIONS = ("NoChange", "AppendToSection", "ReplaceSection", "InsertSection")
 # In an article, what follows an operation's content is the next heading line.
 _SENTINEL = "carnet-end-of-content"
 _CONTAINERS = {"blockquote_open": "a blockquote", "list_item_open": "a list item"}
 _MARKER = re.compile(r"\[\[(ext|com):([^\]|]+)(?:\|[^\]]*)?\]\]")
-
-
-@dataclass(frozen=True)
-class Operation:
-    """One proposed change. Fields an operation does not use are empty strings."""
-
-    op: str
-    heading: str = ""
-    after_heading: str = ""
-    content: str = ""
 
 
 @dataclass(frozen=True)
@@ -225,7 +215,7 @@ def apply_operations(body: str, operations: list[Operation], sources: Sources) -
 
 
 def _apply_one(body: str, index: int, operation: Operation, sources: Sources) -> tuple[str, OperationResult]:
-    def reject(reason: str, cited: tuple = ()) -> tuple[str, OperationResult]:
+    def reject(reason: str, cited: tuple[tuple[str, str], ...] = ()) -> tuple[str, OperationResult]:
         return body, OperationResult(index, operation, False, reason, sources=cited)
 
     if operation.op not in OPERATIONS:

@@ -3,20 +3,21 @@ verdict, contestation and state. Pure: audits, corpus and records in."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from generator.anchoring import AnchoredNote
 from generator.corpus.model import Corpus, NoteType
+from generator.corpus.verdicts import VerificationRecords, text_hash
 from generator.problems import Problem, Severity
 from generator.synthesis.audit import ArticleAudit, CitationLink, SourceState
 from generator.synthesis.claims import Claim
-from generator.verification.records import VerificationRecords, text_hash
 from generator.verification.states import PairState, State, pair_state, verbatim
 
 STRICT_OPTIONS = ("unsourced-claims", "unsourced-in-adopted", "unjudged-pairs")
 
 
-def verification_strict(extra: dict) -> tuple[str, ...]:
+def verification_strict(extra: Mapping[str, object]) -> tuple[str, ...]:
     """``verification: {strict: [...]}`` in carnet.yaml: which of :data:`STRICT_OPTIONS`
     become warnings (and so fail ``--strict``) instead of notices."""
     raw = extra.get("verification") or {}

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
+from typing import Any, TypedDict
 
 from generator.llm import LLMClient, LLMError, LLMTransportError
 from generator.llm.prompts import Prompt, load_prompt
@@ -47,6 +48,18 @@ class PairFault(Enum):
     MISSING = "is missing from the answer"
     PLACEHOLDER = "has a placeholder for a rationale"
     TOO_LONG = "has an over-long rationale"
+
+
+class VerdictRecord(TypedDict):
+    """One verdict as ``verdicts/<article>.yaml`` records it, keys in the file's order."""
+
+    claim: str
+    claim_sha256: str
+    source: str
+    source_sha256: str
+    verdict: str
+    rationale: str
+    provenance: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -117,8 +130,8 @@ class BatchVerdicts:
             items the answer held.
     """
 
-    records: list[dict]
-    provenance: dict
+    records: list[VerdictRecord]
+    provenance: dict[str, Any]
     refused: list[RefusedPair]
     answered: int
 
@@ -138,14 +151,14 @@ def judge_batch(client: LLMClient, prompt: Prompt, batch: list[Assessment], arti
     number = {key: first + index for index, key in enumerate(keys)}
     examples = prompt_examples(prompt.text).get("rationale", frozenset())
     refused: list[RefusedPair] = []
-    answers: dict[str, list[dict]] = {}
+    answers: dict[str, list[dict[str, Any]]] = {}  # the answer's items (JSON objects), by pair
     for answer in data["verdicts"]:
         key = _pair_key(answer["pair"])
         if key in keys:
             answers.setdefault(key, []).append(answer)
         else:
             refused.append(RefusedPair(article, 0, PairFault.UNKNOWN_PAIR, answer["pair"]))
-    records = []
+    records: list[VerdictRecord] = []
     for key, item in keys.items():
         given = answers.get(key, [])
         rationale = given[0]["rationale"].strip() if len(given) == 1 else ""
@@ -167,7 +180,7 @@ def judge_batch(client: LLMClient, prompt: Prompt, batch: list[Assessment], arti
     return BatchVerdicts(records, provenance.as_record(), refused, len(data["verdicts"]))
 
 
-def append_verdicts(content: Path, article: str, records: list[dict]) -> None:
+def append_verdicts(content: Path, article: str, records: list[VerdictRecord]) -> None:
     """Append records to ``verdicts/<article>.yaml`` (made when missing) in the file's own
     layout, through the write seam: the file must read back as its old verdicts, byte for
     byte, plus exactly these."""

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from generator.anchoring.normalise import normalise_quote
+from generator.corpus.verdicts import Contestation, Verdict
 from generator.synthesis.audit import SourceState
 from generator.synthesis.claims import quoted_fragments
-from generator.verification.records import Contestation, Verdict
 
 
 class State(StrEnum):
@@ -111,10 +111,10 @@ def pair_state(kind: str, source_state: str, broken: bool, verbatim_ok: bool, ve
                contestation: Contestation | None) -> PairState:
     if contestation is not None:
         return PairState(State.CONTESTED, Reason.CONTESTED, verdict, contestation)
+    if broken:  # before the kind: a [[com:…]] naming no comment (or one outside the perimeter) sources nothing
+        return PairState(State.UNSOURCED, Reason.BROKEN)
     if kind == "com":
         return PairState(State.DEBATE_SOURCED, Reason.COMMENT, verdict)
-    if broken:
-        return PairState(State.UNSOURCED, Reason.BROKEN)
     if source_state == SourceState.DELETED:
         return PairState(State.UNSOURCED, Reason.DELETED)
     if source_state == SourceState.DETACHED:

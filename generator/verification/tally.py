@@ -5,8 +5,9 @@ citation, one per unsourced claim). Pure."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable, Protocol
+from typing import Protocol
 
 from generator.synthesis.claims import Claim
 from generator.verification.states import PairState, Reason, State
@@ -16,7 +17,8 @@ WEAK_REASONS = (Reason.NOT_JUDGED, Reason.VERBATIM_FAILED, Reason.PARTIAL, Reaso
 
 
 class _Assessed(Protocol):
-    state: PairState
+    @property
+    def state(self) -> PairState: ...
 
     @property
     def judgeable(self) -> bool: ...
@@ -38,8 +40,8 @@ class Tally:
 
 
 def tally(assessments: Iterable[_Assessed], claims: Iterable[Claim]) -> Tally:
-    states = {state: 0 for state in State}
-    weak = {reason: 0 for reason in WEAK_REASONS}
+    states = dict.fromkeys(State, 0)
+    weak = dict.fromkeys(WEAK_REASONS, 0)
     unjudged = 0
     for assessment in assessments:
         states[assessment.state.state] += 1

@@ -10,13 +10,12 @@ import functools
 import os
 import shutil
 import threading
+from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
-from generator.pipeline import build
 from generator.site.headers import SECURITY_HEADERS
 
 CHROMIUM = os.environ.get("CARNET_CHROMIUM", "/usr/bin/chromium")

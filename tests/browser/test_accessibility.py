@@ -23,6 +23,8 @@ import pytest
 
 from support.corpus import site_files
 
+pytestmark = pytest.mark.slow  # drives a real Chromium
+
 ROOT = Path(__file__).resolve().parents[2]
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]
@@ -361,7 +363,7 @@ def _walk(page, path: str) -> dict:
                 f"{where}: focusing a citation shows its preview and describes the link with it: {info}"
             count = page.locator("#citation-preview a").count()
             assert count >= 1, f"{where}: the preview of {info['href']} has no link to follow"
-            for index in range(count):  # Tab goes into the preview, through its links
+            for _ in range(count):  # Tab goes into the preview, through its links
                 page.keyboard.press("Tab")
                 inner = page.evaluate(DESCRIBE)
                 assert inner and inner["inPreview"] and inner["tag"] == "a", f"{where}: Tab from the citation reaches the preview: {inner}"
@@ -412,7 +414,7 @@ def test_tab_goes_through_a_preview_and_on_through_the_text(page) -> None:
     assert links.count() == 2
     for index in range(links.count()):
         page.keyboard.press("Tab")
-        assert page.evaluate("document.activeElement === document.querySelectorAll('#citation-preview a')[%d]" % index)
+        assert page.evaluate(f"document.activeElement === document.querySelectorAll('#citation-preview a')[{index}]")
     page.keyboard.press("Shift+Tab")  # back through it
     assert page.evaluate("document.activeElement === document.querySelector('#citation-preview a')")
     page.keyboard.press("Tab")
@@ -471,8 +473,8 @@ def test_escape_closes_a_menu_and_gives_focus_back(page) -> None:
     assert page.evaluate("document.activeElement.closest('details.nav-group') !== null")
     page.keyboard.press("Escape")
     assert menu.get_attribute("open") is None
-    assert page.evaluate("document.activeElement === document.querySelectorAll('details.nav-group > summary')[%d]"
-                         % (page.locator("details.nav-group").count() - 1))
+    last = page.locator("details.nav-group").count() - 1
+    assert page.evaluate(f"document.activeElement === document.querySelectorAll('details.nav-group > summary')[{last}]")
     # the notebook switcher in the breadcrumb, the same way
     switch = page.locator("nav.breadcrumb:visible details.context-switch")
     switch.locator("summary").focus()

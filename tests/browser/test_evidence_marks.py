@@ -3,6 +3,10 @@ before its text, and a claim's hidden contest link leaves no gap after its citat
 
 from __future__ import annotations
 
+import pytest
+
+pytestmark = pytest.mark.slow  # drives a real Chromium
+
 WIKI = "notes/cvl-wiki-budget.html"
 SUPERSEDED = "notes/cvl-synthese-budget-provisoire.html"
 

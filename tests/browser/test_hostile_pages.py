@@ -9,15 +9,17 @@ from __future__ import annotations
 import functools
 import re
 import threading
+from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 from generator.pipeline import build
 from generator.site.headers import SECURITY_HEADERS
 from support.corpus import copy_fixture, replace, write
+
+pytestmark = pytest.mark.slow  # drives a real Chromium
 
 PAYLOAD_BODY = """Le budget est reconduit.
 

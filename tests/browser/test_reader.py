@@ -9,6 +9,8 @@ import pytest
 
 from support.corpus import site_files
 
+pytestmark = pytest.mark.slow  # drives a real Chromium
+
 TRANSCRIPT = "notes/cvl-2025-10-16-transcription.html"
 
 
@@ -297,13 +299,15 @@ def test_search_finds_a_note_by_a_word_of_its_body_and_filters_narrow(page) -> N
 def test_search_results_are_the_same_across_builds(browser, site_url, example_site, tmp_path) -> None:
     """Pagefind 1.5.2 names some shards differently from build to build: equality is checked
     by search results, not bytes."""
-    from generator.pipeline import build
     from pathlib import Path
+
+    from generator.pipeline import build
     content = Path(__file__).resolve().parents[2] / "content"
     build(content, tmp_path / "again")
     import functools
     import threading
     from http.server import ThreadingHTTPServer
+
     from tests.browser.conftest import _Handler
     server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=str(tmp_path / "again")))
     threading.Thread(target=server.serve_forever, daemon=True).start()

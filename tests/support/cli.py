@@ -61,7 +61,7 @@ def carnet_here(*args: object) -> Run:
             code = main([str(a) for a in args])
         except SystemExit as exc:  # argparse
             code = exc.code if isinstance(exc.code, int) else 2
-        except Exception:  # noqa: BLE001 - a crash is what the caller asserts against
+        except Exception:
             traceback.print_exc(file=err)
             code = 120
     return Run(int(code or 0), out.getvalue(), err.getvalue())

@@ -15,8 +15,9 @@ import importlib
 import os
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 
 def hook(spec: str, when: str, nth: int) -> None:

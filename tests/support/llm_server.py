@@ -14,9 +14,10 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 
 @dataclass
@@ -55,7 +56,7 @@ class ScriptedLLMServer:
             def log_message(self, *args: object) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with outer.lock:
@@ -123,7 +124,7 @@ class ScriptedLLMServer:
         with self.lock:
             self.queue.extend(steps)
 
-    def start(self) -> "ScriptedLLMServer":
+    def start(self) -> ScriptedLLMServer:
         self.thread.start()
         return self
 

@@ -93,8 +93,6 @@ def broken_internal_links(site: Path) -> list[tuple[str, str]]:
             if parts.scheme or url.startswith("//"):
                 continue
             target = posixpath.normpath(posixpath.join(posixpath.dirname(path), parts.path)) if parts.path else path
-            if target not in files:
-                broken.append((path, url))
-            elif parts.fragment and target.endswith(".html") and parts.fragment not in ids(target):
+            if target not in files or (parts.fragment and target.endswith(".html") and parts.fragment not in ids(target)):
                 broken.append((path, url))
     return broken

@@ -1,0 +1,61 @@
+"""Opposition files, ``content/oppositions/<wiki>.yaml``: the pairs of extractions that
+take opposite positions on one question, with how they were found (written by
+``carnet select --oppositions`` or by people; see :mod:`generator.selection.oppositions`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from generator.corpus.fields import Fields
+from generator.corpus.source import YamlList
+from generator.problems import Problem
+
+
+@dataclass(frozen=True)
+class Opposition:
+    """Two extractions taking opposite positions on ``question``.
+
+    ``provenance``: how this pair was found when it differs from its file's (a pair a
+    later pass added beside pairs a person wrote carries its own); None: the file's.
+    ``line``: where the pair is written in its file (0 for a pair just found)."""
+
+    a: str
+    b: str
+    question: str
+    provenance: dict[str, Any] | None = None
+    line: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True)
+class OppositionRecord:
+    """The recorded pass of one wiki: its oppositions and how they were found."""
+
+    wiki: str
+    oppositions: tuple[Opposition, ...]
+    provenance: dict[str, Any]
+    file: str
+
+
+def parse_oppositions(rel: str, value: Any, problems: list[Problem]) -> OppositionRecord | None:
+    f = Fields(value, rel, "the oppositions file", problems)
+    f.check_known(("wiki", "provenance", "oppositions"))
+    provenance = f.data.get("provenance")
+    if not isinstance(provenance, dict) or provenance.get("method") not in ("llm", "scripted", "human"):
+        f.error("provenance", "missing-field", "the oppositions do not say how they were found",
+                "Add 'provenance: {method: …}' (llm, scripted or human).")
+        return None
+    items = f.data.get("oppositions")
+    found = []
+    if isinstance(items, YamlList):
+        for index, item in enumerate(items):
+            o = Fields(item, rel, f"opposition {index + 1}", problems, line=items.line_of(index))
+            o.check_known(("a", "b", "question", "provenance"))
+            own = o.data.get("provenance")
+            if own is not None and (not isinstance(own, dict) or own.get("method") not in ("llm", "scripted", "human")):
+                o.error("provenance", "missing-field", "the opposition's own provenance does not say how it was found",
+                        "Write 'provenance: {method: …}' (llm, scripted or human), or remove it.")
+                own = None
+            found.append(Opposition(o.text("a"), o.text("b"), o.text("question", ""),
+                                    dict(own) if isinstance(own, dict) else None, o.line))
+    return OppositionRecord(f.text("wiki"), tuple(found), dict(provenance), rel)

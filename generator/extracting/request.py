@@ -1,0 +1,58 @@
+"""What one analysis request says: the prompt's variables and the answer's schema.
+
+Pure. The model is asked for passages quoted verbatim at the grain it reads best
+(a sentence, a paragraph); the fine grain comes from the mechanical resolution in
+:mod:`generator.extracting.passages`, never from the instructions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator.anchoring.elements import Element
+from generator.corpus.model import Note, Notebook
+from generator.extracting.chunks import Chunk
+
+PROMPT = "analyse_passages"
+"""``generator/prompts/analyse_passages.j2``."""
+
+DEFAULT_KINDS = ("fait", "proposition", "décision", "objection", "risque", "critère")
+
+SCHEMA: dict[str, Any] = {
+    "type": "object", "required": ["passages"],
+    "properties": {"passages": {"type": "array", "items": {
+        "type": "object", "required": ["quote", "kind", "categories"],
+        "properties": {
+            "quote": {"type": "string"},
+            "kind": {"type": "string"},
+            "categories": {"type": "array", "items": {
+                "type": "object", "required": ["axis", "category"],
+                "properties": {"axis": {"type": "string"}, "category": {"type": "string"}}}},
+        }}}},
+}
+
+
+def prompt_context(note: Note, notebook: Notebook | None, elements: list[Element], chunk: Chunk,
+                   kinds: tuple[str, ...], partial: bool) -> dict[str, Any]:
+    """Variables of the prompt for ``chunk``: the notebook's guide and axes, and the
+    text, segment by segment, context elements marked as such."""
+    segments = []
+    for segment in chunk.segments:
+        blocks: list[dict[str, Any]] = []
+        for index in segment.indexes:
+            context = index not in segment.analysed
+            if blocks and blocks[-1]["context"] == context:
+                blocks[-1]["texts"].append(elements[index].text)
+            else:
+                blocks.append({"context": context, "texts": [elements[index].text]})
+        segments.append({"blocks": blocks})
+    return {
+        "title": note.title,
+        "date": note.date.isoformat() if note.date else "",
+        "notebook": None if notebook is None else {
+            "title": notebook.title, "guide": notebook.writing_guide.strip(),
+            "axes": [{"key": a.key, "title": a.title, "categories": list(a.categories)} for a in notebook.axes]},
+        "kinds": list(kinds),
+        "segments": segments,
+        "partial": partial,
+    }

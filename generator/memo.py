@@ -1,0 +1,74 @@
+"""The one seam between a build's pure steps and the build cache: a :class:`Memo`.
+
+A step that is worth remembering asks ``memo.memo(kind, key, compute)``. ``key`` is a
+function, so the do-nothing memo of a full build (:data:`NO_MEMO`) never pays for
+hashing the inputs; the build cache (:class:`generator.cache.BuildCache`) calls it and
+returns the remembered value when it holds one. A step never knows which one it got:
+the output is the same bytes either way.
+
+:func:`digest_of` is the key most steps use: a sha256 of a value's content.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import pickle
+from collections.abc import Callable
+from typing import Any, Final, Protocol, TypeVar
+
+T = TypeVar("T")
+
+
+class Memo(Protocol):
+    """Remembers what pure steps computed, by a key of everything they read."""
+
+    def memo(self, kind: str, key: Callable[[], str], compute: Callable[[], T]) -> T:
+        """The value ``compute()`` gives for ``key()`` (of step ``kind``), computed or recalled."""
+        ...
+
+
+class NoMemo:
+    """Remembers nothing: every step is computed (a full build, ``--no-cache``)."""
+
+    def memo(self, kind: str, key: Callable[[], str], compute: Callable[[], T]) -> T:
+        return compute()
+
+
+NO_MEMO: Final = NoMemo()
+
+
+class Keyed(Protocol):
+    """A value keyed by what it says it is rather than by its pickled state (a theme by
+    its fingerprint: its Jinja environment does not pickle)."""
+
+    def memo_key(self) -> str: ...
+
+
+class _KeyPickler(pickle.Pickler):
+    """Pickles a value for its key: functions by their code and captured values (the
+    page helpers are closures over the page path), a :class:`Keyed` value by its key."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        code = getattr(obj, "__code__", None)
+        if code is not None:
+            cells = tuple(cell.cell_contents for cell in (obj.__closure__ or ()))
+            return tuple, ((code.co_filename, code.co_qualname, code.co_code, code.co_consts, cells,
+                            getattr(obj, "__defaults__", None)),)
+        memo_key = getattr(type(obj), "memo_key", None)
+        if memo_key is not None:
+            return str, (memo_key(obj),)
+        bound = getattr(obj, "__self__", None)
+        if bound is not None and getattr(obj, "__func__", None) is not None:
+            return tuple, ((obj.__func__, bound),)
+        return NotImplemented
+
+
+def digest_of(value: object) -> str:
+    """sha256 of a value's content. The pickler's memo is off, so equal values give equal
+    digests whether or not they share objects (a key must not depend on identity)."""
+    buffer = io.BytesIO()
+    pickler = _KeyPickler(buffer, protocol=5)
+    pickler.fast = True
+    pickler.dump(value)
+    return hashlib.sha256(buffer.getvalue()).hexdigest()

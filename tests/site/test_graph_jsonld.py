@@ -1,0 +1,154 @@
+"""graph.jsonld carries graph.json's graph: the same nodes and every edge, read back
+through the document's own ``@context`` (with pyld's expansion where it is installed),
+and the same bytes from one build to the next, cached or not."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator.cache import BuildCache, default_cache_path
+from generator.pipeline import build
+from generator.site.graph import EDGE_TYPES
+
+CONTENT = Path(__file__).resolve().parents[2] / "content"
+SCHEMA = "https://schema.org/"
+RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+
+Edge = tuple[str, str, str]  # source, type, target
+
+
+def _graph_json(site: Path) -> tuple[set[str], set[Edge], dict[Edge, dict[str, Any]]]:
+    graph = json.loads((site / "graph.json").read_bytes())
+    edges = {(e["source"], e["type"], e["target"]) for e in graph["links"]}
+    data = {(e["source"], e["type"], e["target"]): {k: v for k, v in e.items() if k not in ("source", "target", "type")}
+            for e in graph["links"]}
+    return {n["id"] for n in graph["nodes"]}, edges, {edge: d for edge, d in data.items() if d}
+
+
+def _document(site: Path) -> tuple[dict[str, Any], str]:
+    """graph.jsonld and its vocabulary's IRI base; its context is inline, so reading it
+    back (and expanding it) needs no network."""
+    document = json.loads((site / "graph.jsonld").read_bytes())
+    assert isinstance(document["@context"], dict) and "carnet" in document["@context"], document["@context"]
+    vocabulary = document["@context"]["carnet"]
+    assert vocabulary.endswith("graph.jsonld#")
+    return document, vocabulary
+
+
+def _iri(value: str, context: dict[str, Any]) -> str:
+    """A term or compact IRI of the context as a full IRI (what expansion does to keys)."""
+    definition = context.get(value)
+    if isinstance(definition, dict):
+        value = definition["@id"]
+    elif isinstance(definition, str):
+        value = definition
+    prefix, _, suffix = value.partition(":")
+    if suffix and isinstance(context.get(prefix), str) and not suffix.startswith("//"):
+        return context[prefix] + suffix
+    if ":" not in value:
+        return context["@vocab"] + value
+    return value
+
+
+def _compact_triples(document: dict[str, Any]) -> list[tuple[int, str, str, Any]]:
+    """(record number, subject, predicate IRI, value) of each top-level record, read
+    directly from the compact form: no JSON-LD processor is needed for this one."""
+    context = document["@context"]
+    triples = []
+    for number, record in enumerate(document["@graph"]):
+        subject = record.get("@id", f"_:{number}")
+        for key, values in record.items():
+            if key == "@id":
+                continue
+            definition = context.get(key)
+            if key == "@type":
+                predicate, to_iri = RDF + "type", True
+            else:
+                predicate = _iri(key, context)
+                to_iri = isinstance(definition, dict) and definition.get("@type") == "@id"
+            for value in values if isinstance(values, list) else [values]:
+                triples.append((number, subject, predicate, _iri(value, context) if key == "@type" else value))
+                assert not to_iri or isinstance(value, str)
+    return triples
+
+
+def _read_back(triples: list[tuple[int, str, str, Any]], vocabulary: str
+               ) -> tuple[set[str], set[Edge], dict[Edge, dict[str, Any]]]:
+    """Nodes, edges and edges' data of graph.jsonld's triples, in graph.json's ids."""
+    identifiers: dict[str, list[str]] = {}
+    for _, subject, predicate, value in triples:
+        if predicate == SCHEMA + "identifier":
+            identifiers.setdefault(subject, []).append(value)
+    assert all(len(keys) == 1 for keys in identifiers.values()), "two nodes share an @id"
+    key_of = {subject: keys[0] for subject, keys in identifiers.items()}
+    assert len(set(key_of.values())) == len(key_of), "a node has two @id"
+    edges = {(key_of[subject], predicate[len(vocabulary):], key_of[value]) for _, subject, predicate, value in triples
+             if predicate.startswith(vocabulary) and predicate[len(vocabulary):] in EDGE_TYPES}
+    statements: dict[int, dict[str, Any]] = {}
+    for number, _subject, predicate, value in triples:
+        statements.setdefault(number, {})[predicate] = value
+    data = {}
+    for record in statements.values():
+        if record.get(RDF + "type") != RDF + "Statement":
+            continue
+        edge = (key_of[record[RDF + "subject"]], record[RDF + "predicate"][len(vocabulary):],
+                key_of[record[RDF + "object"]])
+        data[edge] = {p[len(vocabulary):]: v for p, v in record.items() if p.startswith(vocabulary)}
+    return set(key_of.values()), edges, data
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("graph-jsonld") / "site"
+    build(CONTENT, out, search=False)
+    return out
+
+
+def test_graph_jsonld_carries_every_node_and_edge_of_graph_json(built: Path) -> None:
+    nodes, edges, data = _graph_json(built)
+    document, vocabulary = _document(built)
+    read_nodes, read_edges, read_data = _read_back(_compact_triples(document), vocabulary)
+    assert len(edges) > 1000 and {kind for _, kind, _ in edges} >= {"cites", "anchored-in", "member-of"}
+    assert read_nodes == nodes
+    assert read_edges == edges
+    assert read_data == data and data, "a citation's state and a portion's bounds are described"
+    assert read_data[next(e for e in data if e[1] == "cites")].keys() == {"state"}
+
+
+def test_graph_jsonld_survives_expansion(built: Path) -> None:
+    try:
+        from pyld import jsonld
+    except ImportError:  # a test dependency (pip install -e '.[test]'): never skipped under CI
+        if os.environ.get("CI") == "true":
+            pytest.fail("pyld is not installed")
+        pytest.skip("pyld is not installed (pip install -e '.[test]')")
+    nodes, edges, data = _graph_json(built)
+    document, vocabulary = _document(built)
+    triples: list[tuple[int, str, str, Any]] = []
+    for number, record in enumerate(jsonld.expand(document)):
+        subject = record.get("@id", f"_:{number}")
+        for predicate, values in record.items():
+            if predicate == "@id":
+                continue
+            if predicate == "@type":
+                triples.extend((number, subject, RDF + "type", value) for value in values)
+                continue
+            for value in values:
+                triples.append((number, subject, predicate, value.get("@id", value.get("@value"))))
+    read_nodes, read_edges, read_data = _read_back(triples, vocabulary)
+    assert (read_nodes, read_edges, read_data) == (nodes, edges, data)
+
+
+def test_graph_jsonld_is_byte_identical_across_builds(built: Path, tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    build(CONTENT, out, search=False, cache=BuildCache.open(default_cache_path(out)))
+    assert (out / "graph.jsonld").read_bytes() == (built / "graph.jsonld").read_bytes()
+    # again from the cache: the notes' parts come back from the memo
+    (out / "graph.jsonld").unlink()
+    build(CONTENT, out, search=False, cache=BuildCache.open(default_cache_path(out)))
+    assert (out / "graph.jsonld").read_bytes() == (built / "graph.jsonld").read_bytes()

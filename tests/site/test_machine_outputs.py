@@ -1,0 +1,259 @@
+"""Outputs for crawlers and agents: siblings, llms.txt (reference parser), manifest, link
+integrity, feeds, sitemap, robots, graph, JSON-LD, budgets — and privacy in all of them."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import posixpath
+import re
+import subprocess
+import sys
+from pathlib import Path
+from xml.etree import ElementTree
+
+from bs4 import BeautifulSoup
+from llms_txt.miniparse import parse_llms_txt
+
+from generator.pipeline import build
+from generator.site.integrity import check_site
+from support.corpus import site_files
+
+
+def test_every_page_has_its_txt_and_json_siblings(example_site: Path) -> None:
+    files = site_files(example_site)
+    pages = [p for p in files if p.endswith(".html") and p != "404.html" and b'http-equiv="refresh"' not in files[p]]
+    for page in pages:
+        stem = page[: -len(".html")]
+        assert f"{stem}.txt" in files and f"{stem}.json" in files, page
+        record = json.loads(files[f"{stem}.json"])
+        common = {"title", "kind", "url", "body", "links", "citations"}
+        if record["kind"] in ("wiki", "synthesis"):
+            assert set(record) == common | {"claims"}, page  # its every claim, from the core's model
+        elif record["kind"] == "note":
+            assert set(record) == common | {"extractions"}, page  # its extractions and their comments
+        else:
+            assert set(record) == common, page
+    wiki = json.loads(files["notes/cvl-wiki-budget.json"])
+    assert wiki["kind"] == "wiki" and wiki["citations"]
+    assert all("#ext-" in c["source_url"] or "#com-" in c["source_url"] for c in wiki["citations"])
+    assert {c["state"] for c in wiki["citations"]} >= {"verified", "weak", "debate-sourced"}
+
+
+def test_llms_txt_parses_lists_every_public_page_and_its_links_resolve(example_site: Path) -> None:
+    files = site_files(example_site)
+    parsed = parse_llms_txt(files["llms.txt"].decode("utf-8"))
+    assert parsed["title"] == "Carnets partagés" and parsed["summary"] and "CC BY-SA 4.0" in parsed["info"]
+    # the site's language (fr), but for the format's own "Optional"
+    assert "Optional" in parsed["sections"] and "Carnets" in parsed["sections"] and "Notes" in parsed["sections"]
+    assert "Notebooks" not in parsed["sections"]
+    base = "https://carnets.example.org/"
+    urls = [link["url"] for links in parsed["sections"].values() for link in links]
+    assert all(u.startswith(base) and u[len(base):] in files for u in urls), "every link resolves"
+    # a note or an article is listed by its markdown mirror (its URL + .md, llmstxt.org), other pages by themselves
+    listed = {u[len(base):].removesuffix(".md") for u in urls}
+    pages = {p for p in files if p.endswith(".html") and p != "404.html" and b'http-equiv="refresh"' not in files[p]}
+    assert pages <= listed, "every public page is listed"
+    assert all(u.endswith(".html.md") for u in urls if "/notes/" in u and not u.endswith(".selection.html")), \
+        "notes and articles are linked by their mirrors"
+
+
+def test_llms_full_is_capped_with_a_marker(tmp_path: Path) -> None:
+    content = Path(__file__).resolve().parents[2] / "content"
+    copy = tmp_path / "content"
+    subprocess.run(["cp", "-r", str(content), str(copy)], check=True)
+    with (copy / "carnet.yaml").open("a", encoding="utf-8") as f:
+        f.write("outputs:\n  llms_full_cap: 5000\n")
+    build(copy, tmp_path / "site")
+    text = (tmp_path / "site" / "llms-full.txt").read_bytes()
+    assert len(text) <= 5000 and b"llms-full.txt s'arr\xc3\xaate ici, sous sa limite de 5000 octets" in text
+
+
+def test_manifest_matches_the_files(example_site: Path) -> None:
+    files = site_files(example_site)
+    manifest = json.loads(files["manifest.json"])["files"]
+    expected = {p for p in files if p not in ("manifest.json", ".carnet-build") and not p.startswith("pagefind/")}
+    assert set(manifest) == expected
+    for path, entry in manifest.items():
+        assert entry == {"sha256": hashlib.sha256(files[path]).hexdigest(), "size": len(files[path])}
+
+
+def test_link_integrity_of_the_example_site(example_site: Path) -> None:
+    assert check_site(example_site) == []
+    result = subprocess.run([sys.executable, "-m", "generator", "check", "--site", str(example_site)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and "0 broken" in result.stderr
+
+
+def test_link_integrity_catches_a_broken_link(tmp_path: Path, example_site: Path) -> None:
+    subprocess.run(["cp", "-r", str(example_site), str(tmp_path / "site")], check=True)
+    page = tmp_path / "site" / "index.html"
+    page.write_text(page.read_text(encoding="utf-8").replace("</main>", '<a href="nulle-part.html#x">x</a></main>'),
+                    encoding="utf-8")
+    (problem,) = check_site(tmp_path / "site")
+    assert problem.file == "index.html" and problem.code == "broken-link"
+
+
+def test_sitemap_feeds_robots_and_graph(example_site: Path) -> None:
+    files = site_files(example_site)
+    ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9", "a": "http://www.w3.org/2005/Atom"}
+    locations = [e.text for e in ElementTree.fromstring(files["sitemap.xml"]).findall("s:url/s:loc", ns)]
+    assert len(locations) == len([p for p in files if p.endswith(".html") and p != "404.html"
+                                  and b'http-equiv="refresh"' not in files[p]])
+    for feed in ("feeds/notes.xml", "feeds/articles.xml", "feeds/cvl.xml", "feeds/veille-financement.xml"):
+        entries = ElementTree.fromstring(files[feed]).findall("a:entry", ns)
+        assert entries, feed
+    assert "feeds/bureau-reseau.xml" not in files
+    robots = files["robots.txt"].decode("utf-8")
+    assert "Sitemap: https://carnets.example.org/sitemap.xml" in robots and "llms.txt" in robots
+    graph = json.loads(files["graph.json"])
+    types = {n["type"] for n in graph["nodes"]}
+    assert {"note", "wiki", "synthesis", "extraction", "comment", "claim", "group", "opposition", "element"} <= types
+    assert {e["type"] for e in graph["links"]} >= {"cites", "anchored-in", "comments-on", "member-of-group",
+                                                   "opposes", "supersedes", "discarded-from", "member-of"}
+    assert b"ClaimReview" not in files["graph.jsonld"]
+
+
+def test_pages_carry_json_ld_and_open_graph(example_site: Path) -> None:
+    page = BeautifulSoup((example_site / "notes" / "cvl-wiki-budget.html").read_bytes(), "html.parser")
+    data = json.loads(page.select_one('script[type="application/ld+json"]').string)
+    assert data["@type"] == "Article" and data["isPartOf"][0]["@type"] == "Collection"
+    assert data["citation"] and all("#ext-" in c["@id"] or "#com-" in c["@id"] for c in data["citation"])
+    pairs = [p for claim in data["hasPart"] for p in claim.get("carnet:verification", [])]
+    assert {p["carnet:state"] for p in pairs} >= {"verified", "weak"} and all(p["carnet:verifier"] for p in pairs)
+    assert page.select_one('meta[property="og:url"]')["content"] == data["url"]
+
+
+def test_budgets(example_site: Path) -> None:
+    files = site_files(example_site)
+    for path, data in files.items():
+        if path.endswith(".html"):
+            assert len(gzip.compress(data)) <= 60 * 1024, path
+    css = sum(len(d) for p, d in files.items() if p.startswith("static/") and p.endswith(".css"))
+    js = sum(len(d) for p, d in files.items() if p.startswith("static/") and p.endswith(".js"))
+    assert css <= 30 * 1024 and js <= 25 * 1024, (css, js)
+
+
+# -- issue 20: crawlers get what the page proves -------------------------------------------------
+
+BASE = "https://carnets.example.org/"
+
+
+def _public_pages(files: dict[str, bytes]) -> list[str]:
+    return sorted(p for p in files if p.endswith(".html") and p != "404.html"
+                  and b'http-equiv="refresh"' not in files[p])
+
+
+def _full_chunks(text: str) -> list[tuple[str, str]]:
+    """llms-full.txt's pages: (URL, the page's whole block), in their order."""
+    starts = [m.start() for m in re.finditer(r"^# .*\nURL: ", text, re.M)]
+    blocks = [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)], strict=False)]
+    return [(re.search(r"^URL: (\S+)$", block, re.M).group(1), block) for block in blocks]  # type: ignore[union-attr]
+
+
+def _kind_of(files: dict[str, bytes], url: str) -> str:
+    path = url[len(BASE):] or "index.html"
+    return json.loads(files[path[: -len(".html")] + ".json"])["kind"]
+
+
+def test_llms_full_has_articles_then_notes_then_listings_each_with_its_header(example_site: Path) -> None:
+    files = site_files(example_site)
+    chunks = _full_chunks(files["llms-full.txt"].decode("utf-8"))
+    kinds = [_kind_of(files, url) for url, _ in chunks]
+    assert len(chunks) == len(_public_pages(files)), "every public page, once"
+    rank = [0 if k in ("wiki", "synthesis") else 1 if k == "note" else 2 for k in kinds]
+    assert rank == sorted(rank) and rank[0] == 0 and 2 in rank, kinds
+    for url, block in chunks:
+        path = url[len(BASE):] or "index.html"
+        page = BeautifulSoup(files[path], "html.parser")
+        assert page.select_one('link[rel="canonical"]')["href"] == url
+        if _kind_of(files, url) not in ("note", "wiki", "synthesis"):
+            continue
+        title, meta = page.select_one(".note-header h1").get_text(), page.select_one(".note-header .meta")
+        header = block.split("\n\n")[0]
+        assert header.startswith(f"# {title}\n"), header
+        time = meta.select_one("time")
+        if time:
+            assert time["datetime"] in header
+        shown = " ".join(meta.get_text().split())
+        if " · " in shown:  # authors as the page names them
+            assert shown.rsplit(" · ", 1)[1] in header, (shown, header)
+
+
+def test_llms_full_keeps_citations_inline_with_the_page_numbers(example_site: Path) -> None:
+    files = site_files(example_site)
+    chunks = dict(_full_chunks(files["llms-full.txt"].decode("utf-8")))
+    for slug in ("cvl-wiki-budget", "cvl-synthese-budget-2024-2025"):
+        block = chunks[f"{BASE}notes/{slug}.html"]
+        body = block.split("\n\n", 1)[1]
+        page = BeautifulSoup(files[f"notes/{slug}.html"], "html.parser")
+        # citation numbers, and unsourced claims' marks as brackets, in reading order
+        shown = [f"[{sup.get_text()}]" if "unsourced-claim" in sup.get("class", []) else sup.get_text()
+                 for sup in page.select(".note-body sup.cite, .note-body sup.unsourced-claim")]
+        assert shown and re.findall(r"\[[^\]]+\]", body) == shown, slug
+        assert not re.search(r"\s[.,]", body), re.search(r".{30}\s[.,].{10}", body)
+    assert "s'élève à 4 200 € [1]." in chunks[f"{BASE}notes/cvl-wiki-budget.html"]
+    assert "contester" not in chunks[f"{BASE}notes/cvl-wiki-budget.html"].lower()
+
+
+def test_llms_full_cap_cuts_between_pages_and_says_what_is_left(tmp_path: Path, example_site: Path) -> None:
+    content = Path(__file__).resolve().parents[2] / "content"
+    copy = tmp_path / "content"
+    subprocess.run(["cp", "-r", str(content), str(copy)], check=True)
+    with (copy / "carnet.yaml").open("a", encoding="utf-8") as f:
+        f.write("outputs:\n  llms_full_cap: 20000\n")
+    build(copy, tmp_path / "site", search=False)
+    capped = (tmp_path / "site" / "llms-full.txt").read_bytes()
+    full = (example_site / "llms-full.txt").read_bytes()
+    assert len(capped) <= 20000
+    kept, _, closing = capped.rstrip(b"\n").rpartition(b"\n\n")
+    kept += b"\n\n"
+    assert full.startswith(kept), "a prefix of the whole file"
+    boundaries = [0] + [full.index(block.encode("utf-8")) + len(block.encode("utf-8"))
+                        for _, block in _full_chunks(full.decode("utf-8"))]
+    assert len(kept) in boundaries, "cut between two pages, never inside one"
+    included = _full_chunks(kept.decode("utf-8"))
+    left = len(_full_chunks(full.decode("utf-8"))) - len(included)
+    assert included and _kind_of(site_files(example_site), included[0][0]) in ("wiki", "synthesis")
+    text = closing.decode("utf-8")
+    assert left > 0 and str(left) in text and f"{BASE}llms.txt" in text and f"{BASE}sitemap.xml" in text, text
+
+
+def test_llms_txt_speaks_the_site_language_and_names_every_page(example_site: Path) -> None:
+    files = site_files(example_site)
+    parsed = parse_llms_txt(files["llms.txt"].decode("utf-8"))
+    assert "publiés avec Carnet" in parsed["info"] and "published with" not in parsed["info"]
+    for link in parsed["sections"]["Optional"]:
+        path = link["url"][len(BASE):]
+        assert link["desc"] not in ("", "page"), link
+        if path.endswith(".html"):
+            assert link["title"] != path and link["title"] == json.loads(files[path[: -len(".html")] + ".json"])["title"], link
+
+
+def test_every_page_links_its_feeds_from_its_head(example_site: Path) -> None:
+    files = site_files(example_site)
+    for path in _public_pages(files) + ["404.html"]:
+        head = BeautifulSoup(files[path], "html.parser").head
+        feeds = {}
+        for link in head.select('link[rel="alternate"][type="application/atom+xml"]'):
+            href = link["href"]
+            target = href[len("/"):] if href.startswith("/") else posixpath.normpath(
+                posixpath.join(posixpath.dirname(path), href))
+            assert target in files and link["title"].strip(), (path, href)
+            feeds[target] = link["title"]
+        assert {"feeds/notes.xml", "feeds/articles.xml"} <= set(feeds), path
+        if path.startswith("notebooks/cvl") or path == "notes/cvl-2024-11-14.html":
+            assert "feeds/cvl.xml" in feeds, path
+        if path.startswith("notebooks/veille-financement"):
+            assert "feeds/veille-financement.xml" in feeds and "feeds/cvl.xml" not in feeds, path
+
+
+def test_sitemap_lists_canonical_urls(example_site: Path) -> None:
+    files = site_files(example_site)
+    ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+    locations = [e.text for e in ElementTree.fromstring(files["sitemap.xml"]).findall("s:url/s:loc", ns)]
+    canonical = [BeautifulSoup(files[p], "html.parser").select_one('link[rel="canonical"]')["href"]
+                 for p in _public_pages(files)]
+    assert sorted(locations) == sorted(canonical) and BASE in locations
+    assert not any(loc.endswith("index.html") for loc in locations)

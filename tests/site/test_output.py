@@ -1,0 +1,209 @@
+"""Output is reproducible, swapped in whole, and never destroys files Carnet did not write."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from generator.cache import BuildCache, default_cache_path
+from generator.pipeline import build
+from generator.problems import ContentError, OutputDirectoryError
+from generator.site.emitters import EMITTERS
+from generator.site.output import MARKER, RECORD_PREFIX, record_path
+from support.corpus import replace, site_files
+
+
+def test_two_builds_are_byte_identical(small: Path, tmp_path: Path) -> None:
+    build(small, tmp_path / "one")
+    build(small, tmp_path / "two")
+    one, two = site_files(tmp_path / "one", search=False), site_files(tmp_path / "two", search=False)
+    assert one.keys() == two.keys()
+    assert [path for path in one if one[path] != two[path]] == []
+
+
+def test_rebuild_in_place_is_identical_and_drops_stale_files(small: Path, tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    build(small, out)
+    first = site_files(out, search=False)
+    (small / "notes" / "conseil-d.md").unlink()
+    build(small, out)
+    assert "notes/conseil-d.html" not in site_files(out, search=False)
+    replace(small, "notes/conseil-c.md", "reconduit.", "reconduit.")  # no-op edit
+    (small / "notes" / "conseil-d.md").write_text(
+        "---\ntitle: Séance D\ndate: 2024-12-01\nauthors: [Zoé Realname]\nnotebooks:\n  conseil:\n"
+        "    theme: [Vie scolaire]\n---\nUne séance sans histoire.\n", encoding="utf-8")
+    build(small, out)
+    assert site_files(out, search=False) == first
+
+
+def test_failed_build_leaves_previous_site_intact(small: Path, tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    build(small, out)
+    before = site_files(out)
+    replace(small, "notes/conseil-c.md", "theme: [Budget]", "theme: [Inconnue]")
+    with pytest.raises(ContentError) as raised:
+        build(small, out)
+    assert any(p.code == "unknown-category" for p in raised.value.problems)
+    assert site_files(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".carnet-build.site", "site", "small"], \
+        "no staging directory left behind, only the record beside the site"
+
+
+def test_crash_while_writing_leaves_previous_site_intact(small: Path, tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    build(small, out)
+    before = site_files(out)
+
+    class Exploding:
+        name = "exploding"
+
+        def emit(self, site: object, theme: object, memo: object) -> Iterator[tuple[str, bytes]]:
+            yield "half-written.html", b"<p>"
+            raise RuntimeError("disk full")
+
+    replace(small, "notes/conseil-c.md", "reconduit.", "reconduit et augmenté.")
+    with pytest.raises(RuntimeError):
+        build(small, out, emitters=(*EMITTERS, Exploding()))
+    assert site_files(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".carnet-build.site", "site", "small"]
+
+
+def test_refuses_a_directory_it_did_not_create(small: Path, tmp_path: Path) -> None:
+    out = tmp_path / "mine"
+    out.mkdir()
+    precious = out / "thesis.tex"
+    precious.write_text("years of work", encoding="utf-8")
+    with pytest.raises(OutputDirectoryError, match="not created by carnet"):
+        build(small, out)
+    assert precious.read_text(encoding="utf-8") == "years of work"
+    assert sorted(p.name for p in out.iterdir()) == ["thesis.tex"]
+
+
+def test_refuses_output_dot_and_content_overlap(small: Path, tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "notes.txt").write_text("mine", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(OutputDirectoryError):
+        build(small, Path("."))
+    with pytest.raises(OutputDirectoryError, match="overlaps"):
+        build(small, small / "site")
+    with pytest.raises(OutputDirectoryError, match="overlaps"):
+        build(small, small)
+    assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "mine"
+
+
+def test_accepts_an_empty_directory_and_records_it_beside(small: Path, tmp_path: Path) -> None:
+    out = tmp_path / "empty"
+    out.mkdir()
+    build(small, out)
+    assert (out / "index.html").is_file() and not (out / MARKER).exists()
+    info = out.stat()
+    assert [info.st_dev, info.st_ino] in json.loads(record_path(out).read_text(encoding="utf-8"))["trees"]
+
+
+def test_nothing_is_written_outside_the_output_directory(small: Path, tmp_path: Path) -> None:
+    before = set(tmp_path.rglob("*"))
+    build(small, tmp_path / "site")
+    created = set(tmp_path.rglob("*")) - before
+    assert record_path(tmp_path / "site") == tmp_path / ".carnet-build.site"
+    assert all(tmp_path / "site" in p.parents or p == tmp_path / "site" for p in created
+               if p != record_path(tmp_path / "site")), "only the build state beside it"
+
+
+# -- build state stays out of the published tree (issue 19, item 7) ------------------------------
+
+def _carnet_state(out: Path) -> list[str]:
+    """Files of the tree that are Carnet's state (the marker, a record, a cache), not the site."""
+    return sorted(p.relative_to(out).as_posix() for p in out.rglob("*")
+                  if p.name in (MARKER, ".carnet-cache") or p.name.startswith(RECORD_PREFIX))
+
+
+def test_the_published_tree_holds_no_build_state_after_full_and_incremental_builds(small: Path,
+                                                                                    tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    cache_path = default_cache_path(out)
+    first = build(small, out, search=False, cache=BuildCache.open(cache_path))
+    assert first.changed == first.files and _carnet_state(out) == []
+    replace(small, "notes/conseil-c.md", "reconduit.", "reconduit et augmenté.")
+    incremental = build(small, out, search=False, cache=BuildCache.open(cache_path))
+    assert 0 < incremental.changed < incremental.files, "an incremental write replaced it"
+    assert b"augment" in (out / "notes" / "conseil-c.html").read_bytes() and _carnet_state(out) == []
+    replace(small, "notes/conseil-c.md", "reconduit et augmenté.", "reconduit encore.")
+    build(small, out, search=False)  # a full build (no cache) replaces it too
+    assert b"reconduit encore" in (out / "notes" / "conseil-c.html").read_bytes() and _carnet_state(out) == []
+    assert build(small, out, search=False, cache=BuildCache.open(cache_path)).changed > 0
+    assert _carnet_state(out) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".carnet-build.site", ".carnet-cache", "site", "small"]
+
+
+def test_refuses_a_directory_put_in_place_of_its_own_under_the_same_name(small: Path, tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    build(small, out)
+    out.rename(tmp_path / "site-kept")
+    out.mkdir()
+    (out / "thesis.tex").write_text("years of work", encoding="utf-8")
+    with pytest.raises(OutputDirectoryError, match=r"not created by carnet.*records another directory"):
+        build(small, out)
+    shutil.rmtree(out)
+    shutil.copytree(tmp_path / "site-kept", out)  # a copy of the site is not the tree carnet wrote either
+    (out / "thesis.tex").write_text("years of work", encoding="utf-8")
+    with pytest.raises(OutputDirectoryError, match="not created by carnet"):
+        build(small, out, cache=BuildCache.open(default_cache_path(out)))
+    assert (out / "thesis.tex").read_text(encoding="utf-8") == "years of work"
+
+
+def test_refuses_its_own_directory_once_the_record_is_gone(small: Path, tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    build(small, out, search=False)
+    record_path(out).write_bytes(b"garbage")  # damaged: recognises nothing
+    with pytest.raises(OutputDirectoryError, match="not created by carnet"):
+        build(small, out, search=False)
+    record_path(out).unlink()
+    with pytest.raises(OutputDirectoryError, match=r"no \.carnet-build\.site beside it"):
+        build(small, out, search=False)
+
+
+@pytest.mark.parametrize("cached", [False, True], ids=["full", "incremental"])
+def test_accepts_a_directory_built_by_an_older_version(small: Path, tmp_path: Path, cached: bool) -> None:
+    out = tmp_path / "site"
+    cache_path = default_cache_path(out)
+    build(small, out, search=False, cache=BuildCache.open(cache_path) if cached else None)
+    # as an older version left it: its marker inside, no record beside
+    (out / MARKER).write_bytes(b"This directory is written by 'carnet build' and replaced whole at each build.\n")
+    (out / "stale.html").write_bytes(b"<p>from an older build</p>")
+    record_path(out).unlink()
+    result = build(small, out, search=False, cache=BuildCache.open(cache_path) if cached else None)
+    assert result.changed == result.files, "not the tree the cache describes: rebuilt whole"
+    assert _carnet_state(out) == [] and not (out / "stale.html").exists()
+    assert record_path(out).is_file()
+    assert build(small, out, search=False).changed > 0, "recognised from now on by the record"
+
+
+def _dead_pid() -> int:
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def test_leftovers_of_a_killed_build_are_cleared_only_when_they_are_carnets(small: Path, tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    build(small, out, search=False)
+    pid, other = _dead_pid(), _dead_pid()
+    marked, recorded, users = (tmp_path / f".site.tmp-{pid}", tmp_path / f".site.old-{pid}",
+                               tmp_path / f".site.tmp-{other}")
+    for tree in (marked, recorded, users):
+        tree.mkdir()
+        (tree / "index.html").write_bytes(b"<p>")
+    (marked / MARKER).write_bytes(b"")  # a staging tree killed while written
+    info = recorded.stat()  # a tree killed between the swap and the end: known by the record only
+    record = json.loads(record_path(out).read_text(encoding="utf-8"))
+    record_path(out).write_text(json.dumps({**record, "trees": record["trees"] + [[info.st_dev, info.st_ino]]}),
+                                encoding="utf-8")
+    build(small, out, search=False)
+    assert not marked.exists() and not recorded.exists()
+    assert (users / "index.html").read_bytes() == b"<p>", "a directory of the user's, named like a leftover, stays"
