@@ -10,18 +10,16 @@ content kept in the result. Untouched sections stay byte-identical.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from markdown_it.token import Token
 
 from generator.corpus.proposal import OPERATIONS, Operation
-from generator.markup import MAX_NESTING, parse, parse_checked
+from generator.markup import MAX_NESTING, parse, parse_checked, parse_wiki_target
 
 # In an article, what follows an operation's content is the next heading line.
 _SENTINEL = "carnet-end-of-content"
 _CONTAINERS = {"blockquote_open": "a blockquote", "list_item_open": "a list item"}
-_MARKER = re.compile(r"\[\[(ext|com):([^\]|]+)(?:\|[^\]]*)?\]\]")
 
 
 @dataclass(frozen=True)
@@ -85,7 +83,16 @@ def sections(body: str) -> list[Section]:
 
 
 def markers(content: str) -> tuple[tuple[str, str], ...]:
-    return tuple((kind, key.strip()) for kind, key in _MARKER.findall(content))
+    """The citation markers of ``content`` as the build reads them ((kind, id), in order):
+    read with its parser, so one inside code or escaped (``\\[[ext:…]]``) is no source."""
+    found: list[tuple[str, str]] = []
+    for token in parse(content):
+        for child in token.children or ():
+            if child.type == "wikilink":
+                target = parse_wiki_target(child.meta["target"])
+                if target.kind in ("ext", "com"):
+                    found.append((target.kind, target.key))
+    return tuple(found)
 
 
 def _front_matter(lines: list[str], first: int) -> int | None:
