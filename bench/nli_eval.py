@@ -23,7 +23,8 @@ from pathlib import Path
 
 from generator.llm import LLMClient, LLMError, LLMSettings
 from generator.llm.prompts import load_prompt
-from generator.verification.judge import SCHEMA
+from generator.llm.schema import answer_tokens, bounded
+from generator.verification.judge import SCHEMA, VERDICT_TOKENS
 
 LABELS = ("supported", "partial", "unsupported")
 ALIASES = {"partially_supported": "partial", "not_supported": "unsupported"}
@@ -62,7 +63,10 @@ def evaluate(pairs: list[dict], client: LLMClient, batch_size: int = 8) -> Score
         batch = pairs[start:start + batch_size]
         keyed = {f"p{n + 1}": item for n, item in enumerate(batch)}
         try:
-            data, provenance = client.chat_json(prompt, SCHEMA, pairs=[
+            constraint = bounded(SCHEMA, "verdicts", max_items=len(batch), min_items=len(batch))  # as carnet verify
+            constraint["properties"]["verdicts"]["items"]["properties"]["pair"]["enum"] = list(keyed)
+            data, provenance = client.chat_json(prompt, SCHEMA, constraint=constraint, max_tokens=answer_tokens(len(batch), VERDICT_TOKENS),
+                                                pairs=[
                 {"key": key, "claim": item["claim"], "passage": item["evidence"]} for key, item in keyed.items()])
         except LLMError as exc:
             print(f"batch {start // batch_size + 1} failed: {exc}", file=sys.stderr)

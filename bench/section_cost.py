@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 from bench.anchoring import _paragraph
-from generator.commands.proposals import MAX_OPERATIONS, _extractive
+from generator.commands.proposals import MAX_OPERATIONS, _extractive, evidence_groups
 from generator.llm.prompts import load_prompt
 from generator.pipeline import check_content
 from generator.synthesis.sections import sections
@@ -41,8 +41,9 @@ def costs(content: Path, wiki: str) -> tuple[int, int, int, int]:
     uncited = list(audit.discarded or [])[: MAX_OPERATIONS * 3]
     evidence = [{"id": i.extraction, "note": i.note, "date": "", "quote": i.quote, "comments": i.comments,
                  "disagreements": i.disagreements} for i in uncited]
+    groups = evidence_groups(analysis, wiki, [i.extraction for i in uncited])  # as carnet propose sends them
     prompt = load_prompt("propose_sections").render(title=note.title, sections=parts, evidence=evidence,
-                                                    max_operations=MAX_OPERATIONS)
+                                                    groups=groups, max_operations=MAX_OPERATIONS)
     answer = "\n".join(o.content for o in _extractive(analysis, wiki, uncited, MAX_OPERATIONS))
     quotes = {e.id: e.quote for n in analysis.corpus.notes.values() for e in n.extractions}
     everything = "\n".join(f"- [[ext:{i}]] « {quotes[i]} »" for i in audit.perimeter_extractions or [])

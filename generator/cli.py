@@ -45,6 +45,21 @@ if TYPE_CHECKING:  # the pipeline is imported only by the commands that run it (
     from generator.pipeline import CheckedContent
 
 
+def _jobs(value: str) -> int:
+    """``--jobs N``: a whole number of requests in flight at once, at least 1."""
+    try:
+        jobs = int(value)
+    except ValueError:
+        jobs = 0
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of requests at once, at least 1 (not {value!r})")
+    return jobs
+
+
+JOBS_HELP = ("requests in flight at once (default: 1); the files written are the same whatever N, so use what "
+             "the endpoint can serve (a vLLM or hosted endpoint: 4 or more)")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="carnet",
@@ -123,6 +138,7 @@ def _parser() -> argparse.ArgumentParser:
                          help="characters of note text per request (default: analysis.chunk_characters or 6000)")
     analyse.add_argument("--all", action="store_true", dest="whole",
                          help="send the whole note again, not only what changed since the last analysis")
+    analyse.add_argument("--jobs", type=_jobs, default=1, metavar="N", help=JOBS_HELP)
     review = commands.add_parser("review", help="show a proposal's operations or passages, and their verdicts",
                                  description="Section operations: the diff each makes, the text a ReplaceSection "
                                              "removes, and the applier's verdict. Extractions: each passage, where "
@@ -142,10 +158,12 @@ def _parser() -> argparse.ArgumentParser:
         "verify", help="judge unjudged (claim, source) pairs with the model (writes content/verdicts/)",
         description="Send the pairs that passed the verbatim check and have no verdict yet, in batches, to the "
                     "endpoint of carnet.yaml; append each batch's verdicts to content/verdicts/<article>.yaml. "
-                    "A failing batch keeps those before it; what was not judged is reported.")
+                    "A failing batch keeps the others answered (before it, or beside it with --jobs); what was not "
+                    "judged is reported.")
     verify.add_argument("articles", nargs="*", help="article slugs (default: every wiki and synthesis)")
     verify.add_argument("--content", type=Path, default=Path("content"), help="content directory (default: content)")
     verify.add_argument("--batch", type=int, default=8, help="pairs per request (default: 8)")
+    verify.add_argument("--jobs", type=_jobs, default=1, metavar="N", help=JOBS_HELP)
     selection = commands.add_parser(
         "select", help="print a wiki's evidence groups, chaining warnings and oppositions",
         description="Group the wiki's perimeter by single linkage under a distance threshold (0–100), explain each "
@@ -155,6 +173,7 @@ def _parser() -> argparse.ArgumentParser:
     selection.add_argument("--content", type=Path, default=Path("content"), help="content directory (default: content)")
     selection.add_argument("--threshold", type=float, help="distance threshold, 0–100 (default: carnet.yaml or 75)")
     selection.add_argument("--oppositions", action="store_true", help="run and record the oppositions pass (model)")
+    selection.add_argument("--jobs", type=_jobs, metavar="N", help=f"with --oppositions: {JOBS_HELP}")
     selection.add_argument("--reindex", action="store_true",
                            help="embed the texts missing from the endpoint model's cache (embeddings: provider endpoint)")
     context = commands.add_parser(
@@ -203,7 +222,11 @@ def run_context(args: argparse.Namespace) -> int:
 def run_selection(args: argparse.Namespace) -> int:
     from generator.commands.select import run_select
 
-    return run_select(args.content, args.wiki, args.threshold, args.oppositions, reindex_vectors=args.reindex)
+    if args.jobs is not None and not args.oppositions:
+        print("carnet: --jobs goes with --oppositions (the only pass of select that sends requests)", file=sys.stderr)
+        return EXIT_USAGE
+    return run_select(args.content, args.wiki, args.threshold, args.oppositions, reindex_vectors=args.reindex,
+                      jobs=args.jobs or 1)
 
 
 def run_verify(args: argparse.Namespace) -> int:
@@ -223,7 +246,7 @@ def run_verify(args: argparse.Namespace) -> int:
         print("nothing to judge: every pair that passed the verbatim check has a verdict")
         return EXIT_OK
     client = LLMClient(llm_settings(analysis.corpus.settings.extra))
-    report = judge(args.content, pending, client, max(1, args.batch))
+    report = judge(args.content, pending, client, max(1, args.batch), jobs=args.jobs)
     print(f"judged {report.judged} pair(s); {len(report.unjudged)} left unjudged; tokens reported by the server: "
           f"{report.usage or 'none'}")
     for failure in report.failed_batches:
@@ -255,7 +278,7 @@ def run_propose(args: argparse.Namespace) -> int:
 def run_analyse(args: argparse.Namespace) -> int:
     from generator.commands.analyse import print_report, run_analyse
 
-    report = run_analyse(args.content, args.notes, args.notebook, args.budget, args.whole)
+    report = run_analyse(args.content, args.notes, args.notebook, args.budget, args.whole, jobs=args.jobs)
     print_report(report)
     refused = any(left.refused for note in report.notes for left in note.left_out)
     if any(not note.model_failed for note in report.failed):  # the content or the disk, not the model

@@ -13,11 +13,15 @@ from __future__ import annotations
 import datetime as dt
 import os
 import sys
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
+from contextlib import closing
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from generator.anchoring.elements import Element
 from generator.anchoring.resolve import AnchorStatus, Portion, portions_text
 from generator.commands.proposal_files import (
     ProposalError,
@@ -30,12 +34,12 @@ from generator.corpus.analysed import RECORD_NAME, AnalysedRecord, RecordError, 
 from generator.corpus.model import Note, Notebook, NoteType
 from generator.corpus.proposal import ExtractionProposal
 from generator.corpus.source import parse_yaml
-from generator.extracting.chunks import DEFAULT_BUDGET, DEFAULT_NEIGHBOURS, cut_chunks
+from generator.extracting.chunks import DEFAULT_BUDGET, DEFAULT_NEIGHBOURS, Chunk, cut_chunks
 from generator.extracting.fingerprints import changed_elements, record_for, render_record
-from generator.extracting.passages import LeftOut, ProposedExtraction, drop_duplicates, resolve_answer
+from generator.extracting.passages import MAX_PASSAGES, LeftOut, ProposedExtraction, drop_duplicates, resolve_answer
 from generator.extracting.plan import PassageDecision, plan
 from generator.extracting.records import Sent, add_usage, measure, proposal_record
-from generator.extracting.request import DEFAULT_KINDS, PROMPT, SCHEMA, prompt_context
+from generator.extracting.request import DEFAULT_KINDS, PROMPT, SCHEMA, answer_budget, prompt_context
 from generator.extracting.sidecar import NewExtraction, render_entry
 from generator.files import decode_text
 from generator.pipeline import CheckedContent, check_content
@@ -45,7 +49,13 @@ from generator.terminal import show, visible
 from generator.writes import ALL, ContentChange, PlannedWrite, appended, write_content
 
 if TYPE_CHECKING:  # the seam is imported only when a model is actually called
-    from generator.llm import LLMClient
+    from typing import TypeAlias
+
+    from generator.llm import LLMClient, LLMError, Provenance
+
+    Answer: TypeAlias = tuple[dict[str, Any], Provenance] | LLMError | None
+    """What one request of a note gave: the answer and its provenance, the failure, or None
+    when it was not sent (an earlier request of the note had failed)."""
 
 FOLDER = Path("proposals") / "extractions"
 EXTRACTIONS_SUFFIX = ".extractions.yaml"
@@ -197,56 +207,138 @@ def _existing(analysis: CheckedContent, note: Note) -> dict[tuple[Portion, ...],
             if e.id in anchors and anchors[e.id].status.is_live and anchors[e.id].portions}
 
 
-def analyse_note(content: Path, analysis: CheckedContent, note: Note, notebook: Notebook | None, client: LLMClient,
-                 settings: AnalysisSettings, whole: bool, today: dt.date) -> NoteAnalysis:
-    """Analyse one note: send what the last analysis did not read, resolve the
-    answers, write the proposal and the new fingerprints. Failures (the model, an
-    unreadable record, a write) are caught and reported in the result, with nothing
-    written, so the other notes go on."""
+@dataclass
+class _Reading:
+    """One note's analysis from its plan to its proposal: the chunks to send, and the
+    record of the last analysis they were cut from. ``failed`` is set by the first
+    request of the note that fails: its requests not yet started are not sent, since
+    nothing of the note will be written."""
+
+    note: Note
+    notebook: Notebook | None
+    result: NoteAnalysis
+    elements: list[Element] = field(default_factory=list)
+    record: AnalysedRecord | None = None
+    chunks: list[Chunk] = field(default_factory=list)
+    failed: threading.Event = field(default_factory=threading.Event)
+
+
+def _failed(result: NoteAnalysis, exc: CarnetError | OSError) -> None:
     from generator.llm import LLMError
 
-    result = NoteAnalysis(note.slug, notebook.slug if notebook else "")
+    result.error, result.path, result.model_failed = str(exc), None, isinstance(exc, LLMError)
+
+
+def _plan_note(content: Path, analysis: CheckedContent, note: Note, notebook: Notebook | None,
+               settings: AnalysisSettings, whole: bool) -> _Reading:
+    """What to send of one note: what the last analysis did not read, cut into chunks. A
+    record that does not read fails the note, with nothing sent."""
+    reading = _Reading(note, notebook, NoteAnalysis(note.slug, notebook.slug if notebook else ""))
+    elements = analysis.anchored[note.slug].document.elements
     try:
-        _analyse_note(content, analysis, note, notebook, client, settings, whole, today, result)
+        # --all reads the whole note again: the record of the last analysis is not even read
+        record = None if whole else _read_record(content / FOLDER / note.slug / RECORD_NAME, content)
     except (CarnetError, OSError) as exc:
-        result.error, result.path, result.model_failed = str(exc), None, isinstance(exc, LLMError)
-    return result
-
-
-def _analyse_note(content: Path, analysis: CheckedContent, note: Note, notebook: Notebook | None, client: LLMClient,
-                  settings: AnalysisSettings, whole: bool, today: dt.date, result: NoteAnalysis) -> None:
-    from generator.llm import LLMAnswerError, LLMError
-    from generator.llm.prompts import load_prompt
-
-    slug = note.slug
-    notebook_slug = result.notebook
-    elements = analysis.anchored[slug].document.elements
-    folder = content / FOLDER / slug
-    # --all reads the whole note again: the record of the last analysis is not even read
-    record = None if whole else _read_record(folder / RECORD_NAME, content)
-    if record is not None and record.notebook != notebook_slug:
+        _failed(reading.result, exc)
+        return reading
+    if record is not None and record.notebook != reading.result.notebook:
         record = None  # read for another notebook's guide and axes: read it all again
     selected = list(range(len(elements))) if whole or record is None else changed_elements(elements, record)
-    chunks = cut_chunks([len(e.text) for e in elements], selected, settings.budget, settings.neighbours)
-    result.sent = measure(elements, chunks)
-    if not chunks:
-        return
+    reading.elements, reading.record = elements, record
+    reading.chunks = cut_chunks([len(e.text) for e in elements], selected, settings.budget, settings.neighbours)
+    reading.result.sent = measure(elements, reading.chunks)
+    return reading
+
+
+def _senders(reading: _Reading, client: LLMClient, settings: AnalysisSettings) -> list[Callable[[], Answer]]:
+    """One call per chunk of the note, each asking the model about its chunk alone."""
+    from generator.llm import LLMError
+    from generator.llm.prompts import load_prompt
+    from generator.llm.schema import bounded
+
+    if not reading.chunks:
+        return []
     prompt = load_prompt(PROMPT)
+    constraint = bounded(SCHEMA, "passages", max_items=MAX_PASSAGES)  # at most the cap
+
+    def sender(chunk: Chunk) -> Callable[[], Answer]:
+        context = prompt_context(reading.note, reading.notebook, reading.elements, chunk, settings.kinds,
+                                 partial=bool(chunk.context))
+        tokens = answer_budget(reading.elements, chunk)
+
+        def send() -> Answer:
+            if reading.failed.is_set():
+                return None
+            try:
+                return client.chat_json(prompt, SCHEMA, constraint=constraint, max_tokens=tokens, **context)
+            except LLMError as exc:
+                reading.failed.set()
+                return exc
+        return send
+    return [sender(chunk) for chunk in reading.chunks]
+
+
+def analyse_notes(content: Path, analysis: CheckedContent, notes: list[tuple[Note, Notebook | None]],
+                  client: LLMClient, settings: AnalysisSettings, whole: bool, today: dt.date,
+                  jobs: int = 1) -> list[NoteAnalysis]:
+    """Analyse each note: send what the last analysis did not read, resolve the answers,
+    write the proposal and the new fingerprints. Failures (the model, an unreadable
+    record, a write) are caught and reported in the note's result, with nothing of it
+    written, so the other notes go on.
+
+    The requests of every note (one per chunk) are sent up to ``jobs`` at once; each note
+    is resolved and written in turn, its answers in its chunks' order, whatever order they
+    arrive in: what is written is the same whatever ``jobs``."""
+    from generator.jobs import in_order
+
+    readings = [_plan_note(content, analysis, note, notebook, settings, whole) for note, notebook in notes]
+    calls: list[Callable[[], Answer]] = []
+    for reading in readings:
+        try:
+            calls += _senders(reading, client, settings)
+        except (CarnetError, OSError) as exc:  # the prompt does not load: nothing of the note is sent
+            _failed(reading.result, exc)
+            reading.chunks, reading.result.sent = [], None
+    with closing(in_order(calls, jobs)) as answers:
+        for reading in readings:
+            given = list(islice(answers, len(reading.chunks)))
+            try:
+                _write_note(content, analysis, reading, given, settings, today)
+            except (CarnetError, OSError) as exc:
+                _failed(reading.result, exc)
+    return [reading.result for reading in readings]
+
+
+def _write_note(content: Path, analysis: CheckedContent, reading: _Reading, answers: list[Answer],
+                settings: AnalysisSettings, today: dt.date) -> None:
+    """Resolve the note's answers in order and write its proposal and fingerprints; the
+    first failed request (in the chunks' order) fails the note, and nothing is written."""
+    from generator.llm import LLMAnswerError, LLMError
+
+    note, notebook, result, elements, chunks = (reading.note, reading.notebook, reading.result, reading.elements,
+                                                reading.chunks)
+    slug, notebook_slug, record = note.slug, result.notebook, reading.record
+    folder = content / FOLDER / slug
+    sent = result.sent
+    if not chunks or sent is None:  # nothing to send, or the note failed before anything was sent
+        return
     proposed: list[ProposedExtraction] = []
     left_out: list[LeftOut] = []
     provenance: dict[str, Any] = {}
     accepted: list[int] = []  # the elements whose answer was accepted whole: marked as read
-    for number, chunk in enumerate(chunks, start=1):
-        try:
-            data, made = client.chat_json(prompt, SCHEMA, **prompt_context(
-                note, notebook, elements, chunk, settings.kinds, partial=bool(chunk.context)))
-        except LLMError as exc:
-            result.error = f"request {number} of {len(chunks)}: {exc}"
-            if isinstance(exc, LLMAnswerError):  # an unusable answer still cost its tokens
-                result.usage = add_usage(result.usage, exc.usage)
-            return
-        provenance = made.as_record()
+    for number, (chunk, answer) in enumerate(zip(chunks, answers, strict=True), start=1):
+        if answer is None:  # not sent: an earlier request of the note had failed
+            continue
+        if isinstance(answer, LLMError):
+            result.error = result.error or f"request {number} of {len(chunks)}: {answer}"
+            if isinstance(answer, LLMAnswerError):  # an unusable answer still cost its tokens
+                result.usage = add_usage(result.usage, answer.usage)
+            continue
+        data, made = answer
         result.usage = add_usage(result.usage, made.usage)
+        if result.error:  # answered while in flight after a failure: its tokens count, nothing is written
+            continue
+        provenance = made.as_record()
         found, missed = resolve_answer(elements, chunk, data["passages"], notebook.axes if notebook else (),
                                        notebook_slug, settings.kinds)
         proposed += found
@@ -255,6 +347,8 @@ def _analyse_note(content: Path, analysis: CheckedContent, note: Note, notebook:
             result.unaccepted += len(chunk.analysed)
         else:
             accepted += chunk.analysed
+    if result.error:
+        return
     result.proposed, duplicates = drop_duplicates(proposed, _existing(analysis, note))
     result.left_out = left_out + duplicates
     provenance.pop("usage", None)
@@ -262,7 +356,7 @@ def _analyse_note(content: Path, analysis: CheckedContent, note: Note, notebook:
         provenance["usage"] = result.usage
     proposal_id, path = free_proposal_path(folder, f"{today.isoformat()}-{provenance.get('method', 'llm')}")
     data = proposal_record(proposal_id, slug, notebook_slug, file_hash(content / note.source.file), provenance,
-                           result.sent, result.proposed, result.left_out)
+                           sent, result.proposed, result.left_out)
     new_record = record_for(slug, notebook_slug, proposal_id, elements, record, accepted)
     fingerprints = {"note": new_record.note, "notebook": new_record.notebook, "proposal": new_record.proposal,
                     "elements": list(new_record.fingerprints)}
@@ -275,8 +369,9 @@ def _analyse_note(content: Path, analysis: CheckedContent, note: Note, notebook:
 
 
 def run_analyse(content: Path, names: list[str], notebook: str | None = None, budget: int | None = None,
-                whole: bool = False, today: dt.date | None = None) -> AnalyseReport:
-    """Analyse each named note in turn; a failing note does not stop the others."""
+                whole: bool = False, today: dt.date | None = None, *, jobs: int = 1) -> AnalyseReport:
+    """Analyse each named note (up to ``jobs`` requests at once); a failing note does not
+    stop the others."""
     analysis = check_content(content)
     if not names:
         raise AnalyseError("name at least one note to analyse")
@@ -291,8 +386,8 @@ def run_analyse(content: Path, names: list[str], notebook: str | None = None, bu
         settings = AnalysisSettings(budget, settings.neighbours, settings.kinds)
     today = today or dt.date.today()
     client = _client(analysis, content, today)
-    return AnalyseReport([analyse_note(content, analysis, note, nb, client, settings, whole, today)
-                          for note, nb in notes.values()])
+    return AnalyseReport(analyse_notes(content, analysis, list(notes.values()), client, settings, whole, today,
+                                       jobs))
 
 
 def _tokens(usage: dict[str, int]) -> str:

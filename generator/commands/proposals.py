@@ -38,6 +38,8 @@ from generator.writes import ContentChange, PlannedWrite, read_back, write_conte
 
 SECTION_HEADING = "Pièces à intégrer"
 MAX_OPERATIONS = 5
+OPERATION_TOKENS = 600
+"""Tokens one section operation takes in an answer: a few paragraphs quoting their evidence."""
 
 
 def _wiki(analysis: CheckedContent, slug: str) -> Note:
@@ -122,7 +124,7 @@ def _from_model(analysis: CheckedContent, slug: str, uncited: list[DiscardedItem
                 today: dt.date) -> tuple[list[Operation], dict[str, Any]]:
     from generator.llm import LLMAnswerError, LLMClient, llm_settings
     from generator.llm.prompts import load_prompt
-    from generator.llm.schema import prompt_examples
+    from generator.llm.schema import answer_tokens, bounded, prompt_examples
 
     note = analysis.corpus.notes[slug]
     lines = note.body.split("\n")
@@ -137,9 +139,11 @@ def _from_model(analysis: CheckedContent, slug: str, uncited: list[DiscardedItem
     groups = evidence_groups(analysis, slug, [item.extraction for item in uncited])
     client = LLMClient(llm_settings(analysis.corpus.settings.extra), today=today)
     prompt = load_prompt("propose_sections")
-    data, provenance = client.chat_json(prompt, OPERATIONS_SCHEMA, title=note.title,
-                                        sections=context_sections, evidence=evidence, groups=groups,
-                                        max_operations=max_operations)
+    constraint = bounded(OPERATIONS_SCHEMA, "operations", max_items=max(1, max_operations), min_items=1)
+    data, provenance = client.chat_json(prompt, OPERATIONS_SCHEMA, constraint=constraint, max_tokens=answer_tokens(max(1, max_operations),
+                                                                                 OPERATION_TOKENS),
+                                        title=note.title, sections=context_sections, evidence=evidence,
+                                        groups=groups, max_operations=max_operations)
     faults = operation_faults(data["operations"], max_operations, prompt_examples(prompt.text))
     if faults:  # the operations make one edit of the article: a bad one refuses the answer
         raise LLMAnswerError("the model's operations are refused, nothing was written: " + "; ".join(faults),

@@ -42,7 +42,9 @@ def reindex(content: Path, analysis: CheckedContent, model: str, texts: list[str
 
 
 def run_select(content: Path, wiki: str, threshold: float | None, oppositions: bool, out: TextIO | None = None,
-               reindex_vectors: bool = False) -> int:
+               reindex_vectors: bool = False, *, jobs: int = 1) -> int:
+    """Print the wiki's groups; with ``oppositions``, run the pass first (up to ``jobs``
+    requests at once) and record it."""
     out = out or sys.stdout  # looked up at the call: a caller may have redirected it
     analysis = check_content(content)
     audit = analysis.articles.get(wiki)
@@ -80,7 +82,7 @@ def run_select(content: Path, wiki: str, threshold: float | None, oppositions: b
           f"extractions and {lost} disagreeing comments", file=out)
     refused: list[RefusedOpposition] = []
     if oppositions:
-        done = record_oppositions(content, analysis, wiki, audit.perimeter_extractions or [], quotes)
+        done = record_oppositions(content, analysis, wiki, audit.perimeter_extractions or [], quotes, jobs=jobs)
         refused = done.refused
         kept_note = f"; the {done.kept} pair(s) already recorded are kept as they were" if done.kept else ""
         print(f"{done.added} opposition(s) recorded in {done.path}{kept_note}" if done.added or done.made else
@@ -120,17 +122,18 @@ class RecordedPass:
 
 
 def record_oppositions(content: Path, analysis: CheckedContent, wiki: str, ids: list[str],
-                       quotes: dict[str, str]) -> RecordedPass:
-    """Run the pass and record what it found: a new file when the wiki has none; else
-    the new pairs appended beside the recorded ones, in the file that holds them, each
-    with its own provenance — a pair a person (or an earlier pass) recorded is never
-    replaced or dropped."""
+                       quotes: dict[str, str], *, jobs: int = 1) -> RecordedPass:
+    """Run the pass (up to ``jobs`` requests at once) and record what it found: a new file
+    when the wiki has none; else the new pairs appended beside the recorded ones, in the
+    file that holds them, each with its own provenance — a pair a person (or an earlier
+    pass) recorded is never replaced or dropped."""
     from generator.llm import LLMClient, llm_settings
     from generator.llm.prompts import load_prompt
     from generator.selection.oppositions import find_oppositions
 
     client = LLMClient(llm_settings(analysis.corpus.settings.extra))
-    passed = find_oppositions(client, load_prompt("find_oppositions"), [(i, quotes[i]) for i in sorted(ids)])
+    passed = find_oppositions(client, load_prompt("find_oppositions"), [(i, quotes[i]) for i in sorted(ids)],
+                              jobs=jobs)
     found, provenance = passed.found, passed.provenance
     recorded = analysis.corpus.oppositions.get(wiki)
     command = f"carnet select {wiki} --oppositions"

@@ -12,6 +12,7 @@ from typing import Any
 from generator.anchoring.elements import Element
 from generator.corpus.model import Note, Notebook
 from generator.extracting.chunks import Chunk
+from generator.extracting.passages import MAX_PASSAGES
 
 PROMPT = "analyse_passages"
 """``generator/prompts/analyse_passages.j2``."""
@@ -56,3 +57,18 @@ def prompt_context(note: Note, notebook: Notebook | None, elements: list[Element
         "segments": segments,
         "partial": partial,
     }
+
+
+PASSAGE_TOKENS = 40
+"""Tokens one passage of an answer takes besides its quote: its kind, categories, JSON."""
+CHARACTERS_PER_TOKEN = 3
+"""A cautious count of characters per token for French prose (tokenisers give 3 to 4)."""
+
+
+def answer_budget(elements: list[Element], chunk: Chunk) -> int:
+    """The ``max_tokens`` of one request: the answer quotes the analysed elements (at most
+    all of their text) in at most :data:`~generator.extracting.passages.MAX_PASSAGES` passages."""
+    from generator.llm.schema import answer_tokens  # the seam is loaded only when a model is called
+
+    quoted = sum(len(elements[i].text) for i in chunk.analysed)
+    return answer_tokens(MAX_PASSAGES, PASSAGE_TOKENS) + quoted // CHARACTERS_PER_TOKEN

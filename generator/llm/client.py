@@ -5,6 +5,11 @@ a timeout or a connection failure after them is a :class:`LLMTransportError`. A
 truncated answer (``finish_reason == "length"``), invalid JSON or an answer outside the
 schema is a :class:`LLMAnswerError`: never recorded as a success (INV-15).
 
+Answers are asked for in the request's own JSON schema, as a structured-output constraint
+(:data:`FORMATS`, from OpenAI's ``json_schema`` down to plain ``json_object`` for a server that
+refuses it, said once), with a ``max_tokens`` bound from the expected answer's size; the
+schema check after the answer stays, whatever the server promised.
+
 Every string from the server is data (INV-21): an answer longer than
 :data:`MAX_ANSWER_CHARS` or a model name longer than :data:`MAX_MODEL_CHARS` is
 refused; the endpoint is recorded and shown without its credentials, query or
@@ -15,6 +20,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import sys
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -24,8 +32,9 @@ import openai
 from generator.llm.config import LLMSettings
 from generator.llm.errors import LLMAnswerError, LLMTransportError
 from generator.llm.prompts import Prompt
-from generator.llm.schema import shown, validate
+from generator.llm.schema import shown, strict_form, validate
 from generator.llm.transport import BoundedTransport
+from generator.terminal import visible
 
 SYSTEM = ("You answer with one JSON object and nothing else, following the requested fields exactly. "
           "Unused text fields are empty strings.")
@@ -39,6 +48,29 @@ MAX_TOKEN_COUNT = 10**12
 """Largest token count kept from a server's usage (a bigger one is no count: dropped)."""
 MAX_VECTOR_SIZE = 65_536
 """Most dimensions an embedding may have."""
+FORMATS = ("json_schema", "json_object with schema", "json_object")
+"""How an answer's shape is asked for, best first: OpenAI's ``json_schema`` (hosted APIs,
+vLLM, Ollama, llama.cpp's own server), ``json_object`` with a ``schema`` key (llama-cpp-python's
+server, which turns it into a grammar), plain ``json_object`` (valid JSON only)."""
+
+
+def response_format(form: str, name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """The ``response_format`` of a request in ``form`` (one of :data:`FORMATS`)."""
+    if form == "json_schema":
+        strict = strict_form(schema)
+        return {"type": "json_schema", "json_schema": {"name": name or "answer", "strict": strict is not None,
+                                                       "schema": strict or schema}}
+    if form == "json_object with schema":
+        return {"type": "json_object", "schema": schema}
+    return {"type": "json_object"}
+
+
+def _refuses_format(exc: openai.APIStatusError) -> bool:
+    """Whether an HTTP error says the request's ``response_format`` is not understood (a
+    400, 422 or 500 naming it), rather than anything else being wrong."""
+    text = f"{exc.message} {exc.body}".lower()
+    # llama-cpp-python 0.3.16 answers a json_schema request with a 500 naming response_format
+    return exc.status_code in (400, 422, 500) and any(w in text for w in ("response_format", "json_schema"))
 
 
 def redacted_endpoint(url: str) -> str:
@@ -115,10 +147,16 @@ class Provenance:
 class LLMClient:
     """One endpoint, one model. ``today`` is injectable so records are reproducible in tests."""
 
-    def __init__(self, settings: LLMSettings, today: dt.date | None = None) -> None:
+    def __init__(self, settings: LLMSettings, today: dt.date | None = None,
+                 notice: Callable[[str], None] | None = None) -> None:
         self.settings = settings
         self.today = today or dt.date.today()
         self.endpoint = redacted_endpoint(settings.base_url)
+        # the most structured answer format the endpoint accepted (an index into FORMATS);
+        # shared by the threads of --jobs: a refusal moves every later request down
+        self.form = 0
+        self._form_lock = threading.Lock()
+        self._notice = notice
         # the one seam to the network: a response body is read up to a bound, never more
         self._transport = BoundedTransport()
         self._client = openai.OpenAI(base_url=settings.base_url, api_key=settings.api_key(),
@@ -165,19 +203,53 @@ class LLMClient:
         # a response the client could not read (APIResponseValidationError and the like)
         return LLMAnswerError(f"the endpoint's response to {what} is unreadable: {shown(str(exc), 120)}")
 
-    def chat_json(self, prompt: Prompt, schema: dict[str, Any], **context: object) -> tuple[dict[str, Any], Provenance]:
-        """Ask with ``prompt`` rendered on ``context``; return the validated JSON answer."""
+    def say(self, message: str) -> None:
+        """A notice for the person running the command (stderr unless told otherwise)."""
+        if self._notice is not None:
+            self._notice(message)
+        else:
+            print(visible(f"carnet: {message}"), file=sys.stderr)
+
+    def _refused_format(self, form: int) -> bool:
+        """Move down from ``form`` after the endpoint refused it; False when none is left."""
+        with self._form_lock:
+            if form + 1 >= len(FORMATS):
+                return False
+            if self.form == form:  # said once, by the first thread to hit the refusal
+                self.form = form + 1
+                self.say(f"the endpoint {self.endpoint} refused response_format {FORMATS[form]}: asking for "
+                         f"{FORMATS[form + 1]} instead (every answer is still checked against its schema)")
+            return True
+
+    def chat_json(self, prompt: Prompt, schema: dict[str, Any], *, max_tokens: int,
+                  constraint: dict[str, Any] | None = None, **context: object) -> tuple[dict[str, Any], Provenance]:
+        """Ask with ``prompt`` rendered on ``context`` for an answer in ``schema``, in at most
+        ``max_tokens`` tokens (or ``llm.max_output_tokens``, if lower); return the JSON answer
+        checked against ``schema``. ``constraint`` is what the server is asked to follow when
+        it is tighter than the shape checked here (``schema`` with arrays bounded to the
+        request, ids as an enum of those sent): an answer outside it is not refused whole,
+        since the callers check each item against the request and refuse it alone."""
         messages: list[Any] = [{"role": "system", "content": SYSTEM},
                                {"role": "user", "content": prompt.render(**context)}]
-        try:
-            response = self._client.chat.completions.create(
-                model=self.settings.model, messages=messages, temperature=0,
-                response_format={"type": "json_object"})
-        except openai.APIError as exc:
-            raise self._too_large() or self._transport_error(exc, "the chat request") from exc
-        except (ValueError, TypeError, RecursionError) as exc:  # a body the client cannot even decode
-            raise self._too_large() or LLMAnswerError(f"the endpoint's response to the chat request is "
-                                                      f"unreadable: {shown(str(exc), 120)}") from exc
+        limit = self.settings.max_output_tokens
+        tokens = min(max_tokens, limit) if limit else max_tokens
+        while True:
+            form = self.form
+            try:
+                # in the body as is: "json_object with schema" is no form the client's types know
+                response = self._client.chat.completions.create(
+                    model=self.settings.model, messages=messages, temperature=0, max_tokens=tokens,
+                    extra_body={"response_format": response_format(FORMATS[form], prompt.name, constraint or schema)})
+                break
+            except openai.APIStatusError as exc:
+                if self._too_large() is None and _refuses_format(exc) and self._refused_format(form):
+                    continue
+                raise self._too_large() or self._transport_error(exc, "the chat request") from exc
+            except openai.APIError as exc:
+                raise self._too_large() or self._transport_error(exc, "the chat request") from exc
+            except (ValueError, TypeError, RecursionError) as exc:  # a body the client cannot even decode
+                raise self._too_large() or LLMAnswerError(f"the endpoint's response to the chat request is "
+                                                          f"unreadable: {shown(str(exc), 120)}") from exc
         too_large = self._too_large()
         if too_large is not None:
             raise too_large
@@ -188,8 +260,8 @@ class LLMClient:
             raise LLMAnswerError("the endpoint returned no answer", spent)
         choice = choices[0]
         if getattr(choice, "finish_reason", None) == "length":
-            raise LLMAnswerError("the answer was cut off (finish_reason: length): nothing was recorded; "
-                                 "raise the model's output limit or ask for less", spent)
+            raise LLMAnswerError(f"the answer was cut off at {tokens:,} tokens (finish_reason: length): nothing "
+                                 "was recorded; the model wandered, or ask for less (a smaller batch)", spent)
         content = getattr(getattr(choice, "message", None), "content", None) or ""
         if not isinstance(content, str):
             raise LLMAnswerError(f"the answer is a {type(content).__name__}, not text: nothing was recorded", spent)
@@ -197,7 +269,9 @@ class LLMClient:
             raise LLMAnswerError(f"the answer holds {len(content):,} characters, more than the {MAX_ANSWER_CHARS:,} "
                                  "accepted: refused unread, nothing was recorded", spent)
         try:
-            data = json.loads(content)
+            # strict=False: a line break or tab written raw inside a string is still its text
+            # (a grammar-constrained server lets a small model write them so)
+            data = json.loads(content, strict=False)
         except json.JSONDecodeError as exc:
             raise LLMAnswerError(f"the answer is not JSON ({exc.msg} at character {exc.pos}): nothing was "
                                  "recorded", spent) from exc

@@ -7,6 +7,10 @@
       timeout: 60                           # seconds per request
       max_retries: 3                        # on 429 and 5xx, with exponential backoff
       embeddings_model: nomic-embed-text    # optional
+      max_output_tokens: 4096               # optional: a cap on every answer (a server's small context)
+
+Each request asks for at most the tokens its answer needs (its items × their expected size);
+``max_output_tokens`` lowers that bound for every request.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ class LLMSettings:
     timeout: float = 60.0
     max_retries: int = 3
     embeddings_model: str = ""
+    max_output_tokens: int = 0  # 0: no cap beyond each request's own bound
 
     def api_key(self, environ: Mapping[str, str] = os.environ) -> str:
         if not self.api_key_env:
@@ -52,7 +57,10 @@ def llm_settings(extra: Mapping[str, Any]) -> LLMSettings:
     try:
         timeout = float(raw.get("timeout", 60))
         retries = int(raw.get("max_retries", 3))
+        cap = int(raw.get("max_output_tokens", 0) or 0)
     except (TypeError, ValueError) as exc:
-        raise LLMConfigError("llm.timeout and llm.max_retries must be numbers") from exc
+        raise LLMConfigError("llm.timeout, llm.max_retries and llm.max_output_tokens must be numbers") from exc
+    if cap < 0:
+        raise LLMConfigError("llm.max_output_tokens must be a positive number of tokens (or left out)")
     return LLMSettings(base_url.rstrip("/"), model.strip(), str(raw.get("api_key_env", "") or ""), timeout,
-                       retries, str(raw.get("embeddings_model", "") or ""))
+                       retries, str(raw.get("embeddings_model", "") or ""), cap)

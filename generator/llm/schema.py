@@ -79,7 +79,54 @@ def too_long(text: str, limit: int) -> str:
     return f"{len(text):,} characters, more than the {limit:,} allowed" if len(text) > limit else ""
 
 
+ANSWER_OVERHEAD_TOKENS = 64
+"""Tokens of an answer besides its items: the braces, the field names, a margin."""
+
+
+def answer_tokens(items: int, per_item: int, overhead: int = ANSWER_OVERHEAD_TOKENS) -> int:
+    """The ``max_tokens`` of a request whose answer holds at most ``items`` items of about
+    ``per_item`` tokens: a bound, so a model that wanders stops (and its answer is refused
+    as cut off) instead of generating on long after the client gave up."""
+    return overhead + max(0, items) * per_item
+
+
+def bounded(schema: dict[str, Any], field: str, max_items: int, min_items: int = 0) -> dict[str, Any]:
+    """``schema`` with its top-level array ``field`` bounded to the request: at most
+    ``max_items`` items (the batch's size, ``--max-operations``…) and at least ``min_items``."""
+    copy = json.loads(json.dumps(schema))
+    array = copy["properties"][field]
+    array["maxItems"] = max_items
+    if min_items:
+        array["minItems"] = min_items
+    return dict(copy)
+
+
+def strict_form(schema: dict[str, Any]) -> dict[str, Any] | None:
+    """``schema`` as OpenAI's strict structured outputs want it (every object closed with
+    ``additionalProperties: false``), or ``None`` when it cannot be strict: strict mode
+    requires every property of every object, and an optional one would become required."""
+    copy: dict[str, Any] = json.loads(json.dumps(schema))
+    stack: list[Any] = [copy]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        if node.get("type") == "object":
+            properties = node.get("properties", {})
+            if set(node.get("required", [])) != set(properties):
+                return None
+            node["additionalProperties"] = False
+            stack += list(properties.values())
+        elif node.get("type") == "array":
+            stack.append(node.get("items"))
+    return copy
+
+
 def validate(value: object, schema: dict[str, Any], path: str = "answer") -> None:
+    """Refuse ``value`` unless it has the schema's shape. Array bounds (``maxItems``,
+    ``minItems``) are left to the callers: they constrain what the server generates, and
+    each command checks the count item by item, so a pair answered twice or left out
+    costs that pair alone, not the whole answer."""
     kind = schema.get("type")
     if kind == "object":
         if not isinstance(value, dict):

@@ -9,6 +9,7 @@ notes it, so the client refuses the answer unread instead of holding gigabytes.
 from __future__ import annotations
 
 import importlib
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -54,7 +55,16 @@ class BoundedTransport(httpx.BaseTransport):  # type: ignore[misc,name-defined]
     def __init__(self, limit: int = MAX_RESPONSE_BYTES) -> None:
         self.inner = httpx.HTTPTransport()
         self.limit = limit
-        self.exceeded = False
+        self._state = threading.local()  # per thread: --jobs sends requests from several at once
+
+    @property
+    def exceeded(self) -> bool:
+        """Whether the last response read by this thread was cut at ``limit``."""
+        return bool(getattr(self._state, "exceeded", False))
+
+    @exceeded.setter
+    def exceeded(self, value: bool) -> None:
+        self._state.exceeded = value
 
     def handle_request(self, request: Any) -> Any:
         self.exceeded = False

@@ -11,7 +11,9 @@ refused are reported with the pass (:class:`OppositionPass`).
 
 from __future__ import annotations
 
-from collections.abc import Collection
+import threading
+from collections.abc import Callable, Collection
+from contextlib import closing
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from itertools import combinations
@@ -26,6 +28,8 @@ if TYPE_CHECKING:  # the LLM seam is imported only when a pass actually runs (th
 
 BUDGET = 12000
 MAX_QUESTION_CHARS = 500
+OPPOSITION_TOKENS = 80
+"""Tokens one opposition takes in an answer: two ids and a one-line question."""
 """Longest question recorded with an opposition; a longer one refuses its pair."""
 SCHEMA = {"type": "object", "required": ["oppositions"],
           "properties": {"oppositions": {"type": "array", "items": {
@@ -128,16 +132,22 @@ def _check_item(item: dict[str, Any], sent: set[str], examples: frozenset[str]
 
 
 def find_oppositions(client: LLMClient, prompt: Prompt, items: list[tuple[str, str]],
-                     budget: int = BUDGET) -> OppositionPass:
+                     budget: int = BUDGET, *, jobs: int = 1) -> OppositionPass:
     """Run the pass. Each answer is checked against its own request, item by item: an
     id that was not sent, a pair of one extraction with itself, an empty, placeholder
     or over-long question are refused and returned as such; a pair answered twice —
     in one request or in two (chunks are sent in pairs, so they overlap) — with another
     question keeps the first and reports the conflict. A failed request raises, with
     the tokens spent by the whole pass so far on the error: nothing is recorded from
-    a partial pass."""
-    from generator.llm import LLMError
-    from generator.llm.schema import fold, prompt_examples, shown
+    a partial pass.
+
+    Up to ``jobs`` requests are in flight at once; the answers are checked in the requests'
+    order whatever order they arrive in, so the pass is the one a request at a time gives.
+    After a failed request none is started; those in flight complete (their tokens are
+    counted), and the first failure in the requests' order is raised."""
+    from generator.jobs import in_order
+    from generator.llm import LLMError, Provenance
+    from generator.llm.schema import answer_tokens, bounded, fold, prompt_examples, shown
 
     examples = prompt_examples(prompt.text).get("question", frozenset())
     found: dict[tuple[str, str], Opposition] = {}
@@ -145,30 +155,51 @@ def find_oppositions(client: LLMClient, prompt: Prompt, items: list[tuple[str, s
     provenance: dict[str, Any] = {}
     usage: dict[str, int] = {}
     batches = requests(items, budget)
-    for number, batch in enumerate(batches, start=1):
-        try:
-            data, record = client.chat_json(prompt, SCHEMA, extractions=[{"id": i, "quote": q} for i, q in batch])
-        except LLMError as exc:
-            for key, value in exc.usage.items():
+    stop = threading.Event()  # a request failed: the pass is lost, nothing more is sent
+
+    def sender(batch: list[tuple[str, str]]) -> Callable[[], tuple[dict[str, Any], Provenance] | LLMError]:
+        def send() -> tuple[dict[str, Any], Provenance] | LLMError:
+            try:
+                # at most one pair per extraction sent: a bound of the answer tied to the request
+                return client.chat_json(prompt, SCHEMA, constraint=bounded(SCHEMA, "oppositions", max_items=len(batch)),
+                                        max_tokens=answer_tokens(len(batch), OPPOSITION_TOKENS),
+                                        extractions=[{"id": i, "quote": q} for i, q in batch])
+            except LLMError as exc:
+                stop.set()
+                return exc
+        return send
+
+    failure: LLMError | None = None
+    with closing(in_order([sender(batch) for batch in batches], jobs, stop)) as answers:
+        for number, (batch, answer) in enumerate(zip(batches, answers, strict=True), start=1):
+            if answer is None:  # not sent: a request failed before it was started
+                continue
+            spent = answer.usage if isinstance(answer, LLMError) else answer[1].usage
+            for key, value in spent.items():
                 usage[key] = usage.get(key, 0) + value
-            exc.usage = dict(usage)
-            raise
-        provenance = record.as_record()
-        for key, value in record.usage.items():
-            usage[key] = usage.get(key, 0) + value
-        sent = {i for i, _q in batch}
-        for item in data["oppositions"]:
-            fault = _check_item(item, sent, examples)
-            if fault is not None:
-                refused.append(RefusedOpposition(number, item["a"], item["b"], *fault))
+            if isinstance(answer, LLMError):
+                failure = failure or answer
                 continue
-            a, b = sorted((item["a"].strip(), item["b"].strip()))
-            question = item["question"].strip()
-            if (a, b) in found:  # in this request or an earlier one (chunks overlap): the first stays
-                if fold(found[(a, b)].question) != fold(question):
-                    refused.append(RefusedOpposition(number, a, b, OppositionFault.CONFLICT, shown(question)))
+            if failure is not None:  # nothing is recorded from a partial pass
                 continue
-            found[(a, b)] = Opposition(a, b, question)
+            data, record = answer
+            provenance = record.as_record()
+            sent = {i for i, _q in batch}
+            for item in data["oppositions"]:
+                fault = _check_item(item, sent, examples)
+                if fault is not None:
+                    refused.append(RefusedOpposition(number, item["a"], item["b"], *fault))
+                    continue
+                a, b = sorted((item["a"].strip(), item["b"].strip()))
+                question = item["question"].strip()
+                if (a, b) in found:  # in this request or an earlier one (chunks overlap): the first stays
+                    if fold(found[(a, b)].question) != fold(question):
+                        refused.append(RefusedOpposition(number, a, b, OppositionFault.CONFLICT, shown(question)))
+                    continue
+                found[(a, b)] = Opposition(a, b, question)
+    if failure is not None:
+        failure.usage = dict(usage)
+        raise failure
     provenance["usage"] = usage
     provenance["requests"] = len(batches)
     return OppositionPass([found[k] for k in sorted(found)], provenance, len(batches), refused)

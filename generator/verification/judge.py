@@ -7,6 +7,12 @@ the batches before it. What could not be judged is reported; other work goes on,
 after a transport failure (endpoint down, or failing after its retries): the remaining
 batches are then reported unjudged without being sent.
 
+With ``jobs`` above one, up to that many batches are in flight at once (:func:`in_order`);
+their answers are checked and written in the batches' order, whatever order they arrive
+in, so the files are byte for byte those of one batch at a time. After a transport
+failure or a failed write no batch is started; those already in flight complete, and
+what they judged is kept (after a failed write, only reported: nothing more is written).
+
 An answer is checked against its request, pair by pair (pairs are independent): an
 item naming no pair of the batch, a pair answered twice, a placeholder or over-long
 rationale are refused, and a pair the answer leaves out stays unjudged; each is
@@ -16,14 +22,18 @@ reported as refused.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any, TypedDict
 
+from generator.jobs import in_order
 from generator.llm import LLMClient, LLMError, LLMTransportError
 from generator.llm.prompts import Prompt, load_prompt
-from generator.llm.schema import placeholder, prompt_examples, shown, too_long
+from generator.llm.schema import answer_tokens, bounded, placeholder, prompt_examples, shown, too_long
 from generator.verification.assess import Assessment
 from generator.writes import WriteError, appended, write_content
 
@@ -37,6 +47,13 @@ SCHEMA = {"type": "object", "required": ["verdicts"],
 
 
 MAX_RATIONALE_CHARS = 2_000
+RATIONALE_PATTERN = '^[A-Za-zÀ-ÖØ-öø-ÿ][^"\\\\]{10,300}$'
+"""What the server is asked a rationale to be: a sentence, starting with a letter, of 11 to
+301 characters (a small model copies the prompt's "…" back otherwise, or runs on; either is
+refused here anyway, as a placeholder or a cut-off answer)."""
+VERDICT_TOKENS = 200
+"""Tokens one verdict takes: its pair key, the verdict and a sentence of rationale (a bound of
+the answer, not the longest rationale accepted)."""
 """Longest rationale recorded with a verdict; a longer one refuses its pair."""
 
 
@@ -146,7 +163,14 @@ def judge_batch(client: LLMClient, prompt: Prompt, batch: list[Assessment], arti
     Every item of the answer must name a pair of the batch, once, with a verdict and a
     rationale that says something; the others are refused one by one."""
     keys = {f"p{number + 1}": item for number, item in enumerate(batch)}
-    data, provenance = client.chat_json(prompt, SCHEMA, pairs=[
+    # one verdict per pair sent, naming a pair of the batch, in no more tokens than that takes
+    constraint = bounded(SCHEMA, "verdicts", max_items=len(batch), min_items=len(batch))
+    item = constraint["properties"]["verdicts"]["items"]["properties"]
+    item["pair"]["enum"] = list(keys)
+    # a sentence: not the prompt's "…" copied back, nor text that runs on to the token bound
+    item["rationale"]["pattern"] = RATIONALE_PATTERN
+    data, provenance = client.chat_json(prompt, SCHEMA, constraint=constraint,
+                                        max_tokens=answer_tokens(len(batch), VERDICT_TOKENS), pairs=[
         {"key": key, "claim": item.claim.text, "passage": item.passage} for key, item in keys.items()])
     number = {key: first + index for index, key in enumerate(keys)}
     examples = prompt_examples(prompt.text).get("rationale", frozenset())
@@ -189,29 +213,44 @@ def append_verdicts(content: Path, article: str, records: list[VerdictRecord]) -
 
 
 def judge(content: Path, pending: dict[str, list[Assessment]], client: LLMClient,
-          batch_size: int = BATCH_SIZE) -> JudgeReport:
+          batch_size: int = BATCH_SIZE, *, jobs: int = 1) -> JudgeReport:
+    """Judge the ``pending`` pairs of each article, ``batch_size`` pairs per request, up to
+    ``jobs`` requests at once; the report and the files are the same whatever ``jobs``."""
     prompt = load_prompt("verify_pairs")
     report = JudgeReport()
-    unreachable: LLMTransportError | None = None
-    for article, items in sorted(pending.items()):
-        for start in range(0, len(items), batch_size):
-            batch = items[start:start + batch_size]
-            if unreachable is not None or report.write_error:  # don't wait out every batch's retries, or pay
-                # for answers that could not be kept
+    batches = [(article, start, items[start:start + batch_size])
+               for article, items in sorted(pending.items()) for start in range(0, len(items), batch_size)]
+    # set by a transport failure (don't wait out every batch's retries) or a failed write (don't
+    # pay for answers that could not be kept): no batch is started after it
+    stop = threading.Event()
+
+    def sender(article: str, start: int, batch: list[Assessment]) -> Callable[[], BatchVerdicts | LLMError]:
+        def send() -> BatchVerdicts | LLMError:
+            try:
+                return judge_batch(client, prompt, batch, article, start + 1)
+            except LLMError as exc:
+                if isinstance(exc, LLMTransportError):
+                    stop.set()
+                return exc
+        return send
+
+    with closing(in_order([sender(*batch) for batch in batches], jobs, stop)) as answers:
+        for (article, start, batch), answer in zip(batches, answers, strict=True):
+            pairs = f"{article} pairs {start + 1}–{start + len(batch)}"
+            if answer is None:  # not sent: a transport failure or a failed write came first
                 report.unjudged += batch
                 continue
-            pairs = f"{article} pairs {start + 1}–{start + len(batch)}"
-            try:
-                answer = judge_batch(client, prompt, batch, article, start + 1)
-            except LLMError as exc:
-                report.failed_batches.append(f"{pairs}: {exc}")
+            if isinstance(answer, LLMError):
+                report.failed_batches.append(f"{pairs}: {answer}")
                 report.unjudged += batch
-                report.add_usage(exc.usage)  # an unusable answer still cost its tokens
-                if isinstance(exc, LLMTransportError):
-                    unreachable, report.stopped = exc, True
+                report.add_usage(answer.usage)  # an unusable answer still cost its tokens
+                report.stopped = report.stopped or isinstance(answer, LLMTransportError)
+                continue
+            report.add_usage(answer.provenance.get("usage", {}))
+            if report.write_error:  # answered while in flight, but nothing more is written
+                report.unjudged += batch
                 continue
             records = answer.records
-            report.add_usage(answer.provenance.get("usage", {}))
             report.refused += answer.refused
             judged = {r["claim_sha256"] + r["source_sha256"] for r in records}
             report.unjudged += [item for item in batch if item.claim_sha256 + item.source_sha256 not in judged]
@@ -223,6 +262,7 @@ def judge(content: Path, pending: dict[str, list[Assessment]], client: LLMClient
                 append_verdicts(content, article, records)
             except WriteError as exc:  # the file is left as it was: those pairs stay unjudged
                 report.write_error = str(exc)
+                stop.set()
                 report.unjudged += [item for item in batch if item.claim_sha256 + item.source_sha256 in judged]
                 continue
             report.judged += len(records)

@@ -83,7 +83,7 @@ def test_a_huge_answer_is_refused_unread_with_its_tokens(llm_server) -> None:
     llm_server.script(reply(json.dumps({"reason": "x" * 5_000_000})))
     client = LLMClient(LLMSettings(llm_server.url, "m", max_retries=0))
     with pytest.raises(LLMAnswerError, match=r"5,000,014 characters, more than the 1,000,000") as caught:
-        client.chat_json(PROMPT, SCHEMA, question="?")
+        client.chat_json(PROMPT, SCHEMA, max_tokens=200, question="?")
     assert caught.value.usage == SPENT
 
 
@@ -94,19 +94,19 @@ def test_a_response_body_past_its_bound_is_not_even_read(llm_server) -> None:
     llm_server.script(reply("x" * (MAX_RESPONSE_BYTES + 1_000_000)))
     client = LLMClient(LLMSettings(llm_server.url, "m", max_retries=0))
     with pytest.raises(LLMAnswerError, match=r"larger than 8,000,000 bytes: refused unread"):
-        client.chat_json(PROMPT, SCHEMA, question="?")
+        client.chat_json(PROMPT, SCHEMA, max_tokens=200, question="?")
     llm_server.script(reply(json.dumps({"reason": "r"})))
-    assert client.chat_json(PROMPT, SCHEMA, question="?")[0] == {"reason": "r"}, "the next answer is read again"
+    assert client.chat_json(PROMPT, SCHEMA, max_tokens=200, question="?")[0] == {"reason": "r"}, "the next answer is read again"
 
 
 def test_a_model_name_past_its_bound_is_refused_and_a_short_one_is_data(llm_server) -> None:
     llm_server.script(reply(json.dumps({"reason": "r"})))
     with pytest.raises(LLMAnswerError, match="300 characters") as caught:
-        LLMClient(LLMSettings(llm_server.url, "m" * 300, max_retries=0)).chat_json(PROMPT, SCHEMA, question="?")
+        LLMClient(LLMSettings(llm_server.url, "m" * 300, max_retries=0)).chat_json(PROMPT, SCHEMA, max_tokens=200, question="?")
     assert caught.value.usage == SPENT
     llm_server.script(reply(json.dumps({"reason": "r"})))
     _data, provenance = LLMClient(LLMSettings(llm_server.url, "m\x1b[31m", max_retries=0)).chat_json(
-        PROMPT, SCHEMA, question="?")
+        PROMPT, SCHEMA, max_tokens=200, question="?")
     assert provenance.model == "m\x1b[31m"
     assert "\x1b" not in yaml.safe_dump(provenance.as_record()), "written quoted and escaped"
 
@@ -118,14 +118,14 @@ def test_the_endpoint_is_recorded_and_shown_without_its_secrets(llm_server) -> N
     assert redacted_endpoint("http://localhost:notaport/v1") == "(an unparsable address)"
     secret = llm_server.url.replace("http://", "http://carnet:s3cret@")
     llm_server.script(reply(json.dumps({"reason": "r"})))
-    _data, provenance = LLMClient(LLMSettings(secret, "m", max_retries=0)).chat_json(PROMPT, SCHEMA, question="?")
+    _data, provenance = LLMClient(LLMSettings(secret, "m", max_retries=0)).chat_json(PROMPT, SCHEMA, max_tokens=200, question="?")
     assert provenance.endpoint == llm_server.url.split("/", 2)[2] and "s3cret" not in str(provenance.as_record())
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     down = LLMClient(LLMSettings(f"http://carnet:s3cret@127.0.0.1:{port}/v1", "m", max_retries=0, timeout=2))
     with pytest.raises(LLMTransportError) as caught:
-        down.chat_json(PROMPT, SCHEMA, question="?")
+        down.chat_json(PROMPT, SCHEMA, max_tokens=200, question="?")
     assert f"127.0.0.1:{port}/v1" in str(caught.value) and "s3cret" not in str(caught.value)
 
 

@@ -26,7 +26,7 @@ def client(server, retries: int = 2, timeout: float = 5.0) -> LLMClient:
 def test_a_good_answer_comes_with_its_provenance(llm_server) -> None:
     llm_server.script(reply(json.dumps({"verdict": "oui", "reason": "c'est écrit"}),
                             usage={"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}))
-    data, provenance = client(llm_server).chat_json(PROMPT, SCHEMA, question="Le foyer ouvre-t-il ?")
+    data, provenance = client(llm_server).chat_json(PROMPT, SCHEMA, max_tokens=200, question="Le foyer ouvre-t-il ?")
     assert data == {"verdict": "oui", "reason": "c'est écrit"}
     record = provenance.as_record()
     assert record["method"] == "llm" and record["model"] == "modele-test"
@@ -46,22 +46,22 @@ def test_a_good_answer_comes_with_its_provenance(llm_server) -> None:
 def test_a_bad_answer_is_a_loud_failure(llm_server, answer, message) -> None:
     llm_server.script(answer)
     with pytest.raises(LLMAnswerError, match=message):
-        client(llm_server).chat_json(PROMPT, SCHEMA, question="?")
+        client(llm_server).chat_json(PROMPT, SCHEMA, max_tokens=200, question="?")
 
 
 def test_429_then_success_is_retried(llm_server) -> None:
     llm_server.script(status(429), status(503), reply(json.dumps({"verdict": "non", "reason": "r"})))
-    data, _ = client(llm_server, retries=3).chat_json(PROMPT, SCHEMA, question="?")
+    data, _ = client(llm_server, retries=3).chat_json(PROMPT, SCHEMA, max_tokens=200, question="?")
     assert data["verdict"] == "non" and len(llm_server.requests) == 3
 
 
 def test_persistent_errors_and_timeouts_are_transport_errors(llm_server) -> None:
     llm_server.script(status(500), status(500))
     with pytest.raises(LLMTransportError, match="HTTP 500"):
-        client(llm_server, retries=1).chat_json(PROMPT, SCHEMA, question="?")
+        client(llm_server, retries=1).chat_json(PROMPT, SCHEMA, max_tokens=200, question="?")
     llm_server.script(delay(2.0))
     with pytest.raises(LLMTransportError, match="did not answer"):
-        client(llm_server, retries=0, timeout=0.5).chat_json(PROMPT, SCHEMA, question="?")
+        client(llm_server, retries=0, timeout=0.5).chat_json(PROMPT, SCHEMA, max_tokens=200, question="?")
 
 
 def test_embeddings(llm_server) -> None:

@@ -6,7 +6,9 @@
 When the script runs out, a responder given with ``server.respond(fn)`` is asked:
 ``fn(body)`` gets the request's JSON body and returns a :class:`Scripted` (or None for
 the usual 500). ``server.model_name = "..."`` (or ``Scripted.model``) makes the server
-name another model in its answers than the one asked for, as a proxy may.
+name another model in its answers than the one asked for, as a proxy may. An error step's
+``content`` is its message (``status(422, "response_format: ...")``, as a server words a
+refusal). ``max_in_flight`` counts the most requests the server was answering at once.
 """
 
 from __future__ import annotations
@@ -35,8 +37,8 @@ def reply(content: str, finish: str = "stop", usage: dict[str, int] | None = Non
     return Scripted(200, content, finish, usage=usage or Scripted().usage)
 
 
-def status(code: int) -> Scripted:
-    return Scripted(code)
+def status(code: int, message: str = "") -> Scripted:
+    return Scripted(code, message)
 
 
 def delay(seconds: float, content: str = "{}") -> Scripted:
@@ -50,6 +52,8 @@ class ScriptedLLMServer:
         self.lock = threading.Lock()
         self.responder: Callable[[dict[str, Any]], Scripted | None] | None = None
         self.model_name: str | None = None
+        self.in_flight = 0
+        self.max_in_flight = 0
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -57,6 +61,16 @@ class ScriptedLLMServer:
                 pass
 
             def do_POST(self) -> None:
+                with outer.lock:
+                    outer.in_flight += 1
+                    outer.max_in_flight = max(outer.max_in_flight, outer.in_flight)
+                try:
+                    self._answer()
+                finally:
+                    with outer.lock:
+                        outer.in_flight -= 1
+
+            def _answer(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with outer.lock:
@@ -73,7 +87,8 @@ class ScriptedLLMServer:
                 if step.delay:
                     time.sleep(step.delay)
                 if step.status != 200:
-                    self._send(step.status, {"error": {"message": f"scripted {step.status}", "type": "scripted"}},
+                    message = step.content or f"scripted {step.status}"
+                    self._send(step.status, {"error": {"message": message, "type": "scripted"}},
                                {"retry-after": "0"})
                     return
                 if self.path.endswith("/embeddings"):

@@ -1,0 +1,375 @@
+"""Every model command of the README against a real server (llama-cpp-python, SmolLM2-135M,
+one thread; tests/realmodel/conftest.py), on a copy of the example corpus, as a user runs
+them (``python -m generator …``, a subprocess).
+
+Plumbing only, never the quality of the answers: each command exits 0 or 3 with a clear
+message; nothing is half-written (every content file still parses, ``carnet check`` still
+passes, no temporary file is left, the records already there are kept byte for byte); what
+is recorded carries the provenance and the token counts of the server's real responses
+(checked against the server's own log); and once the command has exited, no generation is
+left running on the server for a client that has gone.
+
+The tests of what the commands achieve with the answers (every pair judged, a proposal
+written, reviewed and applied, oppositions answered) hold because each request asks for its
+answer's shape as a structured-output constraint (the server takes it as a grammar).
+
+Set CARNET_REALMODEL_FIGURES=FILE to append each command's figures (seconds, prompt sizes
+the server counted) to FILE as JSON lines.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from support.cli import Run, carnet, tree
+from support.model_server import MODEL_NAME, ModelServer, Segment, configured_copy
+
+pytestmark = [pytest.mark.realmodel, pytest.mark.slow]
+
+WIKI = "cvl-wiki-budget"
+NOTES = ("cvl-2026-01-15", "bureau-2025-03-preparation")
+COMMAND_GUARD = 3600
+"""Seconds one command may run before the test gives up on it: a guard against a hang (each
+request is bounded by llm.timeout), never a threshold."""
+PARSE_CODES = {"encoding", "yaml-syntax", "yaml-unsupported", "duplicate-key", "invalid-date",
+               "front-matter-missing", "front-matter-unclosed", "json-syntax"}
+TEMPORARY = re.compile(r"\.tmp-\d+$")
+
+
+# --- running a command and reading what it left ---------------------------------------------------------
+
+
+def run_command(server: ModelServer, *args: object) -> tuple[Run, Segment]:
+    """``carnet ARGS`` against ``server``, then the server's log of that run, read once the
+    server is idle (ModelServer.settle)."""
+    mark = server.mark()
+    started = time.perf_counter()
+    run = carnet(*args, timeout=COMMAND_GUARD)
+    seconds = time.perf_counter() - started
+    segment = server.settle(mark)
+    figures = os.environ.get("CARNET_REALMODEL_FIGURES")
+    if figures:
+        with open(figures, "a", encoding="utf-8") as out:
+            out.write(json.dumps({"command": " ".join(str(a) for a in args if not isinstance(a, Path)),
+                                  "exit": run.code, "seconds": round(seconds, 1),
+                                  "prompt_tokens": [g.prompt_tokens for g in segment.generations],
+                                  "eval_runs": [g.eval_runs for g in segment.generations],
+                                  "statuses": segment.answers}) + "\n")
+    return run, segment
+
+
+def assert_clear(run: Run) -> None:
+    """Done (0) or the endpoint's answers failed (3), said in words, never a traceback."""
+    assert run.code in (0, 3), str(run)
+    assert "Traceback" not in run.text, str(run)
+    if run.code:
+        assert run.text.strip(), f"exit {run.code} without a word\n{run}"
+
+
+def assert_idle(segment: Segment) -> None:
+    """No generation ran on for a client that had stopped. Deterministic, not timed: once the
+    server is idle (settle), every generation it ran has printed its timings, and uvicorn
+    logged an answer for each one whose client was still there to receive it (the answer of
+    a non-streamed request is written after its generation, so a client that read it was
+    answered after the generation ended; one that timed out or was killed gets no log line).
+    So as many generations as answered requests means no generation outlived its client."""
+    assert len(segment.generations) == segment.answered, (
+        f"{len(segment.generations)} generation(s) but {segment.answered} answered request(s): a generation "
+        f"ran on after its client had stopped\n{segment.text[-3000:]}")
+
+
+def assert_usage_is_the_servers(usage: dict[str, int], segment: Segment) -> None:
+    """Token counts recorded from one real response: the prompt size of one generation of the
+    server's log, its completion the decoding steps logged (one more when cut at max_tokens)."""
+    assert usage.get("prompt_tokens", 0) > 0, usage
+    assert usage.get("total_tokens") == usage["prompt_tokens"] + usage.get("completion_tokens", -1), usage
+    matches = [g for g in segment.generations if g.prompt_tokens == usage["prompt_tokens"]]
+    assert matches, f"no generation of the server's log had a prompt of {usage['prompt_tokens']} tokens: " \
+                    f"{[g.prompt_tokens for g in segment.generations]}"
+    assert any(usage["completion_tokens"] - g.eval_runs in (0, 1) for g in matches), (usage, matches)
+
+
+def assert_provenance(record: dict[str, Any], server: ModelServer) -> None:
+    assert record["method"] == "llm", record
+    assert record["model"] == MODEL_NAME and record["model"] in server.models(), record
+    assert record["endpoint"] == f"127.0.0.1:{server.port}/v1", record
+    assert record.get("prompt") and str(record.get("prompt_version", "")).startswith("sha256:"), record
+
+
+def assert_intact(content: Path, before: dict[str, bytes], rewritten: frozenset[str] = frozenset()) -> dict[str, bytes]:
+    """Nothing half-written: every content file parses (here with PyYAML, and by ``carnet
+    check``, which still passes), no temporary file is left, no file went missing, and every
+    file that was there is unchanged or only appended to (``rewritten`` may change)."""
+    after = tree(content)
+    for rel, data in after.items():
+        name = rel.rsplit("/", 1)[-1]
+        assert not TEMPORARY.search(name), f"a temporary file is left: {rel}"
+        assert rel in before or not name.startswith("."), f"a hidden file appeared: {rel}"
+        if rel.endswith((".yaml", ".yml")):
+            yaml.safe_load(data.decode("utf-8"))  # strict UTF-8: a file cut inside a character fails here
+        elif rel.endswith(".md"):
+            text = data.decode("utf-8")
+            if text.startswith("---\n"):
+                yaml.safe_load(text[4:text.index("\n---", 3)])
+    for rel, old in before.items():
+        assert rel in after, f"{rel} went missing"
+        if rel not in rewritten:
+            assert after[rel].startswith(old), f"{rel} was rewritten, not appended to"
+    check = carnet("check", content, timeout=COMMAND_GUARD)
+    assert check.code == 0, str(check)
+    codes = set(re.findall(r"\[([a-z-]+)\]", check.text))
+    assert not codes & PARSE_CODES, str(check)
+    return after
+
+
+def changed(before: dict[str, bytes], after: dict[str, bytes]) -> set[str]:
+    return {rel for rel, data in after.items() if before.get(rel) != data}
+
+
+def unjudged(content: Path) -> int:
+    """Pairs without a verdict, as ``carnet check`` counts them."""
+    check = carnet("check", content, timeout=COMMAND_GUARD)
+    return sum(int(n) for n in re.findall(r"\[unjudged-pairs\] (\d+) \(claim, source\) pair", check.text))
+
+
+def load(path: Path) -> Any:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+# --- verify ----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def verified(model_server: ModelServer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """``carnet verify`` run once on the example (the human verdicts kept, 22 pairs unjudged)."""
+    content = configured_copy(tmp_path_factory.mktemp("verify"), model_server)
+    pending = unjudged(content)
+    before = tree(content)
+    # one pair per request: in a batch, a 135M model repeats the first pair's key instead of
+    # answering the others; alone, the constraint (the one key, one verdict, a sentence) leaves
+    # it nothing else to write
+    run, segment = run_command(model_server, "verify", "--batch", "1", "--content", content)
+    return {"content": content, "pending": pending, "before": before, "run": run, "segment": segment}
+
+
+def _llm_verdicts(content: Path) -> list[dict[str, Any]]:
+    records = []
+    for path in sorted((content / "verdicts").glob("*.yaml")):
+        records += [r for r in load(path).get("verdicts") or [] if r.get("provenance", {}).get("method") != "human"]
+    return records
+
+
+def test_verify_answers_or_refuses_cleanly(verified: dict[str, Any], model_server: ModelServer) -> None:
+    run, segment, content = verified["run"], verified["segment"], verified["content"]
+    assert verified["pending"] > 0, "the example has pairs left to judge"
+    assert_clear(run)
+    summary = re.search(r"judged (\d+) pair\(s\); (\d+) left unjudged; tokens reported by the server: (.*)", run.out)
+    assert summary, str(run)
+    judged, left = int(summary.group(1)), int(summary.group(2))
+    assert judged + left == verified["pending"], str(run)
+    if run.code:
+        assert "run 'carnet verify' again" in run.err, str(run)
+    assert_idle(segment)
+    # the tokens printed are the server's: their sum over the batches is its log's
+    printed = {} if summary.group(3).strip() == "none" else ast.literal_eval(summary.group(3).strip())
+    assert printed.get("prompt_tokens", 0) == segment.prompt_tokens, (printed, segment.generations)
+    after = assert_intact(content, verified["before"])
+    assert changed(verified["before"], after) <= {p for p in after if p.startswith("verdicts/")}
+    records = _llm_verdicts(content)
+    assert len(records) == judged, str(run)
+    for record in records:
+        assert record["verdict"] in ("supported", "partial", "unsupported"), record
+        assert_provenance(record["provenance"], model_server)
+        assert_usage_is_the_servers(record["provenance"]["usage"], segment)
+
+
+def test_verify_judges_every_pair(verified: dict[str, Any]) -> None:
+    run, content = verified["run"], verified["content"]
+    assert run.code == 0, str(run)
+    assert f"judged {verified['pending']} pair(s); 0 left unjudged" in run.out, str(run)
+    assert unjudged(content) == 0
+    assert len(_llm_verdicts(content)) == verified["pending"]
+
+
+# --- propose → review → apply ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def proposed(model_server: ModelServer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    content = configured_copy(tmp_path_factory.mktemp("propose"), model_server)
+    before = tree(content)
+    run, segment = run_command(model_server, "propose", WIKI, "--provider", "llm", "--content", content)
+    return {"content": content, "before": before, "run": run, "segment": segment}
+
+
+def test_propose_answers_or_refuses_cleanly(proposed: dict[str, Any], model_server: ModelServer) -> None:
+    run, segment, content, before = proposed["run"], proposed["segment"], proposed["content"], proposed["before"]
+    assert_clear(run)
+    assert_idle(segment)
+    after = assert_intact(content, before)
+    new = changed(before, after)
+    if run.code == 0:
+        (path,) = new
+        assert path.startswith(f"proposals/sections/{WIKI}/") and f"wrote {content / path}" in run.out, str(run)
+        provenance = load(content / path)["provenance"]
+        assert_provenance(provenance, model_server)
+        assert_usage_is_the_servers(provenance["usage"], segment)
+    else:
+        assert new == set(), "a failed proposal writes nothing"
+        assert run.err.startswith("carnet: "), str(run)
+        spent = re.search(r"tokens reported by the server for the failed call\(s\): prompt_tokens (\d+)", run.err)
+        assert (int(spent.group(1)) if spent else 0) == segment.prompt_tokens, str(run)
+
+
+def test_propose_writes_a_proposal_that_review_shows_and_apply_decides(proposed: dict[str, Any],
+                                                                      model_server: ModelServer) -> None:
+    run, content, before = proposed["run"], proposed["content"], proposed["before"]
+    assert run.code == 0, str(run)
+    (rel,) = changed(before, tree(content))
+    path = content / rel
+    operations = load(path)["operations"]
+    assert operations, "the proposal holds operations (a NoChange at least)"
+    written = tree(content)
+    review, segment = run_command(model_server, "review", path)
+    assert review.code == 0, str(review)
+    shown = re.findall(r"^\[(\d+)\] (\w+) ", review.out, re.MULTILINE)
+    assert shown == [(str(n + 1), op["op"]) for n, op in enumerate(operations)], str(review)
+    assert tree(content) == written, "review writes nothing"
+    applied, segment_apply = run_command(model_server, "apply", path)
+    assert applied.code == 0, str(applied)
+    decided = re.findall(r"^\[(\d+)\] (\w+) .*: (accepted|rejected: .+)$", applied.out, re.MULTILINE)
+    assert [(n, op) for n, op, _ in decided] == [(str(n + 1), op["op"]) for n, op in enumerate(operations)]
+    results = load(path)["applied"]["results"]
+    assert [r["decision"] for r in results] == [d.split(":")[0] for _, _, d in decided]
+    assert segment.generations == [] and segment_apply.generations == [], "review and apply ask no model"
+    assert_intact(content, before, rewritten=frozenset({f"notes/{WIKI}.md"}))
+
+
+# --- analyse → review → apply ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def analysed(model_server: ModelServer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    content = configured_copy(tmp_path_factory.mktemp("analyse"), model_server)
+    before = tree(content)
+    run, segment = run_command(model_server, "analyse", *NOTES, "--content", content)
+    return {"content": content, "before": before, "run": run, "segment": segment}
+
+
+def _extraction_proposals(content: Path, before: dict[str, bytes]) -> dict[str, Path]:
+    return {rel.split("/")[2]: content / rel for rel in changed(before, tree(content))
+            if rel.startswith("proposals/extractions/") and not rel.endswith("/analysed.yaml")}
+
+
+def test_analyse_answers_or_refuses_cleanly(analysed: dict[str, Any], model_server: ModelServer) -> None:
+    run, segment, content, before = analysed["run"], analysed["segment"], analysed["content"], analysed["before"]
+    assert_clear(run)
+    assert_idle(segment)
+    after = assert_intact(content, before)
+    assert all(rel.startswith("proposals/extractions/") for rel in changed(before, after))
+    proposals = _extraction_proposals(content, before)
+    for note in NOTES:
+        assert f"{note} (notebook " in run.out, str(run)
+        if note in proposals:
+            assert "wrote " in run.out, str(run)
+            provenance = load(proposals[note])["provenance"]
+            assert_provenance(provenance, model_server)
+            assert_usage_is_the_servers(provenance["usage"], segment)
+    if len(proposals) < len(NOTES):
+        assert "FAILED, nothing written" in run.out + run.err, str(run)
+    # the tokens printed are the server's: each note's, one generation's prompt; the total, its log's sum
+    per_note = [int(n) for n in re.findall(r"^  tokens: prompt (\d+), completion", run.out, re.MULTILINE)]
+    assert set(per_note) <= {g.prompt_tokens for g in segment.generations}, (per_note, segment.generations)
+    total = re.search(r"^total tokens: (?:prompt (\d+)|none reported)", run.out, re.MULTILINE)
+    assert total, str(run)
+    assert int(total.group(1) or 0) == segment.prompt_tokens, (total.group(0), segment.generations)
+
+
+def test_analyse_writes_proposals_that_review_shows_and_apply_decides(analysed: dict[str, Any],
+                                                                     model_server: ModelServer) -> None:
+    run, content, before = analysed["run"], analysed["content"], analysed["before"]
+    proposals = _extraction_proposals(content, before)
+    assert set(proposals) == set(NOTES), str(run)  # a proposal each, even one that proposes nothing
+    assert "FAILED" not in run.out + run.err, str(run)
+    for note, path in proposals.items():
+        passages = load(path)["passages"]
+        review, _ = run_command(model_server, "review", path)
+        assert review.code == 0, str(review)
+        assert len(re.findall(r"^\[\d+\] ", review.out, re.MULTILINE)) == len(passages), str(review)
+        applied, segment = run_command(model_server, "apply", path)
+        assert applied.code == 0, str(applied)
+        decided = re.findall(r"^\[\d+\] .*: (accepted|rejected|skipped)", applied.out, re.MULTILINE)
+        assert len(decided) == len(passages), str(applied)
+        assert segment.generations == [], "review and apply ask no model"
+        assert_intact(content, before, rewritten=frozenset({f"proposals/extractions/{note}/{path.name}",
+                                                            f"proposals/extractions/{note}/analysed.yaml"}))
+
+
+# --- select --oppositions --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def selected(model_server: ModelServer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    content = configured_copy(tmp_path_factory.mktemp("select"), model_server)
+    before = tree(content)
+    run, segment = run_command(model_server, "select", WIKI, "--oppositions", "--content", content)
+    return {"content": content, "before": before, "run": run, "segment": segment}
+
+
+def test_select_oppositions_answers_or_refuses_cleanly(selected: dict[str, Any], model_server: ModelServer) -> None:
+    run, segment, content, before = selected["run"], selected["segment"], selected["content"], selected["before"]
+    assert_clear(run)
+    assert_idle(segment)
+    after = assert_intact(content, before)  # the pairs a person recorded are kept byte for byte
+    assert changed(before, after) <= {f"oppositions/{WIKI}.yaml"}
+    assert "opposition(s) recorded in" in run.out or "no new opposition found" in run.out or \
+        run.err.startswith("carnet: "), str(run)
+    record = load(content / "oppositions" / f"{WIKI}.yaml")
+    for item in record["oppositions"][4:]:  # the example records 4 by hand
+        provenance = item.get("provenance", record["provenance"])
+        assert_provenance(provenance, model_server)
+        assert provenance["usage"]["prompt_tokens"] == segment.prompt_tokens, (provenance, segment.generations)
+
+
+def test_select_oppositions_gets_the_models_answers(selected: dict[str, Any]) -> None:
+    run, segment = selected["run"], selected["segment"]
+    assert segment.answered >= 1 and segment.prompt_tokens > 0, str(run)
+    assert "opposition(s) recorded in" in run.out or "no new opposition found" in run.out, str(run)
+
+
+# --- a timeout -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def timed_out(model_server: ModelServer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """analyse with llm.timeout 1 s: its prompt alone takes the server ~10 s to read."""
+    content = configured_copy(tmp_path_factory.mktemp("timeout"), model_server, timeout=1)
+    before = tree(content)
+    run, segment = run_command(model_server, "analyse", NOTES[0], "--content", content)
+    return {"content": content, "before": before, "run": run, "segment": segment}
+
+
+def test_a_failed_request_writes_nothing(timed_out: dict[str, Any]) -> None:
+    run, content, before = timed_out["run"], timed_out["content"], timed_out["before"]
+    assert run.code == 3, str(run)
+    assert "Traceback" not in run.text and "FAILED, nothing written" in run.out + run.err, str(run)
+    assert changed(before, assert_intact(content, before)) == set()
+
+
+def test_a_timeout_is_bounded(timed_out: dict[str, Any]) -> None:
+    """The client gives up at llm.timeout and says so. llama-cpp-python does not stop a
+    non-streamed generation when its client goes (app.py runs it in a worker thread): the
+    abandoned one runs to its end, bounded by the request's max_tokens, and then the server
+    is idle again (settle returned); with max_retries 0 no retry queues behind it."""
+    run, segment = timed_out["run"], timed_out["segment"]
+    assert "did not answer the chat request within 1 s" in run.out + run.err, str(run)
+    assert len(segment.generations) == segment.answered + 1, segment.text[-3000:]
