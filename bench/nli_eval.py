@@ -7,6 +7,10 @@ carnet.yaml (or ``--base-url``/``--model``), in batches, exactly as ``carnet ver
 
     python -m bench.nli_eval pairs.jsonl --base-url http://localhost:11434/v1 --model qwen2.5:7b-instruct
 
+``bench/pairs_example.jsonl`` holds 20 pairs from the example corpus: the 9 its verdicts record
+(labels as a person wrote them) and 11 claims paired with a passage on another subject (labelled
+unsupported by construction): a check of the plumbing, too small to rank judges.
+
 Prints accuracy, recall per class, balanced accuracy, tokens per pair (as the server reported
 them) and time per pair.
 """
@@ -23,8 +27,8 @@ from pathlib import Path
 
 from generator.llm import LLMClient, LLMError, LLMSettings
 from generator.llm.prompts import load_prompt
-from generator.llm.schema import answer_tokens, bounded
-from generator.verification.judge import SCHEMA, VERDICT_TOKENS
+from generator.llm.schema import answer_tokens
+from generator.verification.judge import SCHEMA, VERDICT_TOKENS, verdicts_constraint
 
 LABELS = ("supported", "partial", "unsupported")
 ALIASES = {"partially_supported": "partial", "not_supported": "unsupported"}
@@ -63,9 +67,8 @@ def evaluate(pairs: list[dict], client: LLMClient, batch_size: int = 8) -> Score
         batch = pairs[start:start + batch_size]
         keyed = {f"p{n + 1}": item for n, item in enumerate(batch)}
         try:
-            constraint = bounded(SCHEMA, "verdicts", max_items=len(batch), min_items=len(batch))  # as carnet verify
-            constraint["properties"]["verdicts"]["items"]["properties"]["pair"]["enum"] = list(keyed)
-            data, provenance = client.chat_json(prompt, SCHEMA, constraint=constraint, max_tokens=answer_tokens(len(batch), VERDICT_TOKENS),
+            data, provenance = client.chat_json(prompt, SCHEMA, constraint=verdicts_constraint(list(keyed)),  # as verify
+                                                max_tokens=answer_tokens(len(batch), VERDICT_TOKENS),
                                                 pairs=[
                 {"key": key, "claim": item["claim"], "passage": item["evidence"]} for key, item in keyed.items()])
         except LLMError as exc:

@@ -157,6 +157,17 @@ def _pair_key(value: str) -> str:
     return value.strip().lower()
 
 
+def verdicts_constraint(keys: list[str]) -> dict[str, Any]:
+    """What the server is asked to answer for the pairs ``keys``: one verdict per pair,
+    naming a pair of the batch, with a rationale that is a sentence (not the prompt's "…"
+    copied back, nor text that runs on to the token bound)."""
+    constraint = bounded(SCHEMA, "verdicts", max_items=len(keys), min_items=len(keys))
+    item = constraint["properties"]["verdicts"]["items"]["properties"]
+    item["pair"]["enum"] = list(keys)
+    item["rationale"]["pattern"] = RATIONALE_PATTERN
+    return constraint
+
+
 def judge_batch(client: LLMClient, prompt: Prompt, batch: list[Assessment], article: str = "",
                 first: int = 1) -> BatchVerdicts:
     """One request for ``batch``, whose first pair is number ``first`` of ``article``.
@@ -164,12 +175,7 @@ def judge_batch(client: LLMClient, prompt: Prompt, batch: list[Assessment], arti
     rationale that says something; the others are refused one by one."""
     keys = {f"p{number + 1}": item for number, item in enumerate(batch)}
     # one verdict per pair sent, naming a pair of the batch, in no more tokens than that takes
-    constraint = bounded(SCHEMA, "verdicts", max_items=len(batch), min_items=len(batch))
-    item = constraint["properties"]["verdicts"]["items"]["properties"]
-    item["pair"]["enum"] = list(keys)
-    # a sentence: not the prompt's "…" copied back, nor text that runs on to the token bound
-    item["rationale"]["pattern"] = RATIONALE_PATTERN
-    data, provenance = client.chat_json(prompt, SCHEMA, constraint=constraint,
+    data, provenance = client.chat_json(prompt, SCHEMA, constraint=verdicts_constraint(list(keys)),
                                         max_tokens=answer_tokens(len(batch), VERDICT_TOKENS), pairs=[
         {"key": key, "claim": item.claim.text, "passage": item.passage} for key, item in keys.items()])
     number = {key: first + index for index, key in enumerate(keys)}
