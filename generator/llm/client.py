@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import sys
 import threading
 from collections.abc import Callable
@@ -65,12 +66,25 @@ def response_format(form: str, name: str, schema: dict[str, Any]) -> dict[str, A
     return {"type": "json_object"}
 
 
+_FORMAT_REFUSAL = re.compile(
+    # a validation error located at the field (pydantic's loc, llama-cpp-python 0.3.16's 500), or
+    # words of refusal next to its name; a field merely echoed back (an error's "input") is none
+    r"\(\s*'body',\s*'response_format'"
+    r"|(response_format|json_schema)[^.\n]{0,80}?\b(not supported|unsupported|invalid|unknown|must|should|expected)"
+    r"|\b(not supported|unsupported|invalid|unknown)\b[^.\n]{0,80}?(response_format|json_schema)")
+_TOKEN_FIELD_REFUSAL = re.compile(r"max_tokens[^\n]{0,120}max_completion_tokens")
+
+
 def _refuses_format(exc: openai.APIStatusError) -> bool:
     """Whether an HTTP error says the request's ``response_format`` is not understood (a
-    400, 422 or 500 naming it), rather than anything else being wrong."""
-    text = f"{exc.message} {exc.body}".lower()
-    # llama-cpp-python 0.3.16 answers a json_schema request with a 500 naming response_format
-    return exc.status_code in (400, 422, 500) and any(w in text for w in ("response_format", "json_schema"))
+    400, 422 or 500 that says so), rather than anything else being wrong."""
+    return exc.status_code in (400, 422, 500) and _FORMAT_REFUSAL.search(f"{exc.message}".lower()) is not None
+
+
+def _refuses_max_tokens(exc: openai.APIStatusError) -> bool:
+    """Whether the endpoint wants ``max_completion_tokens`` where ``max_tokens`` was sent
+    (OpenAI's newer models refuse the older name)."""
+    return exc.status_code == 400 and _TOKEN_FIELD_REFUSAL.search(f"{exc.message}".lower()) is not None
 
 
 def redacted_endpoint(url: str) -> str:
@@ -155,6 +169,7 @@ class LLMClient:
         # the most structured answer format the endpoint accepted (an index into FORMATS);
         # shared by the threads of --jobs: a refusal moves every later request down
         self.form = 0
+        self.token_field = "max_tokens"  # or max_completion_tokens, for an endpoint that wants it
         self._form_lock = threading.Lock()
         self._notice = notice
         # the one seam to the network: a response body is read up to a bound, never more
@@ -198,8 +213,11 @@ class LLMClient:
         if isinstance(exc, openai.APIConnectionError):
             return LLMTransportError(f"cannot reach {self.endpoint} for {what}: {shown(str(exc), 120)}")
         if isinstance(exc, openai.APIStatusError):
+            context = exc.status_code == 400 and "context" in str(exc.message).lower()
+            hint = ("; the prompt and the answer asked for do not fit the model's context: lower "
+                    "llm.max_output_tokens, or send less at once (--batch)") if context else ""
             return LLMTransportError(f"the endpoint answered HTTP {exc.status_code} to {what} (after {retries} "
-                                     f"retries): {shown(str(exc.message), MAX_SERVER_MESSAGE_CHARS)}")
+                                     f"retries): {shown(str(exc.message), MAX_SERVER_MESSAGE_CHARS)}{hint}")
         # a response the client could not read (APIResponseValidationError and the like)
         return LLMAnswerError(f"the endpoint's response to {what} is unreadable: {shown(str(exc), 120)}")
 
@@ -237,12 +255,17 @@ class LLMClient:
             form = self.form
             try:
                 # in the body as is: "json_object with schema" is no form the client's types know
+                field = self.token_field
                 response = self._client.chat.completions.create(
-                    model=self.settings.model, messages=messages, temperature=0, max_tokens=tokens,
-                    extra_body={"response_format": response_format(FORMATS[form], prompt.name, constraint or schema)})
+                    model=self.settings.model, messages=messages, temperature=0,
+                    extra_body={field: tokens,
+                                "response_format": response_format(FORMATS[form], prompt.name, constraint or schema)})
                 break
             except openai.APIStatusError as exc:
                 if self._too_large() is None and _refuses_format(exc) and self._refused_format(form):
+                    continue
+                if self._too_large() is None and field == "max_tokens" and _refuses_max_tokens(exc):
+                    self.token_field = "max_completion_tokens"
                     continue
                 raise self._too_large() or self._transport_error(exc, "the chat request") from exc
             except openai.APIError as exc:

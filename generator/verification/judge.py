@@ -221,7 +221,9 @@ def append_verdicts(content: Path, article: str, records: list[VerdictRecord]) -
 def judge(content: Path, pending: dict[str, list[Assessment]], client: LLMClient,
           batch_size: int = BATCH_SIZE, *, jobs: int = 1) -> JudgeReport:
     """Judge the ``pending`` pairs of each article, ``batch_size`` pairs per request, up to
-    ``jobs`` requests at once; the report and the files are the same whatever ``jobs``."""
+    ``jobs`` requests at once. Answers are checked and written in the batches' order, so the
+    files are those of ``--jobs 1`` — except after a transport failure, when the batches that
+    were in flight at that moment (which depends on timing) are kept as well."""
     prompt = load_prompt("verify_pairs")
     report = JudgeReport()
     batches = [(article, start, items[start:start + batch_size])

@@ -235,3 +235,37 @@ def test_the_rationale_asked_for_is_a_sentence(rationale: str, fits: bool) -> No
     """What a 135M model wrote under the first constraints (the prompt's "…" copied back, JSON
     debris, a run-on text) is outside the pattern the server is now asked to follow."""
     assert bool(re.match(RATIONALE_PATTERN, rationale)) is fits
+
+
+def test_a_validation_error_that_echoes_the_request_is_no_format_refusal(llm_server: Any) -> None:
+    """A 422 about another field quotes the request back, response_format included: that is
+    not the server refusing the form (the client would walk down every form for nothing)."""
+    echo = ("[{'type': 'missing', 'loc': ('body', 'messages'), 'msg': 'Field required', 'input': "
+            "{'model': 'm', 'response_format': {'type': 'json_schema', 'json_schema': {}}}}]")
+    llm_server.script(status(422, echo))
+    notices: list[str] = []
+    with pytest.raises(LLMTransportError, match="HTTP 422"):
+        _client(llm_server, notices).chat_json(PROMPT, SCHEMA, max_tokens=100, question="?")
+    assert len(_chat_bodies(llm_server)) == 1 and notices == []
+
+
+def test_an_endpoint_wanting_max_completion_tokens_gets_it(llm_server: Any) -> None:
+    def answer(body: dict[str, Any]) -> Scripted:
+        if "max_tokens" in body:
+            return status(400, "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                               "Use 'max_completion_tokens' instead.")
+        return reply(ANSWER)
+
+    llm_server.respond(answer)
+    client = _client(llm_server, [])
+    for _ in range(2):
+        assert client.chat_json(PROMPT, SCHEMA, max_tokens=100, question="?")[0] == {"reason": "r"}
+    bodies = _chat_bodies(llm_server)
+    assert [("max_tokens" in b, b.get("max_completion_tokens")) for b in bodies] == [(True, None), (False, 100),
+                                                                                     (False, 100)]
+
+
+def test_a_context_too_small_says_what_to_lower(llm_server: Any) -> None:
+    llm_server.script(status(400, "Requested tokens (9000) exceed context window of 8192"))
+    with pytest.raises(LLMTransportError, match=r"lower llm.max_output_tokens"):
+        _client(llm_server).chat_json(PROMPT, SCHEMA, max_tokens=5000, question="?")
