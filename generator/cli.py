@@ -38,6 +38,7 @@ from generator.problems import (
     ContentError,
     Problem,
     Severity,
+    print_problems,
 )
 from generator.terminal import visible
 
@@ -316,11 +317,7 @@ def run_adopt(args: argparse.Namespace) -> int:
 
 
 def _print_problems(problems: Sequence[Problem], root: Path, fmt: str = "text") -> None:
-    for problem in problems:  # a problem quotes content (a file name, a value): shown, never obeyed
-        if fmt == "github":
-            print(visible(problem.format_github(str(root))), file=sys.stdout)
-        else:
-            print(visible(problem.format_text(str(root)), keep_newlines=True), file=sys.stderr)
+    print_problems(problems, root, fmt, sys.stdout if fmt == "github" else sys.stderr)
 
 
 def _summary(problems: Sequence[Problem]) -> str:
@@ -388,13 +385,7 @@ def run_build(args: argparse.Namespace) -> int:
             print(f"published notebook {report.notebook}: {report.notes} note(s), {report.comments} "
                   f"comment(s){withdrawn}; names shown: {authors}")
         elapsed = time.perf_counter() - started
-        if result.changed == 0:
-            what = "nothing changed"
-        elif result.changed >= result.files:
-            what = "full build"
-        else:
-            what = f"{result.changed} file(s) rewritten"
-        print(f"built {result.files} files into {result.out_dir} in {elapsed:.2f} s ({what}; "
+        print(f"built {result.files} files into {result.out_dir} in {elapsed:.2f} s ({result.what_changed}; "
               f"{_summary(result.problems)})")
         for line in result.summary.lines():
             print(line)

@@ -10,6 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
+from pathlib import Path
+from typing import TextIO
+
+from generator.terminal import visible
 
 EXIT_OK, EXIT_CONTENT, EXIT_USAGE, EXIT_MODEL = 0, 1, 2, 3
 """Exit codes, the same for every command: done; the content has errors (or warnings
@@ -120,3 +124,14 @@ class SettingsError(CarnetError):
 
 class ThemeError(CarnetError):
     """A theme template is broken (syntax, or a name it uses is missing)."""
+
+
+def print_problems(problems: Iterable[Problem], root: Path | str, fmt: str, out: TextIO) -> None:
+    """Every problem on ``out`` as ``carnet check`` prints it (``fmt``: ``text`` or
+    ``github``). A problem quotes content (a file name, a value): shown escaped, never
+    obeyed by the terminal."""
+    for problem in problems:
+        if fmt == "github":
+            print(visible(problem.format_github(str(root))), file=out)
+        else:
+            print(visible(problem.format_text(str(root)), keep_newlines=True), file=out)

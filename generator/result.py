@@ -67,3 +67,12 @@ class BuildResult:
     language: str = "fr"
     changed: int = 0
     summary: BuildSummary = field(default_factory=BuildSummary)
+
+    @property
+    def what_changed(self) -> str:
+        """The build's work in words, as ``build`` and ``serve`` print it."""
+        if self.changed == 0:
+            return "nothing changed"
+        if self.changed >= self.files:
+            return "full build"
+        return f"{self.changed} file(s) rewritten"

@@ -51,7 +51,7 @@ from watchdog.observers.api import BaseObserver
 from generator.cache import BuildCache, default_cache_path
 from generator.llm.prompts import PROMPTS
 from generator.pipeline import build
-from generator.problems import CarnetError, ContentError, Problem, Severity
+from generator.problems import CarnetError, ContentError, Problem, Severity, print_problems
 from generator.site.headers import SECURITY_HEADERS
 from generator.site.search import reindex_site
 from generator.site.theme import check_theme
@@ -356,10 +356,6 @@ class Changes(FileSystemEventHandler):
             self.changed()
 
 
-def _counted(count: int, noun: str) -> str:
-    return f"{count} {noun}(s)"
-
-
 class Server:
     """The whole of ``carnet serve``; ``start()`` returns once the first build is served.
     Each rebuild's result goes to ``stdout``, its problems to ``stderr`` (default: the
@@ -399,9 +395,7 @@ class Server:
         return self._stderr or sys.stderr
 
     def _print_problems(self, problems: list[Problem]) -> None:
-        """Every problem, as ``carnet check`` prints it; their text comes from the content."""
-        for problem in problems:
-            print(visible(problem.format_text(str(self.content)), keep_newlines=True), file=self.stderr)
+        print_problems(problems, self.content, "text", self.stderr)
 
     def rebuild(self) -> bool:
         with self.lock:
@@ -422,14 +416,9 @@ class Server:
                 self.hub.publish("error-report", json.dumps([str(exc)], ensure_ascii=False))
                 return False
             elapsed = time.perf_counter() - started
-            if result.changed == 0:
-                what = "nothing changed"
-            elif result.changed >= result.files:
-                what = "full build"
-            else:
-                what = f"{_counted(result.changed, 'file')} rewritten"
+            what = result.what_changed
             warnings = sum(p.severity is Severity.WARNING for p in result.problems)
-            noted = f" ({_counted(warnings, 'warning')}: 'carnet check' lists them)" if warnings else ""
+            noted = f" ({warnings} warning(s): 'carnet check' lists them)" if warnings else ""
             print(f"rebuilt in {elapsed:.2f} s: {what}{noted}", file=self.stdout, flush=True)
         self.hub.publish("reload", "[]")
         if self.search:  # the search index is deferred and batched: once edits pause
