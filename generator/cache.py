@@ -7,8 +7,8 @@ or a date, so a stale entry can only be missed, never wrongly reused:
 - **inputs**: every content and theme file (read again only when its size, mtime or
   inode moved), the build options and the generator's own source. Equal to the last
   build's, with the output directory as that build left it → nothing to do.
-- **anchors**: a note's body and extractions → its parsed body and anchors (in memory
-  only: reading them back from disk is slower than anchoring again).
+- **anchors**: a note's body and extractions → its elements and anchors (on disk without
+  the markdown tokens, which are parsed again only for a page rendered again).
 - **selections**: a wiki's perimeter extractions and settings → its grouping and map.
 - **pages**: the template, its whole context (closures by their code and captured
   values) and the theme's fingerprint → the rendered bytes.
@@ -24,7 +24,9 @@ full one. Entries not used by a build are dropped, so it never grows past one si
 from __future__ import annotations
 
 import dataclasses
+import glob
 import hashlib
+import mmap
 import os
 import pickle
 import sys
@@ -42,9 +44,10 @@ BuildOptions = tuple[bool, str | None, bool, str, list[str] | None]
 """strict, base URL, search, theme folder, emitters: what decides a build besides its files."""
 
 CACHE_DIR = ".carnet-cache"
-IN_MEMORY_ONLY = frozenset({"anchors"})
-"""Memos kept by a live process (``serve``) but never written to disk: unpickling a
-site's parsed token trees (80 MB at 5,000 notes) takes longer than anchoring again."""
+IN_MEMORY_ONLY: frozenset[str] = frozenset()
+"""Memos kept by a live process (``serve``) but never written to disk. None now: a parsed
+note is written without its token trees (unpickling them took longer than parsing), and
+parses them again only if a page of it must be rendered again."""
 _FORMAT = 1
 
 
@@ -97,6 +100,7 @@ class BuildCache:
     used: dict[str, set[str]] = field(default_factory=dict, repr=False)
     counts: CacheStats = field(default_factory=CacheStats, repr=False)
     save_error: str | None = field(default=None, repr=False)  # why the last save failed
+    store: MemoStore | None = field(default=None, repr=False)  # the memos on disk, read entry by entry
 
     # -- life cycle --------------------------------------------------------------------------
 
@@ -125,20 +129,13 @@ class BuildCache:
 
     @property
     def memo_path(self) -> Path | None:
-        return None if self.path is None else self.path.with_name(self.path.stem + ".memos.pickle")
+        """The memo store's index (the values live in packs beside it, see :class:`MemoStore`)."""
+        return None if self.path is None else self.path.with_name(self.path.stem + ".memos.index")
 
     def _load_memos(self) -> None:
         self.memo_file_loaded = True
-        memo_path = self.memo_path
-        if memo_path is None or not memo_path.is_file():
-            return
-        try:
-            with memo_path.open("rb") as stream:
-                source, memos = pickle.load(stream)
-            if source == self.source and isinstance(memos, dict):
-                self.memos = memos
-        except Exception:
-            self.memos = {}
+        self.memos = {}
+        self.store = MemoStore.open(self.memo_path, self.source) if self.memo_path is not None else None
 
     def begin(self) -> None:
         self.used = {}
@@ -146,7 +143,8 @@ class BuildCache:
 
     def save(self) -> None:
         """Keep only what this build used, then write the state (and the memos, when this
-        build touched them) atomically."""
+        build touched them) atomically: on disk, only the entries this build made are
+        appended (see :class:`MemoStore`)."""
         if self.memo_file_loaded:
             kept = {kind: {key: value for key, value in entries.items() if key in self.used.get(kind, ())}
                     for kind, entries in self.memos.items()}
@@ -157,9 +155,11 @@ class BuildCache:
             return
         self.save_error = None
         try:
-            if self.memo_dirty and self.memo_path is not None:
-                stored = {kind: entries for kind, entries in self.memos.items() if kind not in IN_MEMORY_ONLY}
-                write_atomic(self.memo_path, pickle.dumps((self.source, stored), protocol=pickle.HIGHEST_PROTOCOL))
+            if self.memo_file_loaded and self.memo_dirty and self.memo_path is not None:
+                store = self.store or MemoStore(self.memo_path, self.source)
+                store.save({kind: entries for kind, entries in self.memos.items() if kind not in IN_MEMORY_ONLY},
+                           self.used)
+                self.store = store
                 self.memo_dirty = False
             write_atomic(self.path, pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL))
         except OSError as exc:  # the site is written; without a cache the next build is only slower
@@ -169,6 +169,7 @@ class BuildCache:
         state = dict(self.__dict__)
         state["path"] = None
         state["memos"] = {}
+        state["store"] = None
         state["used"] = {}
         state["counts"] = CacheStats()
         return state
@@ -182,6 +183,10 @@ class BuildCache:
         entries = self.memos.setdefault(kind, {})
         digest = key()
         self.used.setdefault(kind, set()).add(digest)
+        if digest not in entries and self.store is not None:
+            found = self.store.get(kind, digest)  # read from disk on first use only
+            if found is not MISSING:
+                entries[digest] = found
         hit = digest in entries
         self.counts.count(kind, hit)
         if not hit:
@@ -189,6 +194,12 @@ class BuildCache:
             self.memo_dirty = True
         value: T = entries[digest]
         return value
+
+    def holds(self, kind: str, key: Callable[[], str]) -> bool:
+        if not self.memo_file_loaded:
+            self._load_memos()
+        digest = key()
+        return digest in self.memos.get(kind, {}) or (self.store is not None and self.store.has(kind, digest))
 
     # -- inputs ------------------------------------------------------------------------------
 
@@ -243,6 +254,137 @@ class BuildCache:
         walk(str(out_dir), "")
         # nothing missing, nothing added, nothing rewritten since: else a full build puts it right
         return found == {path: (size, mtime) for path, (_sha, size, mtime) in self.written.items()}
+
+
+MISSING: Any = object()  # what MemoStore.get says of a key it does not hold
+
+
+class MemoStore:
+    """The memos on disk: an index (kind → key → where its value lies) and a pack file of
+    pickled values, each read only when a build asks for it.
+
+    A save appends the entries the build made to the pack and writes the index
+    atomically, so a rebuild after one edit writes what that edit changed, not the whole
+    cache. Entries the build did not use leave the index (their bytes stay in the pack,
+    counted as waste); once the waste outweighs what is live, the live entries are copied
+    into a new pack. A killed build leaves at most unindexed bytes at the pack's end.
+    """
+
+    def __init__(self, index_path: Path, source: str, pack: str = "", where: dict[str, dict[str, tuple[int, int]]]
+                 | None = None, waste: int = 0) -> None:
+        self.index_path = index_path
+        self.source = source
+        self.pack = pack  # file name of the pack, beside the index ("" before the first save)
+        self.where = where or {}
+        self.waste = waste
+        self._map: mmap.mmap | None = None
+        self._rewritten = False  # a new pack was written: the others go once the index names it
+
+    @classmethod
+    def open(cls, index_path: Path, source: str) -> MemoStore | None:
+        """The store at ``index_path``, or ``None`` (missing, damaged, or from other code)."""
+        try:
+            with index_path.open("rb") as stream:
+                stored_source, pack, where, waste = pickle.load(stream)
+            store = cls(index_path, source, pack, where, waste)
+            if stored_source != source or not isinstance(where, dict) or not store.pack_path.is_file():
+                return None
+            with store.pack_path.open("rb") as stream:
+                size = os.fstat(stream.fileno()).st_size
+                if any(offset + length > size for entries in where.values() for offset, length in entries.values()):
+                    return None  # a pack cut short: nothing of it is trusted
+                store._map = mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) if size else None
+            return store
+        except Exception:
+            return None
+
+    @property
+    def pack_path(self) -> Path:
+        return self.index_path.with_name(self.pack)
+
+    def has(self, kind: str, key: str) -> bool:
+        return key in self.where.get(kind, {})
+
+    def get(self, kind: str, key: str) -> Any:
+        place = self.where.get(kind, {}).get(key)
+        if place is None or self._map is None:
+            return MISSING
+        offset, length = place
+        try:
+            return pickle.loads(self._map[offset:offset + length])
+        except Exception:  # a damaged entry is only a miss: its step runs again
+            return MISSING
+
+    def save(self, memos: dict[str, dict[str, Any]], used: dict[str, set[str]]) -> None:
+        """Make the store hold exactly ``memos`` (the entries this build used)."""
+        live = {kind: {key: place for key, place in self.where.get(kind, {}).items() if key in entries}
+                for kind, entries in memos.items()}
+        self.waste += sum(length for kind, entries in self.where.items() for key, (_o, length) in entries.items()
+                          if key not in live.get(kind, {}))
+        kept = sum(length for entries in live.values() for _o, length in entries.values())
+        fresh = [(kind, key, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+                 for kind, entries in memos.items() for key, value in entries.items() if key not in live[kind]]
+        if not self.pack or self.waste > kept + sum(len(data) for *_ignored, data in fresh):
+            self._rewrite(live, fresh)
+        else:
+            self._append(live, fresh)
+        write_atomic(self.index_path, pickle.dumps((self.source, self.pack, self.where, self.waste),
+                                                   protocol=pickle.HIGHEST_PROTOCOL))
+        if self._rewritten:  # packs no index names any more (the last one, or one of other code)
+            self._rewritten = False
+            for pack in self.index_path.parent.glob(glob.escape(self.index_path.stem) + ".*.pack"):
+                if pack.name != self.pack:
+                    pack.unlink(missing_ok=True)
+        legacy = self.index_path.with_name(self.index_path.stem + ".pickle")  # the single file of older versions
+        legacy.unlink(missing_ok=True)
+        self._remap()
+
+    def _remap(self) -> None:
+        self.close()
+        with self.pack_path.open("rb") as stream:
+            if os.fstat(stream.fileno()).st_size:
+                self._map = mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ)
+
+    def _append(self, live: dict[str, dict[str, tuple[int, int]]], fresh: list[tuple[str, str, bytes]]) -> None:
+        with self.pack_path.open("ab") as stream:
+            offset = stream.seek(0, os.SEEK_END)
+            for kind, key, data in fresh:
+                stream.write(data)
+                live[kind][key] = (offset, len(data))
+                offset += len(data)
+            stream.flush()
+            os.fsync(stream.fileno())  # the index that points here is written after
+        self.where = live
+
+    def _rewrite(self, live: dict[str, dict[str, tuple[int, int]]], fresh: list[tuple[str, str, bytes]]) -> None:
+        """A new pack with the live entries and the fresh ones; the old one goes once the
+        index no longer names it."""
+        number = int(self.pack.rsplit(".", 2)[-2]) + 1 if self.pack else 1
+        self.pack = f"{self.index_path.stem}.{number}.pack"
+        where: dict[str, dict[str, tuple[int, int]]] = {kind: {} for kind in live}
+        parts: list[bytes] = []
+        offset = 0
+        for kind, entries in live.items():
+            for key, (start, length) in entries.items():
+                assert self._map is not None
+                parts.append(self._map[start:start + length])
+                where[kind][key] = (offset, length)
+                offset += length
+        for kind, key, data in fresh:
+            parts.append(data)
+            where.setdefault(kind, {})[key] = (offset, len(data))
+            offset += len(data)
+        write_atomic(self.pack_path, b"".join(parts))
+        if self._map is not None:
+            self._map.close()
+            self._map = None
+        self.where, self.waste = where, 0
+        self._rewritten = True
+
+    def close(self) -> None:
+        if self._map is not None:
+            self._map.close()
+            self._map = None
 
 
 def build_options(strict: bool, base_url: str | None, search: bool, theme_root: Path,

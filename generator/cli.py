@@ -85,6 +85,9 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--no-search", action="store_true", help="skip the Pagefind search index (quick previews)")
     build.add_argument("--no-cache", action="store_true",
                        help="a full build, without reading or writing the build cache")
+    build.add_argument("--jobs", type=_jobs, metavar="N",
+                       help="worker processes for the per-note work: parse, anchor, render (default: the cores "
+                            "available); the site is the same bytes whatever N")
     build.add_argument("--cache", type=Path, metavar="FILE",
                        help="the build cache (default: .carnet-cache/<out name>.pickle beside the output directory; "
                             "always safe to delete)")
@@ -364,10 +367,12 @@ def run_build(args: argparse.Namespace) -> int:
             result = unchanged_build(cache, args.content, args.out, theme_root, options)
     try:
         if result is None:
+            from generator.jobs import available_cores
             from generator.pipeline import build
 
             result = build(args.content, args.out, strict=args.strict, base_url=args.base_url,
-                           theme_dir=args.theme, search=not args.no_search, cache=cache, progress=progress)
+                           theme_dir=args.theme, search=not args.no_search, cache=cache, progress=progress,
+                           jobs=args.jobs or available_cores())
     except ContentError as exc:
         progress.clear()
         _print_problems(exc.problems, args.content)

@@ -1,16 +1,27 @@
 """Independent requests made up to ``jobs`` at once, their results taken in order: the
 one way the commands that call a model (``verify``, ``analyse``, ``select --oppositions``)
 use an endpoint at its capacity and still write the same bytes whatever order answers
-arrive in. Only the requests run on threads; every check and write stays in the caller."""
+arrive in. Only the requests run on threads; every check and write stays in the caller.
+
+And the build's per-note work (parse, anchor, render a note's pages) in forked worker
+processes, :func:`fork_map`, its results too taken in order."""
 
 from __future__ import annotations
 
+import gc
+import multiprocessing
+import os
 import threading
 from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from functools import partial
+from typing import Any, Final, TypeVar
+
+from generator.memo import NO_MEMO, Memo
 
 T = TypeVar("T")
+A = TypeVar("A")
+R = TypeVar("R")
 
 
 def in_order(calls: Sequence[Callable[[], T]], jobs: int = 1,
@@ -39,3 +50,110 @@ def in_order(calls: Sequence[Callable[[], T]], jobs: int = 1,
     finally:
         closed.set()
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+# -- worker processes for the build --------------------------------------------------------
+
+WORTH_A_WORKER = 64
+"""Fewer items than this per worker are done here: starting a worker process costs more."""
+
+_TASK: Callable[[Any], Any] | None = None  # what the forked workers run (they inherit it)
+
+
+def available_cores() -> int:
+    """The cores this process may run on (a container's or a CI runner's share, not the host's)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def can_fork() -> bool:
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def workers_for(count: int, jobs: int) -> int:
+    """How many worker processes :func:`fork_map` starts for ``count`` items (≤ 1: none)."""
+    return min(jobs, count // WORTH_A_WORKER) if can_fork() else 1
+
+
+def _run_chunk(items: list[Any]) -> list[Any]:
+    assert _TASK is not None
+    return [_TASK(item) for item in items]
+
+
+def fork_map(task: Callable[[A], R], items: Sequence[A], jobs: int) -> list[R]:
+    """``[task(item) for item in items]``, with up to ``jobs`` forked worker processes.
+
+    Workers are forked, so ``task`` may be any closure over the build's state, which they
+    share copy-on-write without pickling it; each result is pickled back, so it should be
+    small (bytes and summaries, not parsed trees). The results come in the items' order,
+    whatever order the workers finish in: the output cannot depend on ``jobs``. With one
+    job, too few items or no ``fork`` on this system, the loop runs here."""
+    workers = workers_for(len(items), jobs)
+    if workers <= 1:
+        return [task(item) for item in items]
+    global _TASK
+    _TASK = task
+    try:
+        # small chunks in order: an uneven note (a long transcript) does not hold one worker back
+        size = max(1, min(64, len(items) // (workers * 8)))
+        chunks = [list(items[i:i + size]) for i in range(0, len(items), size)]
+        # the build's objects were made before the fork: frozen, the workers' collector never
+        # walks them (walking touches every page, undoing copy-on-write, and costs a full pass)
+        gc.freeze()
+        try:
+            with multiprocessing.get_context("fork").Pool(workers) as pool:
+                return [result for chunk in pool.imap(_run_chunk, chunks) for result in chunk]
+        finally:
+            gc.unfreeze()
+    finally:
+        _TASK = None
+
+
+_COMPUTED: Final = object()  # a record's value when the parent memo already holds it
+
+
+class RecordingMemo:
+    """The memo a worker process is given: it asks the build's memo (the worker's
+    copy-on-write view of it) and records every entry it used or computed, so that the
+    parent can :func:`replay` them into the real one — nothing a worker learns is lost,
+    and the parent keeps every entry the build used."""
+
+    def __init__(self, inner: Memo) -> None:
+        self.inner = inner
+        self.records: list[tuple[str, str, object]] = []
+
+    def memo(self, kind: str, key: Callable[[], str], compute: Callable[[], T]) -> T:
+        if self.inner is NO_MEMO:
+            return compute()  # a full build remembers nothing: no key to take
+        digest = key()
+        made: list[T] = []
+
+        def computing() -> T:
+            made.append(compute())
+            return made[0]
+
+        value = self.inner.memo(kind, lambda: digest, computing)
+        self.records.append((kind, digest, made[0] if made else _COMPUTED))
+        return value
+
+    def holds(self, kind: str, key: Callable[[], str]) -> bool:
+        return self.inner.holds(kind, key)
+
+
+def replay(memo: Memo, records: list[tuple[str, str, object]]) -> None:
+    """Enter what a worker's :class:`RecordingMemo` recorded into the build's memo."""
+    for kind, digest, value in records:
+        if value is _COMPUTED:
+            memo.memo(kind, partial(_same, digest), _missing)  # held already: marked as used
+        else:
+            memo.memo(kind, partial(_same, digest), partial(_same, value))
+
+
+def _same(value: T) -> T:
+    return value
+
+
+def _missing() -> object:
+    raise AssertionError("a worker used a memo entry its parent does not hold")

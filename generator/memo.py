@@ -27,12 +27,20 @@ class Memo(Protocol):
         """The value ``compute()`` gives for ``key()`` (of step ``kind``), computed or recalled."""
         ...
 
+    def holds(self, kind: str, key: Callable[[], str]) -> bool:
+        """Whether :meth:`memo` would recall ``key()`` without computing (a build sends only
+        the rest to its worker processes)."""
+        ...
+
 
 class NoMemo:
     """Remembers nothing: every step is computed (a full build, ``--no-cache``)."""
 
     def memo(self, kind: str, key: Callable[[], str], compute: Callable[[], T]) -> T:
         return compute()
+
+    def holds(self, kind: str, key: Callable[[], str]) -> bool:
+        return False
 
 
 NO_MEMO: Final = NoMemo()

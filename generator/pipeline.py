@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from generator.anchoring import AnchoredNote, anchor_note
+from generator.anchoring import AnchoredNote, Document, anchor_note
 from generator.cache import BuildCache, build_options, unchanged_build
 from generator.corpus.links import CorpusIndex, LinkTarget, LinkUse, collect_links, resolve_link
 from generator.corpus.load import load_corpus
@@ -24,6 +24,7 @@ from generator.corpus.publication import (
     publish,
 )
 from generator.corpus.validate import validate_corpus
+from generator.jobs import RecordingMemo, fork_map, replay, workers_for
 from generator.markup import site_address_problem
 from generator.memo import NO_MEMO, Memo, digest_of
 from generator.problems import ContentError, Problem, SettingsError, sorted_problems
@@ -32,7 +33,7 @@ from generator.selection.oppositions import private_opposition_problems, publish
 from generator.selection.select import Selection, select, selection_threshold
 from generator.selection.vectors import embeddings_settings, load_cache
 from generator.site.addresses import address_problems, content_behind
-from generator.site.emitters import EMITTERS, Emitter, derived_outputs
+from generator.site.emitters import EMITTERS, Emitter, NoteOutputs, PerNote, derived_outputs, note_outputs
 from generator.site.model import SiteModel
 from generator.site.output import check_output_dir, is_carnet_tree, write_changed, write_site, written_state
 from generator.site.search import index_site
@@ -56,6 +57,7 @@ class CheckedContent:
         assessments: article slug → its (claim, source) pairs with their verification states.
         publication: the public part: the only thing emitters see.
         problems: every problem found, sorted.
+        afresh: how many notes were parsed and anchored (not recalled from the build cache).
     """
 
     corpus: Corpus
@@ -65,30 +67,40 @@ class CheckedContent:
     assessments: dict[str, list[Assessment]]
     publication: Publication
     problems: list[Problem]
+    afresh: int = 0
 
     @property
     def errors(self) -> list[Problem]:
         return [p for p in self.problems if p.is_error]
 
 
-def check_content(content_dir: Path, memo: Memo = NO_MEMO) -> CheckedContent:
+def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1) -> CheckedContent:
     """Everything up to the publication (what ``carnet check`` runs); ``memo`` remembers the
-    notes parsed and anchored, for an incremental build."""
+    notes parsed and anchored, for an incremental build. With ``jobs`` > 1 the notes are
+    parsed and anchored in that many worker processes (the result is the same)."""
     if not content_dir.is_dir():
         raise SettingsError(f"content directory not found: {content_dir}")
     # 1. load and validate every file, collecting all problems
     corpus, problems = load_corpus(content_dir, memo)
     problems += validate_corpus(corpus)
     problems += address_problems(corpus)  # content taking a name the site writes for itself
-    # 2. anchor: elements of each note, each extraction's quote → portions
+    # 2. anchor: elements of each note, each extraction's quote → portions; and the links it makes
     anchored: dict[str, AnchoredNote] = {}
+    uses: dict[str, list[LinkUse]] = {}
+    afresh = _new_notes(corpus, memo) if jobs > 1 else []
+    done = (dict(zip(afresh, fork_map(partial(_anchor_and_collect, corpus), afresh, jobs), strict=True))
+            if workers_for(len(afresh), jobs) > 1 else {})  # else anchored below, keeping the tokens to render
     for slug, note in corpus.notes.items():
-        def key(note: Note = note) -> str:  # a pure function of the note's body and extractions
-            return digest_of((note.body, note.body_line, note.media is not None, note.source.file,  # problems name it
-                              [(e.id, e.quote, e.prefix, e.suffix, e.occurrence, e.source) for e in note.extractions]))
-
-        anchored[slug], anchor_problems = memo.memo("anchors", key, partial(anchor_note, note))
+        made = done.get(slug)
+        anchored[slug], anchor_problems = memo.memo(
+            "anchors", partial(_anchors_key, note),
+            partial(_first_two, made) if made else partial(anchor_note, note))
         problems += anchor_problems
+
+        def collect(document: Document = anchored[slug].document, line: int = note.body_line) -> list[LinkUse]:
+            return collect_links(document.tokens, line)  # the tokens: parsed again if the memo dropped them
+
+        uses[slug] = memo.memo("link-uses", partial(_links_key, note), partial(_third, made) if made else collect)
     # 3. links between notes, to extractions and to assets
     index = CorpusIndex.of(corpus)
 
@@ -98,7 +110,7 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO) -> CheckedContent:
     links: dict[str, list[tuple[LinkUse, LinkTarget]]] = {}
     for slug, note in corpus.notes.items():
         resolved = []
-        for use in collect_links(anchored[slug].document.tokens, note.body_line):
+        for use in uses[slug]:
             target, problem = resolve_link(use, note, corpus, index, fragments)
             resolved.append((use, target))
             if problem:
@@ -119,7 +131,42 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO) -> CheckedContent:
     for wiki, record in corpus.oppositions.items():
         if wiki in publication.notes:
             problems += private_opposition_problems(record, public, corpus.extractions)
-    return CheckedContent(corpus, anchored, links, articles, assessments, publication, sorted_problems(problems))
+    return CheckedContent(corpus, anchored, links, articles, assessments, publication, sorted_problems(problems),
+                          len(afresh))
+
+
+def _anchors_key(note: Note) -> str:
+    """What anchoring a note reads: its body and extractions (and its file: problems name it)."""
+    return digest_of((note.body, note.body_line, note.media is not None, note.source.file,
+                      [(e.id, e.quote, e.prefix, e.suffix, e.occurrence, e.source) for e in note.extractions]))
+
+
+def _links_key(note: Note) -> str:
+    return digest_of((note.body, note.body_line))
+
+
+def _new_notes(corpus: Corpus, memo: Memo) -> list[str]:
+    """The notes whose anchors or links the memo does not hold (every note, without one)."""
+    return [slug for slug, note in corpus.notes.items()
+            if not (memo.holds("anchors", partial(_anchors_key, note))
+                    and memo.holds("link-uses", partial(_links_key, note)))]
+
+
+def _anchor_and_collect(corpus: Corpus, slug: str) -> tuple[AnchoredNote, list[Problem], list[LinkUse]]:
+    """A note's anchoring and links, as a worker process returns them: without its tokens."""
+    note = corpus.notes[slug]
+    anchored, problems = anchor_note(note)
+    uses = collect_links(anchored.document.tokens, note.body_line)
+    anchored.document.drop_tokens()
+    return anchored, problems, uses
+
+
+def _first_two(made: tuple[AnchoredNote, list[Problem], list[LinkUse]]) -> tuple[AnchoredNote, list[Problem]]:
+    return made[0], made[1]
+
+
+def _third(made: tuple[AnchoredNote, list[Problem], list[LinkUse]]) -> list[LinkUse]:
+    return made[2]
 
 
 def published_extractions(publication: Publication) -> frozenset[str]:
@@ -201,22 +248,46 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
 
 
 def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = EMITTERS,
-                memo: Memo = NO_MEMO, digests: dict[str, str] | None = None) -> dict[str, bytes]:
+                memo: Memo = NO_MEMO, digests: dict[str, str] | None = None, jobs: int = 1) -> dict[str, bytes]:
     """Every output of the site, by path; with a build cache as ``memo``, what is unchanged
-    is not rendered again."""
+    is not rendered again. With ``jobs`` > 1, each note's own outputs (its page, text,
+    annotations, siblings and mirror) are made in that many worker processes."""
     files: dict[str, bytes] = {}
     owner: dict[str, str] = {}
+    per_note = [e for e in emitters if isinstance(e, PerNote)]
+    made: dict[str, NoteOutputs] = {}  # what the workers made of each note
+    if per_note and workers_for(len(site.publication.notes), jobs) > 1:
+        slugs = list(site.publication.notes)
+        for slug, (outputs, records) in zip(slugs, fork_map(partial(_note_work, site, theme, memo, per_note),
+                                                            slugs, jobs), strict=True):
+            replay(memo, records)
+            made[slug] = outputs
+            for name, path, data in outputs.emitted:
+                if path in files:
+                    raise SettingsError(_clash(site, path, name, owner[path]))
+                files[path], owner[path] = data, name
+    else:
+        per_note = []
     for emitter in emitters:
+        if emitter in per_note:
+            continue
         for path, data in emitter.emit(site, theme, memo):
             if path in files:
                 raise SettingsError(_clash(site, path, emitter.name, owner[path]))
             files[path] = data
             owner[path] = emitter.name
-    for path, data in derived_outputs(site, files, memo, digests, theme).items():
+    for path, data in derived_outputs(site, files, memo, digests, theme, made).items():
         if path in files:
             raise SettingsError(_clash(site, path, "a derived output", owner[path]))
         files[path] = data
     return dict(sorted(files.items()))
+
+
+def _note_work(site: SiteModel, theme: Theme, memo: Memo, emitters: list[PerNote],
+               slug: str) -> tuple[NoteOutputs, list[tuple[str, str, object]]]:
+    """One note's outputs, as a worker process makes them, with the memo entries it used."""
+    recording = RecordingMemo(memo)
+    return note_outputs(site, theme, recording, emitters, slug), recording.records
 
 
 def _clash(site: SiteModel, path: str, one: str, other: str) -> str:
@@ -233,10 +304,12 @@ def _clash(site: SiteModel, path: str, one: str, other: str) -> str:
 def build(content_dir: Path, out_dir: Path, *, strict: bool = False, base_url: str | None = None,
           theme_dir: Path | None = None, emitters: tuple[Emitter, ...] = EMITTERS,
           search: bool = True, cache: BuildCache | None = None,
-          progress: Callable[[str], None] | None = None) -> BuildResult:
+          progress: Callable[[str], None] | None = None, jobs: int = 1) -> BuildResult:
     """A full build, or with ``cache`` an incremental one: only what changed is redone and
     rewritten, and the result is byte for byte what a full build gives. ``progress`` is
-    told each stage as it starts (the CLI shows it on a terminal)."""
+    told each stage as it starts (the CLI shows it on a terminal). ``jobs``: worker
+    processes for the per-note work (parse, anchor, render), used when there are enough
+    notes to redo; the bytes are the same whatever ``jobs``."""
     step = progress or (lambda stage: None)
     if base_url is not None and site_address_problem(base_url) is not None:
         raise SettingsError(f"--base-url {base_url!r} cannot be the site's address: {site_address_problem(base_url)} "
@@ -253,7 +326,7 @@ def build(content_dir: Path, out_dir: Path, *, strict: bool = False, base_url: s
             return unchanged
     step("reading and anchoring the content")
     memo: Memo = NO_MEMO if cache is None else cache
-    analysis = check_content(content_dir, memo)
+    analysis = check_content(content_dir, memo, jobs)
     stopping = blocking(analysis.problems, strict)
     if stopping:
         raise ContentError(analysis.problems, strict=strict)
@@ -262,7 +335,9 @@ def build(content_dir: Path, out_dir: Path, *, strict: bool = False, base_url: s
     theme = Theme.load(theme_dir, analysis.publication.settings.language)
     digests: dict[str, str] = {}
     step("rendering pages")
-    files = render_site(site, theme, emitters, memo, digests)
+    # an edit that anchored few notes again renders few pages again: not worth the workers
+    files = render_site(site, theme, emitters, memo, digests,
+                        jobs if cache is None or workers_for(analysis.afresh, jobs) > 1 else 1)
     step("writing the site" + (" and its search index" if search else ""))
     language = analysis.publication.settings.language
     incremental = cache is not None and cache.output_intact(out_dir) and is_carnet_tree(out_dir)

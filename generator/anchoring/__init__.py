@@ -33,7 +33,7 @@ class AnchoredNote:
 
 def anchor_note(note: Note) -> tuple[AnchoredNote, list[Problem]]:
     tokens, too_deep = parse_checked(note.body)
-    document = segment(tokens, note.body_line, transcript=note.media is not None)
+    document = segment(tokens, note.body_line, transcript=note.media is not None, body=note.body)
     projection = project(document.elements)
     budget = relocation_budget(projection)  # one for the note: its quotes share it, in file order
     exact = ExactSearch.for_quotes(projection.text, len(note.extractions))

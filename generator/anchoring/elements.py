@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from markdown_it.token import Token
 
-from generator.markup import leaf_text
+from generator.markup import leaf_text, parse
 from generator.text import slugify
 
 SEPARATOR = "\n\n"
@@ -54,13 +54,19 @@ class Element:
     time: int | None = None
     speaker: str = ""
 
+    def __reduce__(self) -> tuple[type[Element], tuple[str, str, str, int, int, int | None, str]]:
+        # a plain tuple: a slotted dataclass pickles through a generic, several times slower, path
+        return Element, (self.id, self.kind, self.text, self.line, self.level, self.time, self.speaker)
+
 
 @dataclass
 class Document:
     """A parsed note body and its elements.
 
     Attributes:
-        tokens: markdown-it block tokens (the renderer reads them).
+        parsed: markdown-it block tokens, or ``None`` once dropped: :attr:`tokens`
+            parses ``body`` again when they are asked for.
+        body: the markdown the tokens were parsed from (``None``: tokens kept for good).
         elements: the note's elements in reading order.
         inline_at: token index of an ``inline`` token → (element index, offset of its
             first character in the element's text).
@@ -72,7 +78,8 @@ class Document:
             ``note.md#budget`` links work as in any markdown editor.
     """
 
-    tokens: list[Token]
+    parsed: list[Token] | None
+    body: str | None = None
     elements: list[Element] = field(default_factory=list)
     inline_at: dict[int, tuple[int, int]] = field(default_factory=dict)
     block_at: dict[int, int] = field(default_factory=dict)
@@ -81,6 +88,27 @@ class Document:
     starts: list[int] = field(default_factory=list)
     heading_ids: dict[int, str] = field(default_factory=dict)
     _by_id: dict[str, int] = field(default_factory=dict, repr=False)
+
+    @property
+    def tokens(self) -> list[Token]:
+        """The block tokens (the renderer and the link collector read them), parsed again
+        from ``body`` if they were dropped: parsing is pure, so they are the same tokens."""
+        if self.parsed is None:
+            assert self.body is not None, "tokens dropped from a document without its body"
+            self.parsed = parse(self.body)
+        return self.parsed
+
+    def drop_tokens(self) -> None:
+        """Let the tokens go (the largest part of a parsed note); the compact rest stays."""
+        if self.body is not None:
+            self.parsed = None
+
+    def __getstate__(self) -> dict[str, object]:
+        # pickled compact (cache on disk, worker processes): tokens cost more to unpickle than to parse
+        state = dict(self.__dict__)
+        if self.body is not None:
+            state["parsed"] = None
+        return state
 
     def index_of(self, element_id: str) -> int:
         if len(self._by_id) != len(self.elements):
@@ -107,12 +135,13 @@ def parse_turn(text: str) -> tuple[int, str] | None:
     return hours * 3600 + minutes * 60 + seconds, match.group(4).strip()
 
 
-def segment(tokens: list[Token], body_line: int, transcript: bool = False) -> Document:
+def segment(tokens: list[Token], body_line: int, transcript: bool = False, body: str | None = None) -> Document:
     """Split block tokens into elements. Pure: reads tokens, returns a new Document.
 
     With ``transcript`` (the note has media), a paragraph written
-    ``[hh:mm:ss] **Speaker** : words`` is a speaker turn."""
-    doc = Document(tokens)
+    ``[hh:mm:ss] **Speaker** : words`` is a speaker turn. With ``body`` (the markdown
+    the tokens come from), the document may drop its tokens and parse them again."""
+    doc = Document(tokens, body)
     stack: list[tuple[str, int]] = []  # open block tokens: (type, index)
     row: tuple[int, list[tuple[int, str]]] | None = None  # (tr index, [(inline index, text)])
     pending: list[tuple[str, str, int, int | None, list[tuple[int, int]], int | None, int]] = []

@@ -9,30 +9,32 @@ code read those lists, and a list can be wrong where a key of what was read cann
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
 from generator.memo import NO_MEMO, Memo, digest_of
 from generator.site import pages
 from generator.site.annotations import note_annotations
-from generator.site.graph import graph_outputs
+from generator.site.graph import NotePart, encoded_note_part, graph_outputs
 from generator.site.jsonout import dumps
 from generator.site.machine import (
     DEFAULT_FULL_CAP,
     feeds,
+    full_chunk,
     llms_full,
     llms_txt,
     manifest,
     not_found_page,
+    note_body_lines,
     robots,
     siblings,
     sitemap,
     strings_of,
 )
-from generator.site.mirrors import mirrors
+from generator.site.mirrors import mirror_path, mirrors, note_mirror
 from generator.site.model import (
     SiteModel,
     annotations_path,
@@ -116,13 +118,25 @@ class CategoryPages:
                     yield category_path(slug, axis.key, category), theme.render("category.html", memo, **context)
 
 
+@runtime_checkable
+class PerNote(Emitter, Protocol):
+    """An emitter whose outputs each belong to one note: a build may emit them note by
+    note, in worker processes (``emit`` is ``emit_notes`` of every published note)."""
+
+    def emit_notes(self, site: SiteModel, theme: Theme, memo: Memo, slugs: Iterable[str]) -> Output: ...
+
+
 @dataclass(frozen=True)
 class NotePages:
     name: str = "note-pages"
 
     def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
-        for slug in site.publication.notes:
+        return self.emit_notes(site, theme, memo, site.publication.notes)
+
+    def emit_notes(self, site: SiteModel, theme: Theme, memo: Memo, slugs: Iterable[str]) -> Output:
+        for slug in slugs:
             yield note_path(slug), theme.render("note.html", memo, **pages.note_context(site, theme, slug, memo))
+            site.anchored[slug].document.drop_tokens()  # its page is made: the largest part of the note can go
 
 
 @dataclass(frozen=True)
@@ -133,8 +147,11 @@ class TextProjections:
     name: str = "text-projections"
 
     def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
-        for slug, anchored in site.anchored.items():
-            yield text_path(slug), (anchored.document.projection + "\n").encode("utf-8")
+        return self.emit_notes(site, theme, memo, site.anchored)
+
+    def emit_notes(self, site: SiteModel, theme: Theme, memo: Memo, slugs: Iterable[str]) -> Output:
+        for slug in slugs:
+            yield text_path(slug), (site.anchored[slug].document.projection + "\n").encode("utf-8")
 
 
 @dataclass(frozen=True)
@@ -144,7 +161,10 @@ class WebAnnotations:
     name: str = "web-annotations"
 
     def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
-        for slug in site.publication.notes:
+        return self.emit_notes(site, theme, memo, site.publication.notes)
+
+    def emit_notes(self, site: SiteModel, theme: Theme, memo: Memo, slugs: Iterable[str]) -> Output:
+        for slug in slugs:
             data = note_annotations(site, slug)
             # pickling for the key is several times faster than the JSON layout. The memo calls
             # both at once; partial binds this note's ``data`` all the same (typed, unlike a lambda
@@ -229,23 +249,71 @@ EMITTERS: tuple[Emitter, ...] = (
 )
 
 
+@dataclass
+class NoteOutputs:
+    """Everything of one note a build can make apart from the rest of the site (what a
+    worker process returns: bytes and small parts, never parsed trees).
+
+    Attributes:
+        emitted: (emitter name, path, bytes) of each file the per-note emitters wrote.
+        derived: the siblings and mirror of the note's page, by path.
+        graph: the note's part of graph.json and graph.jsonld.
+        full_chunk: the page's text in llms-full.txt (``None`` without a page).
+    """
+
+    emitted: list[tuple[str, str, bytes]]
+    derived: dict[str, bytes]
+    graph: NotePart
+    full_chunk: str | None
+
+
+def note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: Iterable[PerNote], slug: str) -> NoteOutputs:
+    emitted = [(emitter.name, path, data) for emitter in emitters
+               for path, data in emitter.emit_notes(site, theme, memo, [slug])]
+    files = {path: data for _name, path, data in emitted}
+    derived: dict[str, bytes] = {}
+    page = note_path(slug)
+    chunk = None
+    if page in files:
+        derived.update(siblings(site, files, memo))
+        derived.update([note_mirror(site, strings_of(site, theme), slug, note_body_lines(files[page]))])
+        chunk = full_chunk(site, strings_of(site, theme), page, files)
+    return NoteOutputs(emitted, derived, encoded_note_part(site, slug), chunk)
+
+
 def derived_outputs(site: SiteModel, files: dict[str, bytes], memo: Memo = NO_MEMO,
-                    digests: dict[str, str] | None = None, theme: Theme | None = None) -> dict[str, bytes]:
+                    digests: dict[str, str] | None = None, theme: Theme | None = None,
+                    made: Mapping[str, NoteOutputs] | None = None) -> dict[str, bytes]:
     """Outputs read from the pages themselves, in order: siblings of every page, llms.txt,
     llms-full.txt, the sitemap, the graph — then the manifest of everything. ``digests``
     receives the sha256 of every file (the manifest's and the incremental writer's);
-    ``theme`` words llms.txt and llms-full.txt (the default theme's, without one)."""
+    ``theme`` words llms.txt and llms-full.txt (the default theme's, without one);
+    ``made``: note → what was made of it already, note by note (:func:`note_outputs`)."""
+    made = made or {}
     redirects = {note_path(alias) for note in site.publication.notes.values() for alias in note.aliases}
     pages = {path: data for path, data in files.items() if path not in redirects}  # redirects are not pages
-    derived = dict(siblings(site, pages, memo))
-    derived.update(mirrors(site, pages, strings_of(site, theme)))
+    derived = {path: data for outputs in made.values() for path, data in outputs.derived.items()}
+    derived.update(siblings(site, pages, memo, skip=derived))
+    body_lines: dict[str, tuple[str, ...]] = {}
+
+    def lines_of(page: str) -> tuple[str, ...]:  # the mirror and llms-full.txt both read them
+        if page not in body_lines:
+            html = pages[page]
+            body_lines[page] = memo.memo("body-lines", lambda: hashlib.sha256(html).hexdigest(),
+                                         lambda: note_body_lines(html))
+        return body_lines[page]
+
+    derived.update(mirrors(site, {p: d for p, d in pages.items() if mirror_path(p) not in derived},
+                           strings_of(site, theme), lines_of))
     everything = {**pages, **derived}
     raw = site.publication.settings.extra.get("outputs") or {}
     cap = raw.get("llms_full_cap", DEFAULT_FULL_CAP) if isinstance(raw, dict) else DEFAULT_FULL_CAP
     derived["llms.txt"] = llms_txt(site, everything, theme)
-    derived["llms-full.txt"] = llms_full(site, everything, int(cap), theme)
+    derived["llms-full.txt"] = llms_full(site, everything, int(cap), theme,
+                                         {note_path(slug): o.full_chunk for slug, o in made.items() if o.full_chunk},
+                                         lines_of)
     derived["sitemap.xml"] = sitemap(site, everything)
-    derived.update(graph_outputs(site, memo))
+    derived.update(graph_outputs(site, memo, {slug: outputs.graph for slug, outputs in made.items()}))
     listed = {**files, **derived}
     digests = {} if digests is None else digests
     digests.update((path, hashlib.sha256(data).hexdigest()) for path, data in listed.items())

@@ -34,6 +34,7 @@ no network) and declares every term used, so nothing is dropped on expansion:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -281,13 +282,24 @@ def jsonld_records(base_url: str, fields: dict[str, dict[str, str]],
     return records
 
 
-def graph_outputs(site: SiteModel, memo: Memo = NO_MEMO) -> dict[str, bytes]:
+NotePart = tuple[EncodedPart, list[str]]
+"""A note's part of the graph, encoded, and the keys of its nodes."""
+
+
+def encoded_note_part(site: SiteModel, slug: str) -> NotePart:
+    part = note_part(site, slug)
+    return encode_part(site, part), sorted(part.nodes)
+
+
+def graph_outputs(site: SiteModel, memo: Memo = NO_MEMO, made: Mapping[str, NotePart] | None = None) -> dict[str, bytes]:
+    """graph.json and graph.jsonld, from each note's part (``made``: note → its part, made
+    already by a worker process) and the site's."""
     parts: list[EncodedPart] = []
     known = TypedGraph()
+    made = made or {}
     for slug in site.publication.notes:
-        def make(slug: str = slug) -> tuple[EncodedPart, list[str]]:
-            part = note_part(site, slug)
-            return encode_part(site, part), sorted(part.nodes)
+        def make(slug: str = slug) -> NotePart:
+            return made[slug] if slug in made else encoded_note_part(site, slug)
 
         def key(slug: str = slug) -> str:  # a note's part depends on that note, its anchors and the site's address
             anchored = site.anchored[slug]

@@ -9,7 +9,7 @@ import functools
 import hashlib
 import posixpath
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Container, Iterator, Mapping
 from dataclasses import dataclass
 from html import escape, unescape
 from typing import Any
@@ -147,12 +147,13 @@ def _absolute_url(base_url: str, directory: str, href: str) -> str | None:
     return base_url + target + (f"#{fragment}" if fragment else "")
 
 
-def siblings(site: SiteModel, files: dict[str, bytes], memo: Memo = NO_MEMO) -> Iterator[tuple[str, bytes]]:
+def siblings(site: SiteModel, files: dict[str, bytes], memo: Memo = NO_MEMO,
+             skip: Container[str] = ()) -> Iterator[tuple[str, bytes]]:
     """``x.txt`` (unless a note's text projection is already there) and ``x.json`` for
-    every ``x.html``; with a build cache, a page whose bytes and citations are unchanged
-    reuses its siblings."""
+    every ``x.html`` (but those whose ``x.json`` is in ``skip``: made already); with a
+    build cache, a page whose bytes and citations are unchanged reuses its siblings."""
     for path in sorted(files):
-        if not path.endswith(".html") or path == "404.html":
+        if not path.endswith(".html") or path == "404.html" or path[: -len(".html")] + ".json" in skip:
             continue
         stem = path[: -len(".html")]
         kind = _kind(site, path)
@@ -352,7 +353,8 @@ def full_order(site: SiteModel, files: dict[str, bytes]) -> list[str]:
     return newest_first(articles) + newest_first(plain) + listings
 
 
-def _full_chunk(site: SiteModel, theme: Theme, path: str, files: dict[str, bytes]) -> str:
+def full_chunk(site: SiteModel, theme: Theme, path: str, files: Mapping[str, bytes],
+               lines_of: Callable[[str], tuple[str, ...]] | None = None) -> str:
     """One page of llms-full.txt: ``# title``, ``URL:``, for a note its type, date (ISO)
     and authors as the page names them and its summary; a blank line; its text."""
     slug = posixpath.basename(path)[: -len(".html")]
@@ -363,7 +365,7 @@ def _full_chunk(site: SiteModel, theme: Theme, path: str, files: dict[str, bytes
                                        note.date.isoformat() if note.date else "", authors) if x)
         header = [f"# {note.title}", f"URL: {canonical_url(site, path)}", meta]
         header += [f"> {' '.join(note.summary.split())}"] if note.summary else []
-        lines = note_body_lines(files[path])
+        lines = lines_of(path) if lines_of else note_body_lines(files[path])
     else:
         header = [f"# {_page_title(files[path])}", f"URL: {canonical_url(site, path)}"]
         text = files.get(path[: -len(".html")] + ".txt")
@@ -372,12 +374,16 @@ def _full_chunk(site: SiteModel, theme: Theme, path: str, files: dict[str, bytes
 
 
 def llms_full(site: SiteModel, files: dict[str, bytes], cap: int = DEFAULT_FULL_CAP,
-              theme: Theme | None = None) -> bytes:
+              theme: Theme | None = None, made: Mapping[str, str] | None = None,
+              lines_of: Callable[[str], tuple[str, ...]] | None = None) -> bytes:
     """Every page's text in :func:`full_order`. Over ``cap`` bytes, it stops at the last
     whole page that leaves room under the cap for a closing line that counts the pages
-    left out and points to llms.txt and the sitemap, which list them all."""
+    left out and points to llms.txt and the sitemap, which list them all. ``made``: page
+    → its :func:`full_chunk`, made already (by a worker process)."""
     strings = strings_of(site, theme)
-    chunks = [_full_chunk(site, strings, path, files).encode("utf-8") for path in full_order(site, files)]
+    made = made or {}
+    chunks = [(made[path] if path in made else full_chunk(site, strings, path, files, lines_of)).encode("utf-8")
+              for path in full_order(site, files)]
     if sum(map(len, chunks)) <= cap:
         return b"".join(chunks)
 
@@ -473,5 +479,5 @@ def not_found_page(site: SiteModel, theme: Theme) -> bytes:
     return theme.render("404.html", **ctx)
 
 
-__all__ = ["canonical_url", "escape", "feeds", "full_order", "llms_full", "llms_txt", "manifest", "note_body_lines",
+__all__ = ["canonical_url", "escape", "feeds", "full_chunk", "full_order", "llms_full", "llms_txt", "manifest", "note_body_lines",
            "robots", "siblings", "sitemap"]

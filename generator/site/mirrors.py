@@ -9,7 +9,7 @@ its extractions. Pure: the site model and the pages' HTML in, bytes out.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from generator.site.machine import canonical_url, note_body_lines
 from generator.site.model import SiteModel, note_path
@@ -29,15 +29,23 @@ def _field(theme: Theme, key: str, value: str) -> str:
     return "- " + theme.tr("md_field", label=theme.tr(key), value=value)
 
 
-def mirrors(site: SiteModel, pages: dict[str, bytes], theme: Theme) -> Iterator[tuple[str, bytes]]:
+def mirrors(site: SiteModel, pages: dict[str, bytes], theme: Theme,
+            lines_of: Callable[[str], tuple[str, ...]] | None = None) -> Iterator[tuple[str, bytes]]:
+    """The mirror of every note page in ``pages``; ``lines_of``: a page's
+    :func:`note_body_lines` by path, when the caller remembers them."""
     for slug in site.publication.notes:  # the same order as .items(): only the slug is needed here
         page = note_path(slug)
         if page not in pages:
             continue
-        yield mirror_path(page), _mirror(site, theme, slug, pages[page]).encode("utf-8")
+        yield note_mirror(site, theme, slug, lines_of(page) if lines_of else note_body_lines(pages[page]))
 
 
-def _mirror(site: SiteModel, theme: Theme, slug: str, html: bytes) -> str:
+def note_mirror(site: SiteModel, theme: Theme, slug: str, lines: tuple[str, ...]) -> tuple[str, bytes]:
+    """One note's mirror (path, bytes), from the text of its page's body."""
+    return mirror_path(note_path(slug)), _mirror(site, theme, slug, lines).encode("utf-8")
+
+
+def _mirror(site: SiteModel, theme: Theme, slug: str, lines: tuple[str, ...]) -> str:
     publication = site.publication
     note = publication.notes[slug]
     audit = site.articles.get(slug)
@@ -62,7 +70,7 @@ def _mirror(site: SiteModel, theme: Theme, slug: str, html: bytes) -> str:
                              for s in audit.superseded_by))
     if note.summary:
         out += ["", f"> {_line(note.summary)}"]
-    out += ["", *note_body_lines(html), ""]
+    out += ["", *lines, ""]
     if audit is not None:
         out += _article_sections(site, theme, slug)
     else:

@@ -126,10 +126,7 @@ def write_site(files: Mapping[str, bytes], out_dir: Path, content_dir: Path,
     check_output_dir(out_dir, content_dir)
     _check_paths(files)
     with _staging(out_dir) as staging:
-        for path in sorted(files):
-            target = staging / path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(files[path])
+        _write_files(staging, files, sorted(files))
         if before_swap is not None:
             before_swap(staging)
         _go_live(staging, out_dir.absolute())
@@ -170,6 +167,20 @@ def write_changed(files: Mapping[str, bytes], digests: Mapping[str, str], out_di
             index(staging)
         _go_live(staging, out_dir.absolute())
     return changes | gone
+
+
+def _write_files(root: Path, files: Mapping[str, bytes], paths: Iterable[str]) -> None:
+    """Write ``paths`` of ``files`` under ``root`` (a fresh tree: no file is there yet), each
+    folder made once: at 25,000 files, a ``mkdir`` and a ``Path`` per file cost seconds."""
+    made: set[str] = set()
+    base = str(root)
+    for path in paths:
+        folder = posixpath.dirname(path)
+        if folder not in made:
+            os.makedirs(os.path.join(base, folder), exist_ok=True)
+            made.add(folder)
+        with open(os.path.join(base, path), "xb") as stream:  # "x": never through a link to the live tree
+            stream.write(files[path])
 
 
 def _check_paths(files: Mapping[str, bytes]) -> None:
