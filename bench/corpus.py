@@ -187,7 +187,9 @@ def write_carnet(out: Path, notes: list[PlainNote], densities: Densities | None 
 
 
 def write_hugo(out: Path, notes: list[PlainNote]) -> None:
-    """A Hugo site with one page per note and a minimal layout (code highlighting off)."""
+    """A Hugo site with one page per note and a minimal layout: ``hugo.toml`` with code
+    highlighting off (like for like: Carnet does not highlight code), ``highlight.toml``
+    with Hugo's default highlighting on (as a user has it)."""
     (out / "content" / "notes").mkdir(parents=True, exist_ok=True)
     layouts = out / "layouts" / "_default"
     layouts.mkdir(parents=True, exist_ok=True)
@@ -195,6 +197,9 @@ def write_hugo(out: Path, notes: list[PlainNote]) -> None:
         'baseURL = "https://bench.example.org/"\nlanguageCode = "fr"\ntitle = "Banc d\'essai"\n'
         'disableKinds = ["taxonomy", "term", "RSS", "sitemap", "robotsTXT"]\n'
         "[markup.highlight]\ncodeFences = false\n", encoding="utf-8")
+    (out / "highlight.toml").write_text(
+        'baseURL = "https://bench.example.org/"\nlanguageCode = "fr"\ntitle = "Banc d\'essai"\n'
+        'disableKinds = ["taxonomy", "term", "RSS", "sitemap", "robotsTXT"]\n', encoding="utf-8")
     page = ('<!doctype html><html lang="fr"><head><meta charset="utf-8"><title>{{ .Title }}</title></head>'
             "<body><main>{{ block \"main\" . }}{{ end }}</main></body></html>\n")
     (layouts / "baseof.html").write_text(page, encoding="utf-8")

@@ -72,9 +72,10 @@ def can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
-def workers_for(count: int, jobs: int) -> int:
-    """How many worker processes :func:`fork_map` starts for ``count`` items (≤ 1: none)."""
-    return min(jobs, count // WORTH_A_WORKER) if can_fork() else 1
+def workers_for(count: int, jobs: int, worth: int | None = None) -> int:
+    """How many worker processes :func:`fork_map` starts for ``count`` items (≤ 1: none);
+    ``worth``: items that make a worker worth starting (default :data:`WORTH_A_WORKER`)."""
+    return min(jobs, count // (WORTH_A_WORKER if worth is None else worth)) if can_fork() else 1
 
 
 def _run_chunk(items: list[Any]) -> list[Any]:
@@ -82,7 +83,7 @@ def _run_chunk(items: list[Any]) -> list[Any]:
     return [_TASK(item) for item in items]
 
 
-def fork_map(task: Callable[[A], R], items: Sequence[A], jobs: int) -> list[R]:
+def fork_map(task: Callable[[A], R], items: Sequence[A], jobs: int, worth: int | None = None) -> list[R]:
     """``[task(item) for item in items]``, with up to ``jobs`` forked worker processes.
 
     Workers are forked, so ``task`` may be any closure over the build's state, which they
@@ -90,7 +91,7 @@ def fork_map(task: Callable[[A], R], items: Sequence[A], jobs: int) -> list[R]:
     small (bytes and summaries, not parsed trees). The results come in the items' order,
     whatever order the workers finish in: the output cannot depend on ``jobs``. With one
     job, too few items or no ``fork`` on this system, the loop runs here."""
-    workers = workers_for(len(items), jobs)
+    workers = workers_for(len(items), jobs, worth)
     if workers <= 1:
         return [task(item) for item in items]
     global _TASK

@@ -81,7 +81,7 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1) -> Che
     if not content_dir.is_dir():
         raise SettingsError(f"content directory not found: {content_dir}")
     # 1. load and validate every file, collecting all problems
-    corpus, problems = load_corpus(content_dir, memo)
+    corpus, problems = load_corpus(content_dir, memo, partial(fork_map, jobs=jobs))
     problems += validate_corpus(corpus)
     problems += address_problems(corpus)  # content taking a name the site writes for itself
     # 2. anchor: elements of each note, each extraction's quote → portions; and the links it makes
@@ -179,7 +179,9 @@ def blocking(problems: list[Problem], strict: bool) -> list[Problem]:
 
 
 def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None = None,
-               memo: Memo = NO_MEMO) -> SiteModel:
+               memo: Memo = NO_MEMO, jobs: int = 1) -> SiteModel:
+    """The public site as emitters see it; ``jobs``: worker processes for the wikis'
+    selections (grouping and map, one perimeter per worker at a time)."""
     publication = analysis.publication
     published = set(publication.notes)
     backlinks: dict[str, set[str]] = {}
@@ -205,13 +207,25 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
     vectors = load_cache(content_dir, model) if provider == "endpoint" else {}
 
     same_perimeter: dict[tuple[str, ...], Selection] = {}  # wikis that share a perimeter share its selection
+    known = analysis.corpus.extractions
+
+    def key(ids: tuple[str, ...]) -> str:
+        return digest_of((list(ids), [known.get(i) for i in ids], threshold, provider, vectors))
+
+    def compute(ids: tuple[str, ...]) -> Selection:
+        return select(analysis.corpus, list(ids), threshold, provider, vectors)
+
+    perimeters = sorted({tuple(audit.perimeter_extractions or []) for audit in articles.values() if audit.kind == "wiki"})
+    # each perimeter's grouping and map is heavy: one is worth a worker
+    todo = [ids for ids in perimeters if not memo.holds("selections", partial(key, ids))] if jobs > 1 else []
+    made = dict(zip(todo, fork_map(compute, todo, jobs, worth=1), strict=True)) if len(todo) > 1 else {}
 
     def selection(ids: list[str]) -> Selection:
         if tuple(ids) not in same_perimeter:
-            known = analysis.corpus.extractions
-            same_perimeter[tuple(ids)] = memo.memo(
-                "selections", lambda: digest_of((ids, [known.get(i) for i in ids], threshold, provider, vectors)),
-                lambda: select(analysis.corpus, ids, threshold, provider, vectors))
+            perimeter = tuple(ids)
+            same_perimeter[perimeter] = memo.memo(
+                "selections", partial(key, perimeter),
+                partial(made.__getitem__, perimeter) if perimeter in made else partial(compute, perimeter))
         return same_perimeter[tuple(ids)]
 
     selections = {slug: selection(audit.perimeter_extractions or [])
@@ -331,7 +345,7 @@ def build(content_dir: Path, out_dir: Path, *, strict: bool = False, base_url: s
     if stopping:
         raise ContentError(analysis.problems, strict=strict)
     step("grouping the evidence of wikis")
-    site = site_model(analysis, content_dir, base_url, memo)
+    site = site_model(analysis, content_dir, base_url, memo, jobs)
     theme = Theme.load(theme_dir, analysis.publication.settings.language)
     digests: dict[str, str] = {}
     step("rendering pages")

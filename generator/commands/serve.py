@@ -49,6 +49,7 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
 from generator.cache import BuildCache, default_cache_path
+from generator.jobs import available_cores
 from generator.llm.prompts import PROMPTS
 from generator.pipeline import build
 from generator.problems import CarnetError, ContentError, Problem, Severity, print_problems
@@ -458,7 +459,11 @@ class Server:
 
     def start(self) -> None:
         try:
-            result = build(self.content, self.out, theme_dir=self.theme, search=self.search, cache=self.cache)
+            # the first build uses every core: no other thread runs yet, so forking workers is safe.
+            # Rebuilds stay in this process (its watcher and server threads make forking unsafe, and an
+            # edit redoes a few notes, below what a worker is worth)
+            result = build(self.content, self.out, theme_dir=self.theme, search=self.search, cache=self.cache,
+                           jobs=available_cores() if threading.active_count() == 1 else 1)
         except ContentError as exc:  # the command line prints the summary, not the problems
             self._print_problems(exc.problems)
             raise

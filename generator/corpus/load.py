@@ -12,7 +12,7 @@ import hashlib
 import os
 import posixpath
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -50,6 +50,7 @@ from generator.problems import Problem, Severity
 from generator.text import category_slug
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 SETTINGS_FILE = "carnet.yaml"
 EXTRACTIONS_SUFFIX = ".extractions.yaml"
@@ -185,15 +186,25 @@ def _kind_of(rel: str) -> str | None:
     return None
 
 
-def load_corpus(root: Path, memo: Memo = NO_MEMO) -> tuple[Corpus, list[Problem]]:
+Mapper = Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]]
+"""``mapper(f, items)`` is ``[f(item) for item in items]``, made however the caller likes
+(the build's worker processes): the notes are parsed through it."""
+
+
+def _serial(function: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
+    return [function(item) for item in items]
+
+
+def load_corpus(root: Path, memo: Memo = NO_MEMO, mapper: Mapper = _serial) -> tuple[Corpus, list[Problem]]:
     """Read and parse every content file under ``root``. Never raises on bad content.
     With ``memo`` (a build cache), a note whose files are unchanged is not parsed again."""
     files = read_content_dir(root)
-    return parse_content(files, memo)
+    return parse_content(files, memo, mapper)
 
 
-def parse_content(files: ContentFiles, memo: Memo = NO_MEMO) -> tuple[Corpus, list[Problem]]:
-    """The pure half of loading: bytes by kind → model + problems."""
+def parse_content(files: ContentFiles, memo: Memo = NO_MEMO, mapper: Mapper = _serial) -> tuple[Corpus, list[Problem]]:
+    """The pure half of loading: bytes by kind → model + problems. The notes not in
+    ``memo`` are parsed through ``mapper``, their results taken in file order."""
     problems = list(files.problems)
     settings = _parse_settings(files.settings, problems)
     bases = _parse_keyed(files.bases, "base", _parse_base, problems)
@@ -210,26 +221,34 @@ def parse_content(files: ContentFiles, memo: Memo = NO_MEMO) -> tuple[Corpus, li
                 sidecar = (sidecar_rel, value)
         return _parse_note(rel, slug, data, sidecar, found), found
 
+    def key(rel: str, data: bytes, sidecar_rel: str | None) -> str:
+        # a pure function of the two files: keyed by their bytes
+        return hashlib.sha256(repr((rel, sidecar_rel)).encode("utf-8") + b"\0" + data + b"\0"
+                              + (files.extractions[sidecar_rel] if sidecar_rel else b"")).hexdigest()
+
     notes: dict[str, Note] = {}
     note_files: dict[str, str] = {}
+    wanted: list[tuple[str, str, bytes, str | None]] = []  # (rel, slug, bytes, sidecar): the notes to read
+    slugs: dict[str, str] = {}
     for rel, data in sorted(files.notes.items()):
         stem = rel[: -len(".md")]
         slug = posixpath.basename(stem)
         sidecar_rel = sidecars.pop(stem, None)
         if not _valid_slug(slug, rel, "note", problems):
             continue
-        if slug in notes:
+        if slug in slugs:
             problems.append(Problem(
                 rel, None, "duplicate-slug",
-                f"another note already has the slug {slug!r} ({note_files[slug]})",
+                f"another note already has the slug {slug!r} ({slugs[slug]})",
                 "Rename one of the files: a note's slug is its file name and must be unique."))
             continue
-        def key(rel: str = rel, data: bytes = data, sidecar_rel: str | None = sidecar_rel) -> str:
-            # a pure function of the two files: keyed by their bytes
-            return hashlib.sha256(repr((rel, sidecar_rel)).encode("utf-8") + b"\0" + data + b"\0"
-                                  + (files.extractions[sidecar_rel] if sidecar_rel else b"")).hexdigest()
-
-        note, found = memo.memo("notes", key, partial(parse_note, rel, slug, data, sidecar_rel))
+        slugs[slug] = rel
+        wanted.append((rel, slug, data, sidecar_rel))
+    todo = [item for item in wanted if not memo.holds("notes", partial(key, item[0], item[2], item[3]))]
+    made = dict(zip((item[0] for item in todo), mapper(_unpack(parse_note), todo), strict=True))
+    for rel, slug, data, sidecar_rel in wanted:
+        note, found = memo.memo("notes", partial(key, rel, data, sidecar_rel),
+                                partial(made.pop, rel) if rel in made else partial(parse_note, rel, slug, data, sidecar_rel))
         problems += found
         if note is not None:
             notes[slug] = note
@@ -281,6 +300,12 @@ def parse_content(files: ContentFiles, memo: Memo = NO_MEMO) -> tuple[Corpus, li
         oppositions=oppositions,
     )
     return corpus, problems
+
+
+def _unpack(function: Callable[..., R]) -> Callable[[tuple[Any, ...]], R]:
+    def unpacked(arguments: tuple[Any, ...]) -> R:
+        return function(*arguments)
+    return unpacked
 
 
 def _read_yaml(rel: str, data: bytes, problems: list[Problem]) -> tuple[bool, Any]:

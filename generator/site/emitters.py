@@ -180,8 +180,13 @@ class SelectionPages:
     name: str = "selection-pages"
 
     def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
-        for slug in site.selections:
-            yield selection_path(slug), theme.render("selection.html", memo, **selection_context(site, theme, slug))
+        return self.emit_notes(site, theme, memo, site.selections)
+
+    def emit_notes(self, site: SiteModel, theme: Theme, memo: Memo, slugs: Iterable[str]) -> Output:
+        for slug in slugs:
+            if slug in site.selections:  # a wiki's: the heaviest page of a large perimeter, made beside its note
+                yield selection_path(slug), theme.render("selection.html", memo,
+                                                         **selection_context(site, theme, slug))
 
 
 @dataclass(frozen=True)

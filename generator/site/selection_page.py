@@ -101,12 +101,13 @@ def _svg(selection: Selection, groups: list[_GroupView], extraction: dict[str, t
         return ""
     xs = [p[0] for p in selection.points.values()]
     ys = [p[1] for p in selection.points.values()]
-    span_x, span_y = (max(xs) - min(xs)) or 1.0, (max(ys) - min(ys)) or 1.0
+    low_x, low_y = min(xs), min(ys)  # once: per point, this was quadratic in the perimeter
+    span_x, span_y = (max(xs) - low_x) or 1.0, (max(ys) - low_y) or 1.0
     width, height, pad = 640, 420, 24
 
     def place(point: tuple[float, float]) -> tuple[float, float]:
-        return (round(pad + (point[0] - min(xs)) / span_x * (width - 2 * pad), 1),
-                round(pad + (point[1] - min(ys)) / span_y * (height - 2 * pad), 1))
+        return (round(pad + (point[0] - low_x) / span_x * (width - 2 * pad), 1),
+                round(pad + (point[1] - low_y) / span_y * (height - 2 * pad), 1))
 
     colour = {m["id"]: g["colour"] for g in groups for m in g["members"]}
     lines, dots = [], []

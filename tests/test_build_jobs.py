@@ -1,0 +1,85 @@
+"""``build --jobs N``: the per-note work (parse, anchor, render a note's outputs) in forked
+worker processes gives the very bytes of one process, full or incremental, and whatever a
+worker learns reaches the build cache."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+import generator.pipeline as pipeline
+from bench.corpus import Densities, plain_notes, write_carnet
+from generator.cache import BuildCache, default_cache_path
+from generator.jobs import fork_map, workers_for
+from generator.pipeline import build
+from support.corpus import site_files
+
+NOTES = 150  # enough for two workers (workers_for: 64 notes each at least)
+WIKIS = 3
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("jobs") / "content"
+    write_carnet(root, plain_notes(NOTES, seed=3),
+                 Densities(extractions=6 * NOTES, comments=1.0, wikis=WIKIS, citations=NOTES))
+    return root
+
+
+@pytest.fixture
+def forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many items each call of fork_map handed to its workers (calls that forked only)."""
+    seen: list[int] = []
+
+    def spy(task, items, jobs):  # type: ignore[no-untyped-def]
+        if workers_for(len(items), jobs) > 1:
+            seen.append(len(items))
+        return fork_map(task, items, jobs)
+
+    monkeypatch.setattr(pipeline, "fork_map", spy)
+    return seen
+
+
+def test_two_jobs_give_the_bytes_of_one(corpus: Path, tmp_path: Path, forks: list[int]) -> None:
+    assert workers_for(NOTES + WIKIS, 2) == 2
+    build(corpus, tmp_path / "one", search=False, jobs=1)
+    assert forks == []
+    build(corpus, tmp_path / "two", search=False, jobs=2)
+    assert forks == [NOTES + WIKIS] * 2  # anchoring, then rendering, each in workers
+    one, two = site_files(tmp_path / "one", search=False), site_files(tmp_path / "two", search=False)
+    assert sorted(one) == sorted(two)
+    assert [path for path in one if one[path] != two[path]] == []
+    assert sum(path.startswith("notes/") and path.endswith(".html") for path in two) >= NOTES
+
+
+def test_what_workers_compute_reaches_the_cache(corpus: Path, tmp_path: Path, forks: list[int]) -> None:
+    content = tmp_path / "content"
+    shutil.copytree(corpus, content)
+    out = tmp_path / "site"
+    build(content, out, search=False, cache=BuildCache.open(default_cache_path(out)), jobs=2)
+    assert forks == [NOTES + WIKIS] * 2
+    # a rebuild from disk after one edit: one note anchored and rendered again, in this process
+    edited = sorted((content / "notes").glob("note-*.md"))[7]
+    edited.write_text(edited.read_text(encoding="utf-8") + "\nUne phrase ajoutée.\n", encoding="utf-8")
+    cache = BuildCache.open(default_cache_path(out))
+    result = build(content, out, search=False, cache=cache, jobs=2)
+    assert forks == [NOTES + WIKIS] * 2  # too little to redo for workers
+    assert cache.counts.redone.get("anchors") == 1
+    assert cache.counts.reused.get("anchors") == len(list((content / "notes").glob("*.md"))) - 1
+    assert cache.counts.redone.get("bodies", 0) <= 3  # the note, and pages that cite it
+    assert 0 < result.changed < 40
+    build(content, tmp_path / "full", search=False, jobs=1)
+    assert site_files(out, search=False) == site_files(tmp_path / "full", search=False)
+
+
+def test_a_failing_worker_is_an_error_of_the_build_not_a_hang() -> None:
+    def task(n: int) -> int:
+        if n == 100:
+            raise ValueError("note 100 cannot be read")
+        return n
+
+    with pytest.raises(ValueError, match="note 100"):
+        fork_map(task, list(range(200)), 2)
+    assert fork_map(lambda n: n * 2, list(range(200)), 2) == [n * 2 for n in range(200)]  # in order

@@ -1,0 +1,131 @@
+"""The memos on disk (generator.cache.MemoStore): a rebuild appends what it made instead
+of rewriting the cache, reads entries only when asked, drops what it no longer uses, and
+any damage to the store is only a slower build."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+from generator.cache import BuildCache, MemoStore, default_cache_path
+from generator.pipeline import build
+from support.corpus import copy_fixture, site_files
+
+
+def _store_files(out: Path) -> dict[str, int]:
+    folder = default_cache_path(out).parent
+    return {path.name: path.stat().st_size for path in sorted(folder.iterdir())}
+
+
+def _index(out: Path) -> tuple[str, str, dict[str, dict[str, tuple[int, int]]], int]:
+    path = default_cache_path(out)
+    data: tuple[str, str, dict[str, dict[str, tuple[int, int]]], int] = pickle.loads(
+        path.with_name(path.stem + ".memos.index").read_bytes())
+    return data
+
+
+def _build(content: Path, out: Path) -> BuildCache:
+    cache = BuildCache.open(default_cache_path(out))
+    build(content, out, search=False, cache=cache)
+    return cache
+
+
+def _append(note: Path, text: str) -> None:
+    note.write_text(note.read_text(encoding="utf-8") + text, encoding="utf-8")
+
+
+def test_an_edit_appends_only_what_it_made(tmp_path: Path) -> None:
+    content = copy_fixture("small", tmp_path)
+    out = tmp_path / "site"
+    _build(content, out)
+    _source, pack, where, waste = _index(out)
+    size = _store_files(out)[pack]
+    assert waste == 0 and {"anchors", "link-uses", "pages", "bodies", "siblings"} <= where.keys()
+    note = sorted((content / "notes").glob("*.md"))[0]
+    _append(note, "\nUn paragraphe de plus.\n")
+    cache = _build(content, out)
+    _source, same_pack, after, waste = _index(out)
+    assert same_pack == pack  # appended to, not rewritten
+    grown = _store_files(out)[pack] - size
+    assert 0 < grown < size / 2
+    assert waste > 0  # the edited note's old entries: no longer named
+    for kind, entries in after.items():  # the index names exactly what the build used
+        assert set(entries) == cache.used.get(kind, set()), kind
+
+
+def test_the_pack_is_rewritten_once_waste_outweighs_what_is_live(tmp_path: Path) -> None:
+    content = copy_fixture("small", tmp_path)
+    out = tmp_path / "site"
+    _build(content, out)
+    first = _index(out)[1]
+    notes = sorted((content / "notes").glob("*.md"))
+    packs = {first}
+    for number in range(12):  # every note edited again and again: old entries pile up as waste
+        for note in notes:
+            _append(note, f"\nÉdition {number}.\n")
+        _build(content, out)
+        packs.add(_index(out)[1])
+        _source, pack, where, waste = _index(out)
+        live = sum(length for entries in where.values() for _offset, length in entries.values())
+        assert waste <= live + 1  # never more waste than live data for long
+        assert [name for name in _store_files(out) if name.endswith(".pack")] == [pack]  # old packs removed
+    assert len(packs) > 1
+    expected = tmp_path / "full"
+    build(content, expected, search=False)
+    assert site_files(out, search=False) == site_files(expected, search=False)
+
+
+def test_a_damaged_store_is_only_a_slower_build(tmp_path: Path) -> None:
+    content = copy_fixture("small", tmp_path)
+    out = tmp_path / "site"
+    _build(content, out)
+    _source, pack, _where, _waste = _index(out)
+    pack_path = default_cache_path(out).with_name(pack)
+    data = pack_path.read_bytes()
+    full = tmp_path / "full"
+    build(content, full, search=False)
+    expected = site_files(full, search=False)
+
+    pack_path.write_bytes(data[: len(data) // 2])  # cut short: nothing of it is trusted
+    assert MemoStore.open(default_cache_path(out).with_name(default_cache_path(out).stem + ".memos.index"),
+                          BuildCache.open(default_cache_path(out)).source) is None
+    note = sorted((content / "notes").glob("*.md"))[1]
+    _append(note, "\nAprès la panne.\n")
+    cache = _build(content, out)
+    assert cache.counts.reused.get("anchors", 0) == 0  # everything redone
+    build(content, full, search=False)
+    assert site_files(out, search=False) == site_files(full, search=False)
+
+    # bytes a killed build appended and never indexed: harmless
+    _source, pack, _where, _waste = _index(out)
+    with default_cache_path(out).with_name(pack).open("ab") as stream:
+        stream.write(b"\x80\x05half an entry")
+    _append(note, "\nEncore.\n")
+    cache = _build(content, out)
+    assert cache.counts.reused.get("anchors", 0) > 0
+    build(content, full, search=False)
+    assert site_files(out, search=False) == site_files(full, search=False)
+
+    # a value that does not unpickle: a miss for that entry only
+    _source, pack, where, _waste = _index(out)
+    offset, length = next(iter(where["anchors"].values()))
+    pack_path = default_cache_path(out).with_name(pack)
+    damaged = bytearray(pack_path.read_bytes())
+    damaged[offset:offset + length] = b"\x00" * length
+    pack_path.write_bytes(bytes(damaged))
+    _append(note, "\nEt encore.\n")
+    cache = _build(content, out)
+    assert cache.counts.redone.get("anchors") == 2  # the edited note, the damaged entry
+    build(content, full, search=False)
+    assert site_files(out, search=False) == site_files(full, search=False)
+    del expected
+
+
+def test_the_single_file_of_older_versions_is_removed(tmp_path: Path) -> None:
+    content = copy_fixture("small", tmp_path)
+    out = tmp_path / "site"
+    legacy = default_cache_path(out).with_name(default_cache_path(out).stem + ".memos.pickle")
+    legacy.parent.mkdir(parents=True)
+    legacy.write_bytes(b"an older cache")
+    _build(content, out)
+    assert not legacy.exists()
