@@ -33,10 +33,10 @@ def forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """How many items each call of fork_map handed to its workers (calls that forked only)."""
     seen: list[int] = []
 
-    def spy(task, items, jobs):  # type: ignore[no-untyped-def]
-        if workers_for(len(items), jobs) > 1:
+    def spy(task, items, jobs, worth=None):  # type: ignore[no-untyped-def]
+        if workers_for(len(items), jobs, worth) > 1 and worth is None:  # the notes' (not the selections')
             seen.append(len(items))
-        return fork_map(task, items, jobs)
+        return fork_map(task, items, jobs, worth)
 
     monkeypatch.setattr(pipeline, "fork_map", spy)
     return seen
@@ -47,7 +47,7 @@ def test_two_jobs_give_the_bytes_of_one(corpus: Path, tmp_path: Path, forks: lis
     build(corpus, tmp_path / "one", search=False, jobs=1)
     assert forks == []
     build(corpus, tmp_path / "two", search=False, jobs=2)
-    assert forks == [NOTES + WIKIS] * 2  # anchoring, then rendering, each in workers
+    assert forks == [NOTES + WIKIS] * 3  # reading, anchoring, then rendering, each in workers
     one, two = site_files(tmp_path / "one", search=False), site_files(tmp_path / "two", search=False)
     assert sorted(one) == sorted(two)
     assert [path for path in one if one[path] != two[path]] == []
@@ -59,13 +59,13 @@ def test_what_workers_compute_reaches_the_cache(corpus: Path, tmp_path: Path, fo
     shutil.copytree(corpus, content)
     out = tmp_path / "site"
     build(content, out, search=False, cache=BuildCache.open(default_cache_path(out)), jobs=2)
-    assert forks == [NOTES + WIKIS] * 2
+    assert forks == [NOTES + WIKIS] * 3
     # a rebuild from disk after one edit: one note anchored and rendered again, in this process
     edited = sorted((content / "notes").glob("note-*.md"))[7]
     edited.write_text(edited.read_text(encoding="utf-8") + "\nUne phrase ajoutée.\n", encoding="utf-8")
     cache = BuildCache.open(default_cache_path(out))
     result = build(content, out, search=False, cache=cache, jobs=2)
-    assert forks == [NOTES + WIKIS] * 2  # too little to redo for workers
+    assert forks == [NOTES + WIKIS] * 3  # too little to redo for workers
     assert cache.counts.redone.get("anchors") == 1
     assert cache.counts.reused.get("anchors") == len(list((content / "notes").glob("*.md"))) - 1
     assert cache.counts.redone.get("bodies", 0) <= 3  # the note, and pages that cite it

@@ -68,8 +68,15 @@ def relative(target: str, page: str) -> str:
     return rel + (hash_mark + fragment if hash_mark else "")
 
 
-@functools.lru_cache(maxsize=1 << 16)
 def _relative_path(path: str, directory: str) -> str:
+    head, _, name = path.rpartition("/")
+    if head == directory:  # the common case (a note to a note): no relpath, no cache entry
+        return name
+    return _relpath(path, directory)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _relpath(path: str, directory: str) -> str:
     # cached: pages link to the same few directories over and over (relpath is slow)
     return posixpath.relpath(path, directory)
 
