@@ -411,7 +411,9 @@ def run_check(args: argparse.Namespace) -> int:
         pages = sum(1 for _ in args.site.rglob("*.html"))
         print(f"checked the links of {pages} pages: {len(problems)} broken", file=sys.stderr)
         return EXIT_CONTENT if problems else EXIT_OK
-    analysis = check_content(args.content)
+    from generator.jobs import available_cores
+
+    analysis = check_content(args.content, jobs=available_cores())  # a large corpus is read on every core
     if args.write and not args.fix_anchors:
         print("carnet: --write goes with --fix-anchors", file=sys.stderr)
         return EXIT_USAGE
