@@ -57,7 +57,8 @@ class CheckedContent:
         assessments: article slug → its (claim, source) pairs with their verification states.
         publication: the public part: the only thing emitters see.
         problems: every problem found, sorted.
-        afresh: how many notes were parsed and anchored (not recalled from the build cache).
+        afresh: with ``jobs`` > 1, how many notes the build cache did not hold (anchored
+            afresh; enough of them, and the pages are rendered in workers too); else 0.
     """
 
     corpus: Corpus

@@ -72,8 +72,8 @@ def _expected_site(content: Path, where: Path) -> dict[str, bytes]:
 # -- build -----------------------------------------------------------------------------------
 
 BUILD_MOMENTS = [
-    ("pathlib:Path.write_bytes", "after", 3),       # a few files into the new tree
-    ("pathlib:Path.write_bytes", "after", 40),
+    ("generator.site.output:_write_file", "after", 3),   # a few files into the new tree
+    ("generator.site.output:_write_file", "after", 40),
     ("generator.site.output:_link_tree", "after", 1),  # incremental: the linked tree is ready
     ("generator.site.output:_swap_in", "before", 1),   # the new tree is complete, not yet live
     ("generator.site.output:_swap_in", "after", 1),    # live; the old tree not yet removed

@@ -160,7 +160,7 @@ def write_changed(files: Mapping[str, bytes], digests: Mapping[str, str], out_di
             target = staging / path
             target.parent.mkdir(parents=True, exist_ok=True)
             target.unlink(missing_ok=True)  # a link to the live file: never write through it
-            target.write_bytes(files[path])
+            _write_file(str(target), files[path])
         _prune_empty(staging, gone)
         if reindex:
             assert index is not None
@@ -179,8 +179,12 @@ def _write_files(root: Path, files: Mapping[str, bytes], paths: Iterable[str]) -
         if folder not in made:
             os.makedirs(os.path.join(base, folder), exist_ok=True)
             made.add(folder)
-        with open(os.path.join(base, path), "xb") as stream:  # "x": never through a link to the live tree
-            stream.write(files[path])
+        _write_file(os.path.join(base, path), files[path])
+
+
+def _write_file(path: str, data: bytes) -> None:
+    with open(path, "xb") as stream:  # "x": a new file, never written through a link to the live tree
+        stream.write(data)
 
 
 def _check_paths(files: Mapping[str, bytes]) -> None:
