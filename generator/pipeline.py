@@ -7,6 +7,7 @@ reads the clock: the same content gives the same bytes.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -88,20 +89,26 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1) -> Che
     # 2. anchor: elements of each note, each extraction's quote → portions; and the links it makes
     anchored: dict[str, AnchoredNote] = {}
     uses: dict[str, list[LinkUse]] = {}
-    afresh = _new_notes(corpus, memo) if jobs > 1 else []
+    # each key taken once: asked whether the memo holds it, then to recall or store
+    anchors_key = functools.cache(lambda slug: _anchors_key(corpus.notes[slug]))
+    links_key = functools.cache(lambda slug: _links_key(corpus.notes[slug]))
+    def held(slug: str) -> bool:
+        return memo.holds("anchors", partial(anchors_key, slug)) and memo.holds("link-uses", partial(links_key, slug))
+
+    afresh = [slug for slug in corpus.notes if not held(slug)] if jobs > 1 else []  # every note, without a memo
     done = (dict(zip(afresh, fork_map(partial(_anchor_and_collect, corpus), afresh, jobs), strict=True))
             if workers_for(len(afresh), jobs) > 1 else {})  # else anchored below, keeping the tokens to render
     for slug, note in corpus.notes.items():
         made = done.get(slug)
         anchored[slug], anchor_problems = memo.memo(
-            "anchors", partial(_anchors_key, note),
+            "anchors", partial(anchors_key, slug),
             partial(_first_two, made) if made else partial(anchor_note, note))
         problems += anchor_problems
 
         def collect(document: Document = anchored[slug].document, line: int = note.body_line) -> list[LinkUse]:
             return collect_links(document.tokens, line)  # the tokens: parsed again if the memo dropped them
 
-        uses[slug] = memo.memo("link-uses", partial(_links_key, note), partial(_third, made) if made else collect)
+        uses[slug] = memo.memo("link-uses", partial(links_key, slug), partial(_third, made) if made else collect)
     # 3. links between notes, to extractions and to assets
     index = CorpusIndex.of(corpus)
 
@@ -144,13 +151,6 @@ def _anchors_key(note: Note) -> str:
 
 def _links_key(note: Note) -> str:
     return digest_of((note.body, note.body_line))
-
-
-def _new_notes(corpus: Corpus, memo: Memo) -> list[str]:
-    """The notes whose anchors or links the memo does not hold (every note, without one)."""
-    return [slug for slug, note in corpus.notes.items()
-            if not (memo.holds("anchors", partial(_anchors_key, note))
-                    and memo.holds("link-uses", partial(_links_key, note)))]
 
 
 def _anchor_and_collect(corpus: Corpus, slug: str) -> tuple[AnchoredNote, list[Problem], list[LinkUse]]:
@@ -210,6 +210,7 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
     same_perimeter: dict[tuple[str, ...], Selection] = {}  # wikis that share a perimeter share its selection
     known = analysis.corpus.extractions
 
+    @functools.cache  # taken once: asked whether the memo holds it, then to recall or store
     def key(ids: tuple[str, ...]) -> str:
         return digest_of((list(ids), [known.get(i) for i in ids], threshold, provider, vectors))
 

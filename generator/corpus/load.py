@@ -8,6 +8,7 @@ parsing functions (one per content kind). Cross-file checks live in
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import os
 import posixpath
@@ -221,6 +222,7 @@ def parse_content(files: ContentFiles, memo: Memo = NO_MEMO, mapper: Mapper = _s
                 sidecar = (sidecar_rel, value)
         return _parse_note(rel, slug, data, sidecar, found), found
 
+    @functools.cache  # taken once: asked whether the memo holds it, then to recall or store
     def key(rel: str, data: bytes, sidecar_rel: str | None) -> str:
         # a pure function of the two files: keyed by their bytes
         return hashlib.sha256(repr((rel, sidecar_rel)).encode("utf-8") + b"\0" + data + b"\0"

@@ -297,14 +297,17 @@ def derived_outputs(site: SiteModel, files: dict[str, bytes], memo: Memo = NO_ME
     made = made or {}
     redirects = {note_path(alias) for note in site.publication.notes.values() for alias in note.aliases}
     pages = {path: data for path, data in files.items() if path not in redirects}  # redirects are not pages
+    digests = {} if digests is None else digests
+    # each page hashed once: the manifest lists it, the memos below are keyed by it
+    digests.update((path, hashlib.sha256(data).hexdigest()) for path, data in files.items())
     derived = {path: data for outputs in made.values() for path, data in outputs.derived.items()}
-    derived.update(siblings(site, pages, memo, skip=derived))
+    derived.update(siblings(site, pages, memo, skip=derived, digests=digests))
     body_lines: dict[str, tuple[str, ...]] = {}
 
     def lines_of(page: str) -> tuple[str, ...]:  # the mirror and llms-full.txt both read them
         if page not in body_lines:
             html = pages[page]
-            body_lines[page] = memo.memo("body-lines", lambda: hashlib.sha256(html).hexdigest(),
+            body_lines[page] = memo.memo("body-lines", partial(digests.__getitem__, page),
                                          lambda: note_body_lines(html))
         return body_lines[page]
 
@@ -320,8 +323,7 @@ def derived_outputs(site: SiteModel, files: dict[str, bytes], memo: Memo = NO_ME
     derived["sitemap.xml"] = sitemap(site, everything)
     derived.update(graph_outputs(site, memo, {slug: outputs.graph for slug, outputs in made.items()}))
     listed = {**files, **derived}
-    digests = {} if digests is None else digests
-    digests.update((path, hashlib.sha256(data).hexdigest()) for path, data in listed.items())
+    digests.update((path, hashlib.sha256(data).hexdigest()) for path, data in derived.items())
     derived["manifest.json"] = manifest(listed, digests)
     digests["manifest.json"] = hashlib.sha256(derived["manifest.json"]).hexdigest()
     return derived

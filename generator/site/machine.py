@@ -148,10 +148,11 @@ def _absolute_url(base_url: str, directory: str, href: str) -> str | None:
 
 
 def siblings(site: SiteModel, files: dict[str, bytes], memo: Memo = NO_MEMO,
-             skip: Container[str] = ()) -> Iterator[tuple[str, bytes]]:
+             skip: Container[str] = (), digests: Mapping[str, str] | None = None) -> Iterator[tuple[str, bytes]]:
     """``x.txt`` (unless a note's text projection is already there) and ``x.json`` for
     every ``x.html`` (but those whose ``x.json`` is in ``skip``: made already); with a
-    build cache, a page whose bytes and citations are unchanged reuses its siblings."""
+    build cache, a page whose bytes and citations are unchanged reuses its siblings
+    (``digests``: the pages' sha256, when the caller has them)."""
     for path in sorted(files):
         if not path.endswith(".html") or path == "404.html" or path[: -len(".html")] + ".json" in skip:
             continue
@@ -162,8 +163,9 @@ def siblings(site: SiteModel, files: dict[str, bytes], memo: Memo = NO_MEMO,
         has_text = f"{stem}.txt" in files
         def key(path: str = path, kind: str = kind, citations: list[dict[str, str]] = citations,
                 has_text: bool = has_text, evidence: dict[str, Any] = evidence) -> str:
+            page = digests[path] if digests is not None else hashlib.sha256(files[path]).hexdigest()
             return hashlib.sha256(repr((path, site.base_url, kind, citations, has_text, evidence)).encode("utf-8")
-                                  + hashlib.sha256(files[path]).digest()).hexdigest()
+                                  + page.encode()).hexdigest()
 
         # the memo calls both at once; this page's values are bound all the same, as in ``key``
         def compute(path: str = path, kind: str = kind, citations: list[dict[str, str]] = citations,
