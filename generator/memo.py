@@ -80,3 +80,19 @@ def digest_of(value: object) -> str:
     pickler.fast = True
     pickler.dump(value)
     return hashlib.sha256(buffer.getvalue()).hexdigest()
+
+
+class KindsOnly:
+    """A memo that remembers only the given kinds of step and computes the others: a
+    note's outputs kept whole need not be kept a second time page by page (its body,
+    the costly part that another page's edit leaves as it was, is kept)."""
+
+    def __init__(self, inner: Memo, kinds: frozenset[str]) -> None:
+        self.inner = inner
+        self.kinds = kinds
+
+    def memo(self, kind: str, key: Callable[[], str], compute: Callable[[], T]) -> T:
+        return self.inner.memo(kind, key, compute) if kind in self.kinds else compute()
+
+    def holds(self, kind: str, key: Callable[[], str]) -> bool:
+        return kind in self.kinds and self.inner.holds(kind, key)

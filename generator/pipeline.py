@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import Final
 
 from generator.anchoring import AnchoredNote, Document, anchor_note
 from generator.cache import BuildCache, build_options, unchanged_build
@@ -27,12 +28,13 @@ from generator.corpus.publication import (
 from generator.corpus.validate import validate_corpus
 from generator.jobs import RecordingMemo, fork_map, replay, workers_for
 from generator.markup import site_address_problem
-from generator.memo import NO_MEMO, Memo, digest_of
+from generator.memo import NO_MEMO, KindsOnly, Memo, digest_of
 from generator.problems import ContentError, Problem, SettingsError, sorted_problems
 from generator.result import BuildResult
 from generator.selection.oppositions import private_opposition_problems, published_pairs
 from generator.selection.select import Selection, select, selection_threshold
 from generator.selection.vectors import embeddings_settings, load_cache
+from generator.site import reads
 from generator.site.addresses import address_problems, content_behind
 from generator.site.emitters import EMITTERS, Emitter, NoteOutputs, PerNote, derived_outputs, note_outputs
 from generator.site.model import SiteModel
@@ -266,24 +268,18 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
 def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = EMITTERS,
                 memo: Memo = NO_MEMO, digests: dict[str, str] | None = None, jobs: int = 1) -> dict[str, bytes]:
     """Every output of the site, by path; with a build cache as ``memo``, what is unchanged
-    is not rendered again. With ``jobs`` > 1, each note's own outputs (its page, text,
-    annotations, siblings and mirror) are made in that many worker processes."""
+    is not rendered again: a plain note's outputs are recalled whole by what they read
+    (:mod:`generator.site.reads`). With ``jobs`` > 1, the notes' own outputs (page, text,
+    annotations, siblings, mirror) still to make are made in that many worker processes."""
     files: dict[str, bytes] = {}
     owner: dict[str, str] = {}
     per_note = [e for e in emitters if isinstance(e, PerNote)]
-    made: dict[str, NoteOutputs] = {}  # what the workers made of each note
-    if per_note and workers_for(len(site.publication.notes), jobs) > 1:
-        slugs = list(site.publication.notes)
-        for slug, (outputs, records) in zip(slugs, fork_map(partial(_note_work, site, theme, memo, per_note),
-                                                            slugs, jobs), strict=True):
-            replay(memo, records)
-            made[slug] = outputs
-            for name, path, data in outputs.emitted:
-                if path in files:
-                    raise SettingsError(_clash(site, path, name, owner[path]))
-                files[path], owner[path] = data, name
-    else:
-        per_note = []
+    made = every_note_outputs(site, theme, memo, per_note, jobs) if per_note else {}
+    for outputs in made.values():
+        for name, path, data in outputs.emitted:
+            if path in files:
+                raise SettingsError(_clash(site, path, name, owner[path]))
+            files[path], owner[path] = data, name
     for emitter in emitters:
         if emitter in per_note:
             continue
@@ -299,11 +295,47 @@ def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = E
     return dict(sorted(files.items()))
 
 
-def _note_work(site: SiteModel, theme: Theme, memo: Memo, emitters: list[PerNote],
+BODIES: Final = frozenset({"bodies"})
+"""What a recalled note keeps apart from its outputs: its body's HTML (another note's edit
+can change the page around it, seldom the body itself)."""
+
+
+def every_note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: list[PerNote],
+                       jobs: int = 1) -> dict[str, NoteOutputs]:
+    """Each published note's own outputs: a plain note's recalled whole when what it reads is
+    unchanged, the others made (in ``jobs`` worker processes when there are enough)."""
+    notes = list(site.publication.notes)
+    shell = reads.shell_digest(site, theme, [e.name for e in emitters])
+    keys = {slug: functools.cache(partial(reads.note_key, shell, site, theme, slug))
+            for slug in notes if reads.keyed(site, slug)}
+    held = {slug for slug, key in keys.items() if memo.holds("note-outputs", key)}
+    todo = [slug for slug in notes if slug not in held]
+    fresh: dict[str, NoteOutputs] = {}
+    if workers_for(len(todo), jobs) > 1:
+        work = partial(_note_work, site, theme, memo, emitters, frozenset(keys))
+        for slug, (outputs, records) in zip(todo, fork_map(work, todo, jobs), strict=True):
+            replay(memo, records)
+            fresh[slug] = outputs
+    made: dict[str, NoteOutputs] = {}
+    for slug in notes:
+        inner = KindsOnly(memo, BODIES) if slug in keys else memo
+        compute = (partial(fresh.__getitem__, slug) if slug in fresh
+                   else partial(note_outputs, site, theme, inner, emitters, slug))
+        if slug not in keys:
+            made[slug] = compute()
+            continue
+        made[slug] = memo.memo("note-outputs", keys[slug], compute)
+        if slug in held and reads.checking():
+            reads.check_recalled(slug, made[slug], note_outputs(site, theme, NO_MEMO, emitters, slug))
+    return made
+
+
+def _note_work(site: SiteModel, theme: Theme, memo: Memo, emitters: list[PerNote], keyed: frozenset[str],
                slug: str) -> tuple[NoteOutputs, list[tuple[str, str, object]]]:
     """One note's outputs, as a worker process makes them, with the memo entries it used."""
     recording = RecordingMemo(memo)
-    return note_outputs(site, theme, recording, emitters, slug), recording.records
+    inner: Memo = KindsOnly(recording, BODIES) if slug in keyed else recording
+    return note_outputs(site, theme, inner, emitters, slug), recording.records
 
 
 def _clash(site: SiteModel, path: str, one: str, other: str) -> str:
@@ -351,9 +383,7 @@ def build(content_dir: Path, out_dir: Path, *, strict: bool = False, base_url: s
     theme = Theme.load(theme_dir, analysis.publication.settings.language)
     digests: dict[str, str] = {}
     step("rendering pages")
-    # an edit that anchored few notes again renders few pages again: not worth the workers
-    files = render_site(site, theme, emitters, memo, digests,
-                        jobs if cache is None or workers_for(analysis.afresh, jobs) > 1 else 1)
+    files = render_site(site, theme, emitters, memo, digests, jobs)  # the workers only for many notes to make
     step("writing the site" + (" and its search index" if search else ""))
     language = analysis.publication.settings.language
     incremental = cache is not None and cache.output_intact(out_dir) and is_carnet_tree(out_dir)

@@ -36,7 +36,8 @@ def _pick(paths: list[Path], n: int) -> Path | None:
 def edit_body(content: Path, n: int) -> None:
     note = _pick(_notes(content), n)
     if note:
-        link = " Voir [[conseil-a]]." if n % 2 else ""  # a link added: the note's links and backlinks change
+        # a link added: the note's links and backlinks change (and it shows whether the passage is detached)
+        link = " Voir [[conseil-a]] et [[ext:a-budget]]." if n % 2 else ""
         note.write_text(note.read_text(encoding="utf-8") + f"\nUn paragraphe ajouté numéro {n}.{link}\n",
                         encoding="utf-8")
 
@@ -88,6 +89,43 @@ def edit_quote(content: Path, n: int) -> None:
             sidecar.write_text(text[:match.start(2)] + changed + text[match.end(2):], encoding="utf-8")
 
 
+def detach_quote(content: Path, n: int) -> None:
+    """An extraction whose quote is no longer in its note: the pages linking to it land on its entry."""
+    sidecar = content / "notes" / "conseil-a.extractions.yaml"
+    text = sidecar.read_text(encoding="utf-8")
+    quotes = list(re.finditer(r"^(\s+quote: )([^|\s].*)$", text, flags=re.M))  # one-line quotes
+    if quotes:
+        match = quotes[n % len(quotes)]
+        sidecar.write_text(text[:match.start(2)] + f"une phrase introuvable {n}" + text[match.end(2):], encoding="utf-8")
+
+
+def edit_authors(content: Path, n: int) -> None:
+    """A person added to a note: a notebook's pseudonyms or initials may change on its other notes."""
+    note = _pick(_notes(content), n)
+    if note:
+        text = note.read_text(encoding="utf-8")
+        note.write_text(re.sub(r"^authors: \[", f"authors: [Auteur Ajouté {n % 3}, ", text, count=1, flags=re.M),
+                        encoding="utf-8")
+
+
+def cite_extraction(content: Path, n: int) -> None:
+    """A wiki cites an extraction once more: the extraction's note shows who cites it, how often."""
+    wiki = content / "notes" / "wiki-budget.md"
+    if wiki.exists():
+        cited = ("a-budget", "a-two-paragraphs")[n % 2]
+        wiki.write_text(wiki.read_text(encoding="utf-8") + f"\nUn ajout numéro {n} [[ext:{cited}]].\n",
+                        encoding="utf-8")
+
+
+def edit_category(content: Path, n: int) -> None:
+    """A note moved to another category: the listings of both show it moved."""
+    note = _pick(_notes(content), n)
+    if note:
+        text = note.read_text(encoding="utf-8")
+        category = ("Budget", "Vie scolaire")[n % 2]
+        note.write_text(re.sub(r"^(    theme: )\[.*\]$", rf"\1[{category}]", text, count=1, flags=re.M), encoding="utf-8")
+
+
 def edit_notebook(content: Path, n: int) -> None:
     path = _pick(sorted((content / "notebooks").glob("*.yaml")), n)
     if path:
@@ -102,7 +140,8 @@ def edit_settings(content: Path, n: int) -> None:
                            count=1, flags=re.M), encoding="utf-8")
 
 
-OPERATIONS = (edit_body, edit_title, add_note, delete_note, rename_note, edit_quote, edit_notebook, edit_settings)
+OPERATIONS = (edit_body, edit_title, add_note, delete_note, rename_note, edit_quote, edit_notebook, edit_settings,
+              detach_quote, edit_authors, cite_extraction, edit_category)
 
 
 def _full(content: Path, out: Path) -> dict[str, bytes] | None:
@@ -120,6 +159,12 @@ def _every_operation(test):  # type: ignore[no-untyped-def]
     miss one: an edit a memo key forgets must fail here every time)."""
     for number, operation in enumerate(OPERATIONS):
         test = example([(operation, number)], True, 2)(test)
+    # a note linking to a passage, then the passage detached: the note's link now lands on the entry
+    test = example([(edit_body, 3), (detach_quote, 0)], False, 1)(test)
+    # a person added to the notebook's first note: every later pseudonym of the notebook moves up one
+    test = example([(edit_authors, 1)], True, 1)(test)
+    # a note moved from one category to another (the first one's listing loses it)
+    test = example([(edit_category, 1)], False, 1)(test)
     return test
 
 
@@ -156,6 +201,7 @@ def test_incremental_equals_full(steps, reopen: bool, jobs: int) -> None:
 
 def test_noop_rebuild_writes_nothing_and_an_edit_rewrites_only_what_shows_it(small: Path, tmp_path: Path,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CARNET_CHECK_READS")  # this test counts the work done: no second making to check it
     out = tmp_path / "site"
     result = build(small, out, search=False, cache=BuildCache.open(default_cache_path(out)))
     assert result.changed == result.files
@@ -177,6 +223,8 @@ def test_noop_rebuild_writes_nothing_and_an_edit_rewrites_only_what_shows_it(sma
     assert result.changed == len(rewritten)
     assert cache.counts.reused["notes"] == len(_notes(small)) - 1  # every note but the edited one is not re-read
     assert cache.counts.redone["bodies"] == 1  # and only its body is rendered again
+    # the other plain notes' outputs are recalled whole, by what they read (generator/site/reads.py)
+    assert cache.counts.redone["note-outputs"] == 1 and cache.counts.reused["note-outputs"] > 0
     # every other note's anchors come from disk, without their tokens: nothing else is parsed again
     assert cache.counts.reused["anchors"] == len(_notes(small)) - 1 and cache.counts.redone["anchors"] == 1
     articles = [n.read_text(encoding="utf-8") for n in _notes(small)

@@ -10,9 +10,13 @@ import math
 import re
 import unicodedata
 from collections import Counter, defaultdict
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import sparse  # type: ignore[import-untyped]  # scipy ships no type hints and scipy-stubs is no dependency
+
+if TYPE_CHECKING:
+    from scipy import sparse  # type: ignore[import-untyped]  # scipy ships no type hints and scipy-stubs is no dependency
+# scipy (and networkx) are imported where used: a build without wikis never pays for loading them
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_DOCUMENT_SHARE = 0.5
@@ -74,6 +78,8 @@ def tfidf(texts: list[str]) -> sparse.csr_matrix:
     rows, columns, counts = rows[present], columns[present], counts[present]
     sublinear = np.array([0.0] + [1 + math.log(c) for c in range(1, int(counts.max(initial=0)) + 1)])
     values = sublinear[counts] * idf[columns] if len(columns) else np.empty(0)
+    from scipy import sparse
+
     matrix = sparse.csr_matrix((values, (rows, columns)), shape=(n, len(vocabulary)), dtype=np.float64)
     norms = np.sqrt(matrix.multiply(matrix).sum(axis=1)).A1
     norms[norms == 0] = 1.0

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import networkx as nx
 import numpy as np
-from scipy import sparse  # type: ignore[import-untyped]  # scipy ships no type hints and scipy-stubs is no dependency
-from scipy.sparse.csgraph import connected_components, minimum_spanning_tree  # type: ignore[import-untyped]  # as above
+
+if TYPE_CHECKING:
+    from scipy import sparse  # type: ignore[import-untyped]  # scipy ships no type hints and scipy-stubs is no dependency
+# scipy (and networkx) are imported where used: a build without wikis never pays for loading them
 
 PRECISION = 1
 CHAINING_SHARE = 1 / 3
@@ -101,6 +103,10 @@ def group(ids: list[str], vectors: sparse.csr_matrix, threshold: float) -> list[
     n = len(ids)
     edges = distances_under(vectors, threshold)
     # the graph's weights are distance + 1 (a zero would read as "no edge")
+    import networkx as nx
+    from scipy import sparse
+    from scipy.sparse.csgraph import connected_components, minimum_spanning_tree  # type: ignore[import-untyped]
+
     graph = sparse.csr_matrix(([d + 1.0 for _i, _j, d in edges], ([i for i, _j, _d in edges], [j for _i, j, _d in edges])),
                               shape=(n, n))
     _count, labels = connected_components(graph, directed=False)

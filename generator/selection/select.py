@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.linalg  # type: ignore[import-untyped]  # scipy ships no type hints and scipy-stubs is no dependency
-import scipy.sparse.linalg  # type: ignore[import-untyped]
+
+if TYPE_CHECKING:
+    import scipy.sparse  # type: ignore[import-untyped]  # scipy ships no type hints and scipy-stubs is no dependency
+# scipy (and networkx) are imported where used: a build without wikis never pays for loading them
 
 from generator.corpus.model import Corpus, Extraction
 from generator.selection.groups import Group, central_member, group
@@ -85,6 +88,9 @@ def _top_two(gram: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The two largest eigenpairs of a symmetric matrix. The iterative solver starts from
     a fixed vector (never a random one: the same map on every run) that is not orthogonal
     to them (the double-centred matrix sends the constant vector to zero, so not that)."""
+    import scipy.linalg  # type: ignore[import-untyped]
+    import scipy.sparse.linalg  # type: ignore[import-untyped]
+
     n = gram.shape[0]
     if n >= ITERATIVE_FROM:
         start = np.cos(np.arange(1, n + 1) * 0.6180339887498949) + 0.5

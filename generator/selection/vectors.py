@@ -9,9 +9,13 @@ import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import sparse  # type: ignore[import-untyped]  # scipy ships no type hints and scipy-stubs is no dependency
+
+if TYPE_CHECKING:
+    from scipy import sparse  # type: ignore[import-untyped]  # scipy ships no type hints and scipy-stubs is no dependency
+# scipy (and networkx) are imported where used: a build without wikis never pays for loading them
 
 from generator.corpus.verdicts import text_hash
 from generator.selection.embeddings import tfidf
@@ -58,6 +62,8 @@ def vectors_for(texts: list[str], provider: str, cache: dict[str, list[float]]) 
             dense = np.array([cache[k] for k in keys], dtype=np.float64)
             norms = np.linalg.norm(dense, axis=1)
             norms[norms == 0] = 1.0
+            from scipy import sparse
+
             return sparse.csr_matrix(dense / norms[:, None]), "endpoint"
         return tfidf(texts), "tfidf-fallback"
     return tfidf(texts), "tfidf"

@@ -9,14 +9,14 @@ code read those lists, and a list can be wrong where a key of what was read cann
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
 from generator.memo import NO_MEMO, Memo, digest_of
-from generator.site import pages
+from generator.site import pages, reads
 from generator.site.annotations import note_annotations
 from generator.site.graph import NotePart, encoded_note_part, graph_outputs
 from generator.site.jsonout import dumps
@@ -99,23 +99,42 @@ class BasePages:
 
 @dataclass(frozen=True)
 class NotebookPages:
+    """A notebook's listing; recalled by what its entries show (:func:`reads.listing_key`),
+    without building its context."""
+
     name: str = "notebook-pages"
 
     def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
+        shell = reads.shell_digest(site, theme, ())
         for slug in site.publication.notebooks:
-            yield notebook_path(slug), theme.render("notebook.html", memo, **pages.notebook_context(site, theme, slug))
+            path = notebook_path(slug)
+            key = partial(reads.listing_key, shell, site, theme, path, slug, pages.ordered_notes(site, slug))
+            yield path, memo.memo("listings", key, partial(_render, theme, "notebook.html", pages.notebook_context,
+                                                           site, theme, slug))
 
 
 @dataclass(frozen=True)
 class CategoryPages:
+    """A category's listing, recalled as a notebook's is."""
+
     name: str = "category-pages"
 
     def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
+        shell = reads.shell_digest(site, theme, ())
         for slug, notebook in site.publication.notebooks.items():
             for axis in notebook.axes:
                 for category in axis.categories:
-                    context = pages.category_context(site, theme, slug, axis.key, category)
-                    yield category_path(slug, axis.key, category), theme.render("category.html", memo, **context)
+                    path = category_path(slug, axis.key, category)
+                    key = partial(reads.listing_key, shell, site, theme, path, slug,
+                                  pages.category_notes(site, slug, axis.key, category))
+                    yield path, memo.memo("listings", key, partial(_render, theme, "category.html",
+                                                                   pages.category_context, site, theme, slug,
+                                                                   axis.key, category))
+
+
+def _render(theme: Theme, template: str, context: Callable[..., dict[str, Any]], *args: Any) -> bytes:
+    # the listing is kept whole under its key: not a second time under its context's
+    return theme.render(template, NO_MEMO, **context(*args))
 
 
 @runtime_checkable

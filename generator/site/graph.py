@@ -36,10 +36,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-import networkx as nx
+if TYPE_CHECKING:
+    import networkx as nx  # imported where used (by `carnet context`): a build never loads it
 
 from generator.corpus.model import NoteType
 from generator.memo import NO_MEMO, Memo, digest_of
@@ -90,6 +91,8 @@ class TypedGraph:
     @property
     def graph(self) -> nx.MultiDiGraph[str]:
         """The same graph as networkx (for ranking)."""
+        import networkx as nx
+
         g: nx.MultiDiGraph[str] = nx.MultiDiGraph()  # nodes are the string ids
         for key, data in self.nodes.items():
             g.add_node(key, **data)
@@ -306,7 +309,7 @@ def graph_outputs(site: SiteModel, memo: Memo = NO_MEMO, made: Mapping[str, Note
             return digest_of((slug, site.publication.notes[slug], site.base_url,
                               [(e.id, e.kind) for e in anchored.document.elements], sorted(anchored.anchors.items())))
 
-        encoded, keys = memo.memo("graph", key, make)
+        encoded, keys = made[slug] if slug in made else memo.memo("graph", key, make)
         parts.append(encoded)
         known.nodes.update((k, {}) for k in keys)
     parts.append(encode_part(site, site_part(site, known)))

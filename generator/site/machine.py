@@ -317,7 +317,7 @@ def _descriptions(site: SiteModel, tr: Callable[..., str]) -> dict[str, str]:
     publication = site.publication
     result = {"index.html": tr("llms_home_desc"), "search.html": tr("llms_search_desc")}
     for slug, notebook in publication.notebooks.items():
-        members = publication.notes_of(slug)
+        members = site.notes_of(slug)
         for axis in notebook.axes:
             for category in axis.categories:
                 count = sum(category in (n.membership(slug).categories.get(axis.key, ())  # type: ignore[union-attr]
@@ -466,7 +466,7 @@ def feeds(site: SiteModel, theme: Theme | None = None) -> Iterator[tuple[str, by
     yield articles_feed, feed(articles_feed, tr("feed_articles", site=publication.settings.title),
                               [n for n in notes if n.type is not NoteType.NOTE])
     for slug, notebook in publication.notebooks.items():
-        members = publication.notes_of(slug)
+        members = site.notes_of(slug)
         yield feed_path(slug), feed(feed_path(slug), f"{notebook.title}", members)
 
 

@@ -131,5 +131,18 @@ class SiteModel:
         return frozenset(self.extractions) | frozenset(
             c.id for _note, e in self.extractions.values() for c in e.comments)
 
+    @functools.cached_property
+    def members(self) -> dict[str, list[Note]]:
+        """Published notebook → its notes, in the publication's order; computed once per build
+        (each listing asks for its notebook's notes)."""
+        members: dict[str, dict[str, Note]] = {}
+        for note in self.publication.notes.values():
+            for membership in note.memberships:
+                members.setdefault(membership.notebook, {})[note.slug] = note
+        return {notebook: list(notes.values()) for notebook, notes in members.items()}
+
+    def notes_of(self, notebook: str) -> list[Note]:
+        return list(self.members.get(notebook, ()))
+
     def bases_of(self, notebook: str) -> list[str]:
         return [slug for slug, base in self.publication.bases.items() if notebook in base.notebooks]

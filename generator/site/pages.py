@@ -108,7 +108,7 @@ def common(site: SiteModel, theme: Theme, path: str, title: str, kind: str, abso
 def ordered_notes(site: SiteModel, notebook: str) -> list[Note]:
     """Pinned first (in their order), then the manual order, then the rest newest first."""
     nb = site.publication.notebooks[notebook]
-    notes = {n.slug: n for n in site.publication.notes_of(notebook)}
+    notes = {n.slug: n for n in site.notes_of(notebook)}
     head = [s for s in (*nb.pinned, *nb.order) if s in notes]
     seen: set[str] = set()
     ordered = []
@@ -143,11 +143,11 @@ def note_summary(site: SiteModel, theme: Theme, note: Note, notebook: str,
         "categories": categories,
         "extractions": len(note.extractions),
         "comments": sum(len(e.comments) for e in note.extractions),
-        "act": _act_summary(site, theme, note.slug, url),
+        "act": act_summary(site, theme, note.slug, url),
     }
 
 
-def _act_summary(site: SiteModel, theme: Theme, slug: str, url: Callable[[str], str]) -> dict[str, Any] | None:
+def act_summary(site: SiteModel, theme: Theme, slug: str, url: Callable[[str], str]) -> dict[str, Any] | None:
     audit = site.articles.get(slug)
     if audit is None:
         return None
@@ -181,7 +181,7 @@ def home_context(site: SiteModel, theme: Theme) -> dict[str, Any]:
 
 def _notebook_card(site: SiteModel, slug: str, url: Callable[[str], str]) -> dict[str, Any]:
     nb = site.publication.notebooks[slug]
-    notes = site.publication.notes_of(slug)
+    notes = site.notes_of(slug)
     return {"title": nb.title, "description": nb.description, "url": url(notebook_path(slug)),
             "notes": sum(n.type is NoteType.NOTE for n in notes),
             "articles": sum(n.type is not NoteType.NOTE for n in notes)}
@@ -237,6 +237,11 @@ def notebook_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any]
     return ctx
 
 
+def category_notes(site: SiteModel, notebook: str, axis_key: str, category: str) -> list[Note]:
+    """The notes a category page lists, in the notebook's order."""
+    return [n for n in ordered_notes(site, notebook) if category in _member_categories(n, notebook, axis_key)]
+
+
 def category_context(site: SiteModel, theme: Theme, notebook: str, axis_key: str, category: str) -> dict[str, Any]:
     nb = site.publication.notebooks[notebook]
     axis = nb.axis(axis_key)
@@ -244,7 +249,7 @@ def category_context(site: SiteModel, theme: Theme, notebook: str, axis_key: str
     path = category_path(notebook, axis_key, category)
     ctx = common(site, theme, path, f"{category} — {nb.title}", "category")
     url = ctx["url"]
-    notes = [n for n in ordered_notes(site, notebook) if category in _member_categories(n, notebook, axis_key)]
+    notes = category_notes(site, notebook, axis_key, category)
     ctx["notebook"] = {"title": nb.title, "url": url(notebook_path(notebook))}
     ctx["axis"] = {"title": axis.title}
     ctx["category"] = category
@@ -311,7 +316,7 @@ def note_context(site: SiteModel, theme: Theme, slug: str, memo: Memo = NO_MEMO)
             } for c in sorted(extraction.comments, key=lambda c: (c.date, c.id))],
         })
 
-    hrefs = {(use.raw, use.wiki): _href(site, theme, target, path) for use, target in site.links.get(slug, [])}
+    hrefs = {(use.raw, use.wiki): link_href(site, theme, target, path) for use, target in site.links.get(slug, [])}
     unchecked = Href(None, title=theme.tr("link_unchecked"))
 
     def resolve(raw: str, wiki: bool) -> Href:
@@ -328,11 +333,8 @@ def note_context(site: SiteModel, theme: Theme, slug: str, memo: Memo = NO_MEMO)
         note.body, note.body_line, note.media is not None, sorted(marks.items()), sorted(hrefs.items()), unchecked,
         sorted(covered.covered), sorted(citations.items()), sorted(after_inline.items()))), lambda: render_body(state))
     for entry in extractions:
-        entry["cited_by"] = [{"title": publication.notes[a].title, "url": url(note_path(a)),
-                              "count": sum(1 for link in site.articles[a].links
-                                           if link.extraction == entry["id"] and link.marker.kind == "ext"
-                                           and not link.broken)}
-                             for a in site.reuse.get(entry["id"], [])]
+        entry["cited_by"] = [{"title": title, "url": url(note_path(a)), "count": count}
+                             for a, title, count in cited_by(site, entry["id"])]
     media = None
     if note.media:
         extension = posixpath.splitext(note.media)[1].lower()
@@ -358,6 +360,14 @@ def note_context(site: SiteModel, theme: Theme, slug: str, memo: Memo = NO_MEMO)
         "author_rule": publication.notebooks[publication.governing[slug]].author_rule.value,
     }
     return ctx
+
+
+def cited_by(site: SiteModel, extraction: str) -> list[tuple[str, str, int]]:
+    """The published articles citing an extraction: (slug, title, how many times)."""
+    return [(a, site.publication.notes[a].title,
+             sum(1 for link in site.articles[a].links
+                 if link.extraction == extraction and link.marker.kind == "ext" and not link.broken))
+            for a in site.reuse.get(extraction, [])]
 
 
 def _preview(site: SiteModel, theme: Theme, note_slug: str, extraction_id: str, quote: str) -> dict[str, str]:
@@ -603,7 +613,8 @@ def audit_context(site: SiteModel, theme: Theme, audit: ArticleAudit, page: str)
     }
 
 
-def _href(site: SiteModel, theme: Theme, target: LinkTarget, page: str) -> Href:
+def link_href(site: SiteModel, theme: Theme, target: LinkTarget, page: str) -> Href:
+    """A link of a note's body as ``page`` shows it (what the page reads of the link's target)."""
     published = site.publication.notes
     if target.kind == "note":
         if target.key not in published:

@@ -1,0 +1,109 @@
+"""What a note's own outputs read of the site model: the key an incremental build
+recalls them by, whole, without building the page's context again.
+
+A plain note's page, text, annotations, siblings, mirror, llms-full chunk and graph part
+(:func:`generator.site.emitters.note_outputs`) are a function of the note itself (its
+file and sidecars: body, front matter, extractions, comments, hence its anchors) and of
+a few facts about the rest of the site, gathered by :func:`note_reads`:
+
+- the shell every page shares (:func:`shell_digest`): settings, the site's address,
+  bases and notebooks, the theme, which emitters run;
+- the note's links as its page resolves them (a target unpublished, a passage detached…);
+- its backlinks, with their titles;
+- the published articles citing each of its extractions, with titles and counts;
+- the names its people are shown by (a notebook-wide rule);
+- its coverage.
+
+An edit anywhere else changes none of them, so the note's outputs are recalled as they
+were: one edited note costs its own outputs, plus those of the notes whose reads it
+changes (a retitled note: the notes linking to it and linked from it).
+
+A read forgotten here would publish a stale page. The list is enforced: with
+``CARNET_CHECK_READS=1`` in the environment (the test suite sets it) every recalled
+note is made again, without any memo, and compared with what was recalled
+(:func:`check_recalled`), so any test that rebuilds after an edit fails on a missing read.
+
+Articles (wikis and syntheses) read far more (audits, assessments, selections, every
+cited note): they are not keyed here, and are made on every build (each step of theirs
+still memoized by content).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+
+from generator.corpus.model import Note, NoteType
+from generator.memo import digest_of
+from generator.site.model import SiteModel, note_path
+from generator.site.pages import act_summary, cited_by, link_href
+from generator.site.theme import Theme
+
+CHECK_READS = "CARNET_CHECK_READS"
+"""The environment variable that makes every recalled note's outputs be made again and compared."""
+
+
+class StaleOutputs(AssertionError):
+    """A note's recalled outputs differ from what making them again gives: a read is missing
+    from :func:`note_reads` (a bug of Carnet's, found by a test)."""
+
+
+def checking() -> bool:
+    return os.environ.get(CHECK_READS) == "1"
+
+
+def keyed(site: SiteModel, slug: str) -> bool:
+    """Whether the note's outputs are recalled by :func:`note_key` (plain notes only)."""
+    return (site.publication.notes[slug].type is NoteType.NOTE and slug not in site.articles
+            and slug not in site.assessments and slug not in site.selections)
+
+
+def shell_digest(site: SiteModel, theme: Theme, emitters: Iterable[str]) -> str:
+    """What every note's outputs read of the site as a whole."""
+    publication = site.publication
+    return digest_of((publication.settings, site.base_url, publication.bases, publication.notebooks,
+                      theme.memo_key(), sorted(emitters)))
+
+
+def note_reads(site: SiteModel, theme: Theme, slug: str) -> tuple[object, ...]:
+    """Everything a plain note's outputs read beyond the shell (see the module's docstring)."""
+    publication = site.publication
+    note = publication.notes[slug]
+    page = note_path(slug)
+    people = {*note.authors, *(e.author for e in note.extractions),
+              *(c.author for e in note.extractions for c in e.comments)}
+    coverage = site.coverage[slug]
+    return (
+        note,
+        publication.governing[slug],
+        sorted((person, publication.name(slug, person)) for person in people),
+        [(use, target, link_href(site, theme, target, page)) for use, target in site.links.get(slug, [])],
+        [(source, publication.notes[source].title) for source in site.backlinks.get(slug, [])],
+        [(e.id, cited_by(site, e.id)) for e in note.extractions],
+        sorted(coverage.covered), coverage.total,
+    )
+
+
+def note_key(shell: str, site: SiteModel, theme: Theme, slug: str) -> str:
+    return digest_of((shell, slug, note_reads(site, theme, slug)))
+
+
+def listing_key(shell: str, site: SiteModel, theme: Theme, page: str, notebook: str, notes: list[Note]) -> str:
+    """What a notebook's listing page reads: the shell, and of each note it lists (in order)
+    what its entry shows. An edit to a note's body or extractions' text leaves it unchanged."""
+    return digest_of((shell, page, notebook, [summary_reads(site, theme, note, notebook) for note in notes]))
+
+
+def summary_reads(site: SiteModel, theme: Theme, note: Note, notebook: str) -> tuple[object, ...]:
+    """What a note's entry in a listing of ``notebook`` shows of it (:func:`pages.note_summary`)."""
+    membership = note.membership(notebook)
+    return (note.slug, note.title, note.date, note.type, note.summary, membership.categories if membership else None,
+            len(note.extractions), sum(len(e.comments) for e in note.extractions),
+            act_summary(site, theme, note.slug, str))
+
+
+def check_recalled(slug: str, recalled: object, made: object) -> None:
+    """Refuse outputs recalled for ``slug`` that differ from ``made`` (made again, from scratch)."""
+    if recalled != made:
+        raise StaleOutputs(f"the outputs recalled for note {slug!r} differ from the ones it gives now: "
+                           "a read is missing from generator/site/reads.py:note_reads")
