@@ -18,7 +18,7 @@ from generator.anchoring import AnchoredNote, Document, anchor_note
 from generator.cache import BuildCache, build_options, unchanged_build
 from generator.corpus.links import CorpusIndex, LinkTarget, LinkUse, collect_links, resolve_link
 from generator.corpus.load import load_corpus
-from generator.corpus.model import Corpus, Note
+from generator.corpus.model import Corpus
 from generator.corpus.publication import (
     Publication,
     private_link_problems,
@@ -92,8 +92,8 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1) -> Che
     anchored: dict[str, AnchoredNote] = {}
     uses: dict[str, list[LinkUse]] = {}
     # each key taken once: asked whether the memo holds it, then to recall or store
-    anchors_key = functools.cache(lambda slug: _anchors_key(corpus.notes[slug]))
-    links_key = functools.cache(lambda slug: _links_key(corpus.notes[slug]))
+    anchors_key = functools.cache(lambda slug: digest_of(("anchors", corpus.source_of(slug))))
+    links_key = functools.cache(lambda slug: digest_of(("links", corpus.source_of(slug))))
     def held(slug: str) -> bool:
         return memo.holds("anchors", partial(anchors_key, slug)) and memo.holds("link-uses", partial(links_key, slug))
 
@@ -143,16 +143,6 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1) -> Che
             problems += private_opposition_problems(record, public, corpus.extractions)
     return CheckedContent(corpus, anchored, links, articles, assessments, publication, sorted_problems(problems),
                           len(afresh))
-
-
-def _anchors_key(note: Note) -> str:
-    """What anchoring a note reads: its body and extractions (and its file: problems name it)."""
-    return digest_of((note.body, note.body_line, note.media is not None, note.source.file,
-                      [(e.id, e.quote, e.prefix, e.suffix, e.occurrence, e.source) for e in note.extractions]))
-
-
-def _links_key(note: Note) -> str:
-    return digest_of((note.body, note.body_line))
 
 
 def _anchor_and_collect(corpus: Corpus, slug: str) -> tuple[AnchoredNote, list[Problem], list[LinkUse]]:
@@ -214,7 +204,9 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
 
     @functools.cache  # taken once: asked whether the memo holds it, then to recall or store
     def key(ids: tuple[str, ...]) -> str:
-        return digest_of((list(ids), [known.get(i) for i in ids], threshold, provider, vectors))
+        # an extraction is its note's: keyed by the note's files, not by pickling it
+        return digest_of((list(ids), [analysis.corpus.source_of(known[i].note) if i in known else None for i in ids],
+                          threshold, provider, vectors))
 
     def compute(ids: tuple[str, ...]) -> Selection:
         return select(analysis.corpus, list(ids), threshold, provider, vectors)

@@ -230,6 +230,7 @@ def parse_content(files: ContentFiles, memo: Memo = NO_MEMO, mapper: Mapper = _s
 
     notes: dict[str, Note] = {}
     note_files: dict[str, str] = {}
+    sources: dict[str, str] = {}
     wanted: list[tuple[str, str, bytes, str | None]] = []  # (rel, slug, bytes, sidecar): the notes to read
     slugs: dict[str, str] = {}
     for rel, data in sorted(files.notes.items()):
@@ -255,6 +256,7 @@ def parse_content(files: ContentFiles, memo: Memo = NO_MEMO, mapper: Mapper = _s
         if note is not None:
             notes[slug] = note
             note_files[slug] = rel
+            sources[slug] = key(rel, data, sidecar_rel)
     for stem, rel in sorted(sidecars.items()):
         readable, _value = _read_yaml(rel, files.extractions[rel], problems)
         if readable:
@@ -300,6 +302,7 @@ def parse_content(files: ContentFiles, memo: Memo = NO_MEMO, mapper: Mapper = _s
         proposals=tuple(proposals),
         verification=records,
         oppositions=oppositions,
+        sources=dict(sorted(sources.items())),
     )
     return corpus, problems
 

@@ -295,6 +295,9 @@ class Corpus:
         proposals: section-operation proposals (:class:`~generator.corpus.proposal.Proposal`).
         verification: verdicts and contestations
             (:class:`~generator.corpus.verdicts.VerificationRecords`).
+        sources: note slug → sha256 of its files (note and sidecar, with their paths). A
+            note is a function of these bytes alone, so a build's keys take this digest
+            rather than pickling the note (a note with many extractions is slow to pickle).
     """
 
     settings: SiteSettings
@@ -306,9 +309,24 @@ class Corpus:
     proposals: tuple[Any, ...] = ()
     verification: Any = None
     oppositions: dict[str, Any] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def source_of(self, slug: str) -> object:
+        """What a key takes for a note: its files' digest, or the note itself where the
+        corpus was not read from files (tests build some in memory)."""
+        return self.sources.get(slug) or self.notes[slug]
 
     def notes_of(self, notebook: str) -> list[Note]:
-        return [note for note in self.notes.values() if note.membership(notebook)]
+        return list(self._members.get(notebook, ()))
+
+    @functools.cached_property
+    def _members(self) -> dict[str, list[Note]]:
+        # notebook → its notes in the corpus's order, once: every perimeter asks for one notebook's
+        members: dict[str, dict[str, Note]] = {}
+        for note in self.notes.values():
+            for membership in note.memberships:
+                members.setdefault(membership.notebook, {})[note.slug] = note
+        return {notebook: list(notes.values()) for notebook, notes in members.items()}
 
     @functools.cached_property
     def extractions(self) -> dict[str, Extraction]:

@@ -42,6 +42,8 @@ class Publication:
         governing: note slug → slug of the notebook whose author rule applies.
         unpublished: slugs of the notes that are not published (for link checks).
         reports: one per public notebook.
+        sources: published note slug → its files' digest (:attr:`Corpus.sources`); with the
+            public notebooks, all a published note is a function of.
     """
 
     settings: SiteSettings
@@ -52,6 +54,11 @@ class Publication:
     governing: dict[str, str]
     unpublished: frozenset[str]
     reports: list[NotebookReport] = field(default_factory=list)
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def source_of(self, slug: str) -> object:
+        """What a key takes for a published note: its files' digest (or the note itself)."""
+        return self.sources.get(slug) or self.notes[slug]
 
     def notes_of(self, notebook: str) -> list[Note]:
         return [note for note in self.notes.values() if note.membership(notebook)]
@@ -90,6 +97,7 @@ def publish(corpus: Corpus) -> Publication:
     publication = Publication(
         settings=corpus.settings, notebooks=notebooks, bases=bases, notes=notes, names=names,
         governing=governing, unpublished=frozenset(set(corpus.notes) - set(notes)),
+        sources={slug: corpus.sources[slug] for slug in notes if slug in corpus.sources},
     )
     publication.reports = [_report(publication, slug) for slug in notebooks]
     return publication

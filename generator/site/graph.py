@@ -34,7 +34,7 @@ no network) and declares every term used, so nothing is dropped on expansion:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -197,13 +197,21 @@ class EncodedPart:
     """A part's records as published lines (node id → line, edge → line), defined nodes
     apart from the bare ones its edges point to; ``jsonld`` and ``links`` are what
     graph.jsonld needs of its nodes and edges, kept raw: an edge's target may be another
-    part's node, whose ``@id`` is only known once every part is in."""
+    part's node, whose ``@id`` is only known once every part is in.
+
+    A note's part also keeps ``records``: the graph.jsonld lines of each node it defines,
+    made from its own edges, with the ``@id`` it took for each node outside the part
+    (``assumed``). They are used as they are when, every part in, the node has no edge
+    from another part and those ``@id`` are right (:func:`assemble_jsonld`); otherwise
+    the node's lines are made again from the whole graph."""
 
     nodes: dict[str, str]
     edges: dict[tuple[str, str, str], str]
     jsonld: dict[str, dict[str, str]]
     links: dict[tuple[str, str, str], dict[str, Any]]
     bare: set[str]
+    records: dict[str, list[str]] = field(default_factory=dict)
+    assumed: dict[str, str] = field(default_factory=dict)
 
 
 def jsonld_fields(key: str, data: dict[str, Any]) -> dict[str, str]:
@@ -217,7 +225,8 @@ def jsonld_fields(key: str, data: dict[str, Any]) -> dict[str, str]:
     return fields
 
 
-def encode_part(site: SiteModel, part: TypedGraph) -> EncodedPart:
+def encode_part(site: SiteModel, part: TypedGraph, records: bool = False) -> EncodedPart:
+    """A part, encoded; with ``records``, its nodes' graph.jsonld lines too (a note's part)."""
     nodes, jsonld, bare = {}, {}, set()
     for key, data in part.nodes.items():
         if not data:
@@ -227,7 +236,20 @@ def encode_part(site: SiteModel, part: TypedGraph) -> EncodedPart:
         jsonld[key] = jsonld_fields(key, data)
     edges = {key: _ENCODER.encode({"source": key[0], "target": key[1], **data}) for key, data in part.edges.items()}
     links = {key: {name: value for name, value in data.items() if name != "type"} for key, data in part.edges.items()}
-    return EncodedPart(nodes, edges, jsonld, links, bare)
+    encoded = EncodedPart(nodes, edges, jsonld, links, bare)
+    if records:
+        # a node outside the part is one of the site's pages (a notebook) or has none (a category)
+        encoded.assumed = {key: node_iri(site.base_url, key, {"url": url} if (url := _page_of(site, key)) else None)
+                           for key in bare}
+        encoded.records = _records(site.base_url, sorted(jsonld), jsonld, links,
+                                   lambda key: encoded.assumed.get(key) or node_iri(site.base_url, key, jsonld.get(key)))
+    return encoded
+
+
+def _page_of(site: SiteModel, key: str) -> str | None:
+    kind, _, slug = key.partition(":")
+    paths = {"note": note_path, "notebook": notebook_path, "base": base_path}
+    return site.base_url + paths[kind](slug) if kind in paths else None
 
 
 def jsonld_vocabulary(base_url: str) -> str:
@@ -254,35 +276,70 @@ def node_iri(base_url: str, key: str, fields: dict[str, str] | None) -> str:
     return base_url + "graph.json#" + quote(key, safe=":/@!$&'()*+,;=")
 
 
-def jsonld_records(base_url: str, fields: dict[str, dict[str, str]],
-                   links: dict[tuple[str, str, str], dict[str, Any]]) -> list[str]:
-    """graph.jsonld's ``@graph`` as encoded records: every node (``fields`` has the
-    defined ones; the others are bare edge ends), its outgoing edges as properties, then
-    a statement for each of its edges that carries data."""
-    keys = sorted(fields.keys() | {end for source, target, _ in links for end in (source, target)})
-    iri = {key: node_iri(base_url, key, fields.get(key)) for key in keys}
+def _records(base_url: str, keys: list[str], fields: Mapping[str, dict[str, str]],
+             links: Mapping[tuple[str, str, str], dict[str, Any]],
+             iri: Callable[[str], str]) -> dict[str, list[str]]:
+    """Each node's graph.jsonld lines: the node with its outgoing edges as properties, then a
+    statement for each of its edges that carries data."""
     outgoing: dict[str, list[tuple[str, str, str]]] = {}
     for edge in sorted(links):
         outgoing.setdefault(edge[0], []).append(edge)
-    records = []
+    result = {}
     for key in keys:
         own = fields.get(key, {})
-        record: dict[str, Any] = {"@id": iri[key], "identifier": key,
+        record: dict[str, Any] = {"@id": iri(key), "identifier": key,
                                   **{name: value for name, value in own.items() if name in ("kind", "name")}}
         if own.get("kind") in JSONLD_TYPES:
             record["@type"] = JSONLD_TYPES[own["kind"]]
         statements = []
         for source, target, kind in outgoing.get(key, []):  # sorted by target, then type
-            record.setdefault(kind, []).append(iri[target])
+            record.setdefault(kind, []).append(iri(target))
             data = links[(source, target, kind)]
             if unknown := data.keys() - EDGE_ATTRIBUTES:
                 raise ValueError(f"edge data {sorted(unknown)} has no term in graph.jsonld's context")
             if data:
-                statements.append({"@type": "Statement", "subject": iri[source], "predicate":
-                                   jsonld_vocabulary(base_url) + kind, "object": iri[target], **data})
-        records.append(_ENCODER.encode(record))
-        records.extend(_ENCODER.encode(statement) for statement in statements)
-    return records
+                statements.append({"@type": "Statement", "subject": iri(source), "predicate":
+                                   jsonld_vocabulary(base_url) + kind, "object": iri(target), **data})
+        result[key] = [_ENCODER.encode(record), *(_ENCODER.encode(statement) for statement in statements)]
+    return result
+
+
+def assemble_jsonld(base_url: str, parts: list[EncodedPart]) -> list[str]:
+    """graph.jsonld's ``@graph`` as encoded records: every node by id (the defined ones and
+    the bare edge ends), each followed by its statements. A part's own ``records`` are
+    taken as they are where they hold: the node is defined in that part only, no other
+    part has an edge from it, and every ``@id`` the part assumed is the node's."""
+    fields: dict[str, dict[str, str]] = {}
+    links: dict[tuple[str, str, str], dict[str, Any]] = {}
+    defined_in: dict[str, int] = {}
+    twice: set[str] = set()
+    for number, part in enumerate(parts):
+        for key in part.jsonld:
+            if key in defined_in:
+                twice.add(key)
+            defined_in[key] = number
+        fields.update(part.jsonld)
+        links.update(part.links)
+    ends = {end for source, target, _ in links for end in (source, target)}
+    iris: dict[str, str] = {}
+
+    def iri(key: str) -> str:
+        if key not in iris:
+            iris[key] = node_iri(base_url, key, fields.get(key))
+        return iris[key]
+
+    taken: dict[str, list[str]] = {}
+    for number, part in enumerate(parts):
+        if part.records and all(iri(key) == assumed for key, assumed in part.assumed.items()):
+            taken.update((key, lines) for key, lines in part.records.items()
+                         if defined_in[key] == number and key not in twice)
+    for number, part in enumerate(parts):  # an edge from a node in another part: its lines are made again
+        for source, _target, _kind in part.links:
+            if source in taken and defined_in.get(source) != number:
+                del taken[source]
+    keys = sorted(fields.keys() | ends)
+    made = _records(base_url, [key for key in keys if key not in taken], fields, links, iri)
+    return [line for key in keys for line in (taken[key] if key in taken else made[key])]
 
 
 NotePart = tuple[EncodedPart, list[str]]
@@ -291,7 +348,7 @@ NotePart = tuple[EncodedPart, list[str]]
 
 def encoded_note_part(site: SiteModel, slug: str) -> NotePart:
     part = note_part(site, slug)
-    return encode_part(site, part), sorted(part.nodes)
+    return encode_part(site, part, records=True), sorted(part.nodes)
 
 
 def graph_outputs(site: SiteModel, memo: Memo = NO_MEMO, made: Mapping[str, NotePart] | None = None) -> dict[str, bytes]:
@@ -315,14 +372,10 @@ def graph_outputs(site: SiteModel, memo: Memo = NO_MEMO, made: Mapping[str, Note
     parts.append(encode_part(site, site_part(site, known)))
     nodes: dict[str, str] = {}
     edges: dict[tuple[str, str, str], str] = {}
-    fields: dict[str, dict[str, str]] = {}
-    links: dict[tuple[str, str, str], dict[str, Any]] = {}
     bare: set[str] = set()
     for part in parts:
         nodes.update(part.nodes)
         edges.update(part.edges)
-        fields.update(part.jsonld)
-        links.update(part.links)
         bare |= part.bare
     for bare_key in bare - nodes.keys():  # not ``key``: that is the memo key function above
         nodes[bare_key] = _ENCODER.encode({"id": bare_key})
@@ -330,4 +383,4 @@ def graph_outputs(site: SiteModel, memo: Memo = NO_MEMO, made: Mapping[str, Note
                  "links": [edges[k] for k in sorted(edges)]}
     return {"graph.json": dumps_encoded(node_link),
             "graph.jsonld": dumps_encoded({"@context": _ENCODER.encode(jsonld_context(site.base_url)),
-                                           "@graph": jsonld_records(site.base_url, fields, links)})}
+                                           "@graph": assemble_jsonld(site.base_url, parts)})}

@@ -74,7 +74,7 @@ def note_reads(site: SiteModel, theme: Theme, slug: str) -> tuple[object, ...]:
               *(c.author for e in note.extractions for c in e.comments)}
     coverage = site.coverage[slug]
     return (
-        note,
+        publication.source_of(slug),  # with the shell's public notebooks: the published note, anchors included
         publication.governing[slug],
         sorted((person, publication.name(slug, person)) for person in people),
         [(use, target, link_href(site, theme, target, page)) for use, target in site.links.get(slug, [])],

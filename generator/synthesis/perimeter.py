@@ -18,7 +18,7 @@ def in_perimeter(note: Note, spec: PerimeterSpec) -> bool:
 
 def live_perimeter(corpus: Corpus, spec: PerimeterSpec) -> list[str]:
     """Slugs of the notes the perimeter holds now, by date then slug."""
-    notes = [n for n in corpus.notes.values() if in_perimeter(n, spec)]
+    notes = [n for n in corpus.notes_of(spec.notebook) if in_perimeter(n, spec)]
     return [n.slug for n in sorted(notes, key=lambda n: (n.date.isoformat() if n.date else "", n.slug))]
 
 
