@@ -58,13 +58,15 @@ def _round(values: np.ndarray) -> np.ndarray:
     return np.round(values, PRECISION)
 
 
-def distances_under(vectors: sparse.csr_matrix, threshold: float) -> list[tuple[int, int, float]]:
-    """(i, j, distance) for i < j with distance ≤ threshold, computed block by block."""
+def distances_under(vectors: sparse.csr_matrix, threshold: float,
+                    similarity: sparse.csr_matrix | None = None) -> list[tuple[int, int, float]]:
+    """(i, j, distance) for i < j with distance ≤ threshold, computed block by block, or read
+    from ``similarity`` (the rows' products, made already: the same values, row by row)."""
     edges = []
     n = vectors.shape[0]
     transposed = vectors.T.tocsc()
-    for start in range(0, n, BLOCK):
-        block = (vectors[start:start + BLOCK] @ transposed).tocoo()
+    for start in range(0, n, BLOCK if similarity is None else max(n, 1)):
+        block = (vectors[start:start + BLOCK] @ transposed if similarity is None else similarity).tocoo()
         distance = _round(100.0 * (1.0 - np.clip(block.data, -1.0, 1.0)))
         keep = (block.row + start < block.col) & (distance <= threshold)
         edges += list(zip((block.row[keep] + start).tolist(), block.col[keep].tolist(), distance[keep].tolist(),
@@ -94,14 +96,18 @@ def pair_distance(vectors: sparse.csr_matrix, i: int, j: int) -> float:
     return float(_round(np.array([100.0 * (1.0 - min(1.0, max(-1.0, value)))]))[0])
 
 
-def group(ids: list[str], vectors: sparse.csr_matrix, threshold: float) -> list[Group]:
+def group(ids: list[str], vectors: sparse.csr_matrix, threshold: float,
+          similarity: sparse.csr_matrix | None = None) -> list[Group]:
     """Groups of ``ids`` (rows of ``vectors``) under ``threshold``; the output does not
-    depend on the order of ``ids``."""
+    depend on the order of ``ids``. ``similarity``: ``vectors @ vectors.T``, when the caller
+    has it (it is not computed twice)."""
     order = sorted(range(len(ids)), key=lambda i: ids[i])
+    if similarity is not None and order != list(range(len(ids))):
+        similarity = similarity[order][:, order]
     ids = [ids[i] for i in order]
     vectors = vectors[order]
     n = len(ids)
-    edges = distances_under(vectors, threshold)
+    edges = distances_under(vectors, threshold, similarity)
     # the graph's weights are distance + 1 (a zero would read as "no edge")
     import networkx as nx
     from scipy import sparse

@@ -62,7 +62,9 @@ def select(corpus: Corpus, ids: list[str], threshold: float = DEFAULT_THRESHOLD,
         return Selection(threshold, [], [])
     canonical = sorted(ids)
     vectors, produced_by = vectors_for([extraction[i].quote for i in canonical], provider, cache or {})
-    groups = group(canonical, vectors, threshold)
+    # one product per perimeter, shared: the map needs all of it, the grouping the pairs under the threshold
+    similarity = vectors @ vectors.T if 1 < len(canonical) <= MAP_LIMIT else None
+    groups = group(canonical, vectors, threshold, similarity)
     rank = {i: n for n, i in enumerate(order)}
     for g in groups:
         g.members.sort(key=lambda i: rank[i])
@@ -75,7 +77,7 @@ def select(corpus: Corpus, ids: list[str], threshold: float = DEFAULT_THRESHOLD,
                 if member != keep:
                     erased += 1
                     disagreeing += extraction[member].disagreements
-    points = _map(canonical, vectors) if len(canonical) <= MAP_LIMIT else {}
+    points = _map(canonical, similarity) if len(canonical) <= MAP_LIMIT else {}
     return Selection(threshold, order, groups, points, (erased, disagreeing), produced_by)
 
 
@@ -104,14 +106,14 @@ def _top_two(gram: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return values, vectors
 
 
-def _map(ids: list[str], vectors: scipy.sparse.csr_matrix) -> dict[str, tuple[float, float]]:
-    """Classical MDS of the distances, eigenvector signs fixed (largest component
-    positive), coordinates rounded: the same map on every machine."""
+def _map(ids: list[str], similarity: scipy.sparse.csr_matrix | None) -> dict[str, tuple[float, float]]:
+    """Classical MDS of the distances (``similarity``: the vectors' products; none for one
+    point), eigenvector signs fixed (largest component positive), coordinates rounded: the
+    same map on every machine."""
     n = len(ids)
-    if n == 1:
+    if n == 1 or similarity is None:
         return {ids[0]: (0.0, 0.0)}
-    similarity = (vectors @ vectors.T).toarray()
-    distance = np.round(100.0 * (1.0 - np.clip(similarity, -1.0, 1.0)), 1)
+    distance = np.round(100.0 * (1.0 - np.clip(similarity.toarray(), -1.0, 1.0)), 1)
     squared = distance ** 2
     # double centring J·D²·J without the two n³ products, then only the top two
     # eigenpairs (LAPACK's subset driver): the map of 2,000 points in a fraction of a second
