@@ -18,7 +18,7 @@ import generator.anchoring.elements as elements
 import generator.jobs as carnet_jobs
 from generator.cache import BuildCache, default_cache_path
 from generator.markup import parse
-from generator.pipeline import build
+from generator.pipeline import build, check_content
 from generator.problems import ContentError
 from support.corpus import copy_fixture, site_files
 
@@ -223,8 +223,12 @@ def test_noop_rebuild_writes_nothing_and_an_edit_rewrites_only_what_shows_it(sma
     assert result.changed == len(rewritten)
     assert cache.counts.reused["notes"] == len(_notes(small)) - 1  # every note but the edited one is not re-read
     assert cache.counts.redone["bodies"] == 1  # and only its body is rendered again
-    # the other plain notes' outputs are recalled whole, by what they read (generator/site/reads.py)
-    assert cache.counts.redone["note-outputs"] == 1 and cache.counts.reused["note-outputs"] > 0
+    # the other notes' outputs are recalled whole, by what they read (generator/site/reads.py): all but
+    # the edited note's and those of the articles whose perimeter holds it (their coverage panel counts it)
+    checked = check_content(small)
+    around = [slug for slug, audit in checked.articles.items() if "conseil-c" in (audit.perimeter_notes or [])]
+    assert around and cache.counts.redone["note-outputs"] == 1 + len(around)
+    assert cache.counts.reused["note-outputs"] == len(checked.publication.notes) - 1 - len(around)
     # every other note's anchors come from disk, without their tokens: nothing else is parsed again
     assert cache.counts.reused["anchors"] == len(_notes(small)) - 1 and cache.counts.redone["anchors"] == 1
     articles = [n.read_text(encoding="utf-8") for n in _notes(small)

@@ -23,9 +23,10 @@ A read forgotten here would publish a stale page. The list is enforced: with
 note is made again, without any memo, and compared with what was recalled
 (:func:`check_recalled`), so any test that rebuilds after an edit fails on a missing read.
 
-Articles (wikis and syntheses) read far more (audits, assessments, selections, every
-cited note): they are not keyed here, and are made on every build (each step of theirs
-still memoized by content).
+An article (wiki or synthesis) reads more (:func:`article_reads`): its audit, its
+pairs' states, its selection and oppositions, the proposals made to it, and the files of
+every note it involves (perimeter, citations, discarded, coverage, acts it supersedes or
+that supersede it): their titles, passages and comments are on its pages.
 """
 
 from __future__ import annotations
@@ -53,9 +54,12 @@ def checking() -> bool:
 
 
 def keyed(site: SiteModel, slug: str) -> bool:
-    """Whether the note's outputs are recalled by :func:`note_key` (plain notes only)."""
-    return (site.publication.notes[slug].type is NoteType.NOTE and slug not in site.articles
-            and slug not in site.assessments and slug not in site.selections)
+    """Whether the note's outputs are recalled by :func:`note_key`: a plain note, or an
+    article with its audit (an article the analysis could not audit is made each time)."""
+    note = site.publication.notes[slug]
+    if note.type is NoteType.NOTE:
+        return slug not in site.articles and slug not in site.assessments and slug not in site.selections
+    return slug in site.articles
 
 
 def shell_digest(site: SiteModel, theme: Theme, emitters: Iterable[str]) -> str:
@@ -84,8 +88,35 @@ def note_reads(site: SiteModel, theme: Theme, slug: str) -> tuple[object, ...]:
     )
 
 
+def article_reads(site: SiteModel, slug: str) -> tuple[object, ...]:
+    """What an article's outputs read beyond what a note's do (see the module's docstring)."""
+    publication = site.publication
+    audit = site.articles[slug]
+    involved = {*(audit.perimeter_notes or ()), *(link.note for link in audit.links if link.note),
+                *(item.note for item in audit.discarded or ()), *audit.coverage, *audit.superseded_by,
+                *([audit.supersedes] if audit.supersedes else ())}
+    proposals = [p for p in site.proposals if p.target == slug]
+    return (
+        audit, site.assessments.get(slug), site.tallies.get(slug), site.selections.get(slug),
+        site.oppositions.get(slug), proposals,
+        # a marker of a proposal to an unpublished source is redacted: which ids are public
+        sorted(site.public_ids) if proposals else None,
+        publication.names.get(slug),
+        sorted((note, publication.source_of(note) if note in publication.notes else None) for note in involved),
+        sorted((note, publication.source_of(note)) for note in _selection_notes(site, slug)),
+    )
+
+
+def _selection_notes(site: SiteModel, slug: str) -> set[str]:
+    """The notes of a wiki's selection's extractions (its page quotes them)."""
+    selection = site.selections.get(slug)
+    extractions = site.extractions
+    return {extractions[i][0].slug for i in selection.order if i in extractions} if selection else set()
+
+
 def note_key(shell: str, site: SiteModel, theme: Theme, slug: str) -> str:
-    return digest_of((shell, slug, note_reads(site, theme, slug)))
+    reads = note_reads(site, theme, slug)
+    return digest_of((shell, slug, reads, article_reads(site, slug) if slug in site.articles else None))
 
 
 def listing_key(shell: str, site: SiteModel, theme: Theme, page: str, notebook: str, notes: list[Note]) -> str:
