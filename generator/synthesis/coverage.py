@@ -29,6 +29,15 @@ class Coverage:
     def count(self) -> int:
         return len(self.covered)
 
+    def __reduce__(self) -> tuple[object, tuple[tuple[int, ...], int]]:
+        # the indexes in order: the same bytes for equal coverages (a build's keys pickle them), and no
+        # frozenset for the C pickler's fast mode, which fails past 50 of them (its nesting count leaks)
+        return _coverage, (tuple(sorted(self.covered)), self.total)
+
+
+def _coverage(covered: tuple[int, ...], total: int) -> Coverage:
+    return Coverage(frozenset(covered), total)
+
 
 def coverage(elements: list[Element], anchors: Iterable[Anchor]) -> Coverage:
     covered = {portion.element for anchor in anchors if anchor.status.is_live for portion in anchor.portions}
