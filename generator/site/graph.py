@@ -276,39 +276,49 @@ def node_iri(base_url: str, key: str, fields: dict[str, str] | None) -> str:
     return base_url + "graph.json#" + quote(key, safe=":/@!$&'()*+,;=")
 
 
+def _record_line(key: str, own: dict[str, str], edges: list[tuple[str, str, str]], iri: Callable[[str], str]) -> str:
+    """A node's record: what it is, and its outgoing ``edges`` (sorted) as properties."""
+    record: dict[str, Any] = {"@id": iri(key), "identifier": key,
+                              **{name: value for name, value in own.items() if name in ("kind", "name")}}
+    if own.get("kind") in JSONLD_TYPES:
+        record["@type"] = JSONLD_TYPES[own["kind"]]
+    for _source, target, kind in edges:  # sorted by target, then type
+        record.setdefault(kind, []).append(iri(target))
+    return _ENCODER.encode(record)
+
+
 def _records(base_url: str, keys: list[str], fields: Mapping[str, dict[str, str]],
              links: Mapping[tuple[str, str, str], dict[str, Any]],
              iri: Callable[[str], str]) -> dict[str, list[str]]:
     """Each node's graph.jsonld lines: the node with its outgoing edges as properties, then a
     statement for each of its edges that carries data."""
+    wanted = set(keys)
     outgoing: dict[str, list[tuple[str, str, str]]] = {}
-    for edge in sorted(links):
+    for edge in sorted(edge for edge in links if edge[0] in wanted):
         outgoing.setdefault(edge[0], []).append(edge)
     result = {}
     for key in keys:
-        own = fields.get(key, {})
-        record: dict[str, Any] = {"@id": iri(key), "identifier": key,
-                                  **{name: value for name, value in own.items() if name in ("kind", "name")}}
-        if own.get("kind") in JSONLD_TYPES:
-            record["@type"] = JSONLD_TYPES[own["kind"]]
+        edges = outgoing.get(key, [])
         statements = []
-        for source, target, kind in outgoing.get(key, []):  # sorted by target, then type
-            record.setdefault(kind, []).append(iri(target))
+        for source, target, kind in edges:
             data = links[(source, target, kind)]
             if unknown := data.keys() - EDGE_ATTRIBUTES:
                 raise ValueError(f"edge data {sorted(unknown)} has no term in graph.jsonld's context")
             if data:
                 statements.append({"@type": "Statement", "subject": iri(source), "predicate":
                                    jsonld_vocabulary(base_url) + kind, "object": iri(target), **data})
-        result[key] = [_ENCODER.encode(record), *(_ENCODER.encode(statement) for statement in statements)]
+        result[key] = [_record_line(key, fields.get(key, {}), edges, iri),
+                       *(_ENCODER.encode(statement) for statement in statements)]
     return result
 
 
 def assemble_jsonld(base_url: str, parts: list[EncodedPart]) -> list[str]:
     """graph.jsonld's ``@graph`` as encoded records: every node by id (the defined ones and
     the bare edge ends), each followed by its statements. A part's own ``records`` are
-    taken as they are where they hold: the node is defined in that part only, no other
-    part has an edge from it, and every ``@id`` the part assumed is the node's."""
+    taken as they are where they hold: the node is defined in that part only and every
+    ``@id`` the part assumed is the node's. A node another part adds edges from (a group
+    membership, say) has its record made again with every edge; its statements are the
+    part's own unless an added edge carries data too (then all its lines are made again)."""
     fields: dict[str, dict[str, str]] = {}
     links: dict[tuple[str, str, str], dict[str, Any]] = {}
     defined_in: dict[str, int] = {}
@@ -333,10 +343,23 @@ def assemble_jsonld(base_url: str, parts: list[EncodedPart]) -> list[str]:
         if part.records and all(iri(key) == assumed for key, assumed in part.assumed.items()):
             taken.update((key, lines) for key, lines in part.records.items()
                          if defined_in[key] == number and key not in twice)
-    for number, part in enumerate(parts):  # an edge from a node in another part: its lines are made again
-        for source, _target, _kind in part.links:
-            if source in taken and defined_in.get(source) != number:
-                del taken[source]
+    added: dict[str, list[tuple[str, str, str]]] = {}  # taken node → edges from it in other parts
+    for number, part in enumerate(parts):
+        for edge in part.links:
+            if edge[0] in taken and defined_in.get(edge[0]) != number:
+                added.setdefault(edge[0], []).append(edge)
+    own: dict[int, dict[str, list[tuple[str, str, str]]]] = {}  # part → node → its edges there
+    for key, edges in added.items():
+        if any(links[edge] for edge in edges):
+            del taken[key]  # a statement to place among the part's own: every line made again
+            continue
+        number = defined_in[key]
+        if number not in own:
+            own[number] = {}
+            for edge in parts[number].links:
+                own[number].setdefault(edge[0], []).append(edge)
+        every = sorted({*own[number].get(key, []), *edges})
+        taken[key] = [_record_line(key, fields.get(key, {}), every, iri), *taken[key][1:]]
     keys = sorted(fields.keys() | ends)
     made = _records(base_url, [key for key in keys if key not in taken], fields, links, iri)
     return [line for key in keys for line in (taken[key] if key in taken else made[key])]
