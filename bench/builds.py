@@ -119,10 +119,12 @@ def edit_title(content: Path, n: int) -> None:
 
 
 def edit_category(content: Path, n: int) -> None:
+    """The note's category swapped for another (never the one it has: that would be no edit)."""
     note = _note(content, n)
     text = note.read_text(encoding="utf-8")
-    categories = ("Budget", "Santé")
-    note.write_text(re.sub(r"^(    theme: )\[.*\]$", rf'\1["{categories[n % 2]}"]', text, count=1, flags=re.M),
+    current = re.search(r"^    theme: \[(.*)\]$", text, flags=re.M)
+    category = "Santé" if current and "Budget" in current.group(1) else "Budget"
+    note.write_text(re.sub(r"^(    theme: )\[.*\]$", rf'\1["{category}"]', text, count=1, flags=re.M),
                     encoding="utf-8")
 
 
@@ -136,9 +138,9 @@ def edit_extraction(content: Path, n: int) -> None:
     """An extraction's kind changed in a sidecar (the note's page and the wiki's selection show it)."""
     sidecar = sorted((content / "notes").glob("*.extractions.yaml"))[len(_notes(content)) // 3]
     text = sidecar.read_text(encoding="utf-8")
-    kinds = ("fait", "question")
-    sidecar.write_text(re.sub(r"^(    kind: ).*$", rf"\g<1>{kinds[n % 2]}", text, count=1, flags=re.M),
-                       encoding="utf-8")
+    current = re.search(r"^    kind: (.*)$", text, flags=re.M)
+    kind = "question" if current and current.group(1).strip() == "fait" else "fait"  # never the kind it has
+    sidecar.write_text(re.sub(r"^(    kind: ).*$", rf"\g<1>{kind}", text, count=1, flags=re.M), encoding="utf-8")
 
 
 def _notes(content: Path) -> list[Path]:
