@@ -61,7 +61,7 @@ class CheckedContent:
         publication: the public part: the only thing emitters see.
         problems: every problem found, sorted.
         afresh: with ``jobs`` > 1, how many notes the build cache did not hold (anchored
-            afresh; enough of them, and the pages are rendered in workers too); else 0.
+            afresh, in worker processes when there are enough of them); else 0.
     """
 
     corpus: Corpus
@@ -260,7 +260,7 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
 def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = EMITTERS,
                 memo: Memo = NO_MEMO, digests: dict[str, str] | None = None, jobs: int = 1) -> dict[str, bytes]:
     """Every output of the site, by path; with a build cache as ``memo``, what is unchanged
-    is not rendered again: a plain note's outputs are recalled whole by what they read
+    is not rendered again: a note's outputs are recalled whole by what they read
     (:mod:`generator.site.reads`). With ``jobs`` > 1, the notes' own outputs (page, text,
     annotations, siblings, mirror) still to make are made in that many worker processes."""
     files: dict[str, bytes] = {}
@@ -294,8 +294,9 @@ can change the page around it, seldom the body itself)."""
 
 def every_note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: list[PerNote],
                        jobs: int = 1) -> dict[str, NoteOutputs]:
-    """Each published note's own outputs: a plain note's recalled whole when what it reads is
-    unchanged, the others made (in ``jobs`` worker processes when there are enough)."""
+    """Each published note's own outputs: recalled whole when what they read is unchanged
+    (with ``CARNET_CHECK_READS=1``, made again and compared), the others made (in ``jobs``
+    worker processes when there are enough)."""
     notes = list(site.publication.notes)
     shell = reads.shell_digest(site, theme, [e.name for e in emitters])
     keys = {slug: functools.cache(partial(reads.note_key, shell, site, theme, slug))

@@ -1,9 +1,9 @@
 """One emitter per output: each reads the finished site model and yields ``(site path,
-bytes)`` pairs. What an incremental build redoes is decided by content, not declared: a
-page is rendered again only when its template, its whole context or the theme changed
-(the keys of the :class:`generator.memo.Memo` it is given), and the writer replaces only
-the files whose bytes changed. (Emitters once declared the model parts they read; no
-code read those lists, and a list can be wrong where a key of what was read cannot.)
+bytes)`` pairs. What an incremental build redoes: a note's own outputs (:func:`note_outputs`)
+and the listings are recalled by what they read (:mod:`generator.site.reads`, checked in the
+tests by making every recalled note again); other pages are rendered again only when their
+template, whole context or theme changed (the keys of the :class:`generator.memo.Memo` they
+are given). The writer replaces only the files whose bytes changed.
 """
 
 from __future__ import annotations
