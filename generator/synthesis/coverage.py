@@ -31,7 +31,8 @@ class Coverage:
 
     def __reduce__(self) -> tuple[object, tuple[tuple[int, ...], int]]:
         # the indexes in order: the same bytes for equal coverages (a build's keys pickle them), and no
-        # frozenset for the C pickler's fast mode, which fails past 50 of them (its nesting count leaks)
+        # frozenset for the C pickler's fast mode, which fails past ~50 of them in one dump
+        # (python/cpython#146059: save_frozenset never calls fast_save_leave; fixed in later releases)
         return _coverage, (tuple(sorted(self.covered)), self.total)
 
 
