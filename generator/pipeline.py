@@ -60,8 +60,6 @@ class CheckedContent:
         assessments: article slug → its (claim, source) pairs with their verification states.
         publication: the public part: the only thing emitters see.
         problems: every problem found, sorted.
-        afresh: with ``jobs`` > 1, how many notes the build cache did not hold (anchored
-            afresh, in worker processes when there are enough of them); else 0.
     """
 
     corpus: Corpus
@@ -71,7 +69,6 @@ class CheckedContent:
     assessments: dict[str, list[Assessment]]
     publication: Publication
     problems: list[Problem]
-    afresh: int = 0
 
     @property
     def errors(self) -> list[Problem]:
@@ -141,8 +138,7 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1) -> Che
     for wiki, record in corpus.oppositions.items():
         if wiki in publication.notes:
             problems += private_opposition_problems(record, public, corpus.extractions)
-    return CheckedContent(corpus, anchored, links, articles, assessments, publication, sorted_problems(problems),
-                          len(afresh))
+    return CheckedContent(corpus, anchored, links, articles, assessments, publication, sorted_problems(problems))
 
 
 def _anchor_and_collect(corpus: Corpus, slug: str) -> tuple[AnchoredNote, list[Problem], list[LinkUse]]:

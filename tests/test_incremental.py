@@ -33,20 +33,28 @@ def _pick(paths: list[Path], n: int) -> Path | None:
     return paths[n % len(paths)] if paths else None
 
 
+def _append(path: Path, text: str) -> None:
+    path.write_text(path.read_text(encoding="utf-8") + text, encoding="utf-8")
+
+
+def _replace_line(path: Path, pattern: str, replacement: str) -> None:
+    """The first line matching ``pattern`` (multiline regex), rewritten."""
+    text = path.read_text(encoding="utf-8")
+    path.write_text(re.sub(pattern, replacement, text, count=1, flags=re.M), encoding="utf-8")
+
+
 def edit_body(content: Path, n: int) -> None:
     note = _pick(_notes(content), n)
     if note:
         # a link added: the note's links and backlinks change (and it shows whether the passage is detached)
         link = " Voir [[conseil-a]] et [[ext:a-budget]]." if n % 2 else ""
-        note.write_text(note.read_text(encoding="utf-8") + f"\nUn paragraphe ajouté numéro {n}.{link}\n",
-                        encoding="utf-8")
+        _append(note, f"\nUn paragraphe ajouté numéro {n}.{link}\n")
 
 
 def edit_title(content: Path, n: int) -> None:
     note = _pick(_notes(content), n)
     if note:
-        text = note.read_text(encoding="utf-8")
-        note.write_text(re.sub(r"^title: (.*)$", rf"title: \1 ({n})", text, count=1, flags=re.M), encoding="utf-8")
+        _replace_line(note, r"^title: (.*)$", rf"title: \1 ({n})")
 
 
 def add_note(content: Path, n: int) -> None:
@@ -103,9 +111,7 @@ def edit_authors(content: Path, n: int) -> None:
     """A person added to a note: a notebook's pseudonyms or initials may change on its other notes."""
     note = _pick(_notes(content), n)
     if note:
-        text = note.read_text(encoding="utf-8")
-        note.write_text(re.sub(r"^authors: \[", f"authors: [Auteur Ajouté {n % 3}, ", text, count=1, flags=re.M),
-                        encoding="utf-8")
+        _replace_line(note, r"^authors: \[", f"authors: [Auteur Ajouté {n % 3}, ")
 
 
 def cite_extraction(content: Path, n: int) -> None:
@@ -113,31 +119,25 @@ def cite_extraction(content: Path, n: int) -> None:
     wiki = content / "notes" / "wiki-budget.md"
     if wiki.exists():
         cited = ("a-budget", "a-two-paragraphs")[n % 2]
-        wiki.write_text(wiki.read_text(encoding="utf-8") + f"\nUn ajout numéro {n} [[ext:{cited}]].\n",
-                        encoding="utf-8")
+        _append(wiki, f"\nUn ajout numéro {n} [[ext:{cited}]].\n")
 
 
 def edit_category(content: Path, n: int) -> None:
     """A note moved to another category: the listings of both show it moved."""
     note = _pick(_notes(content), n)
     if note:
-        text = note.read_text(encoding="utf-8")
         category = ("Budget", "Vie scolaire")[n % 2]
-        note.write_text(re.sub(r"^(    theme: )\[.*\]$", rf"\1[{category}]", text, count=1, flags=re.M), encoding="utf-8")
+        _replace_line(note, r"^(    theme: )\[.*\]$", rf"\1[{category}]")
 
 
 def edit_notebook(content: Path, n: int) -> None:
     path = _pick(sorted((content / "notebooks").glob("*.yaml")), n)
     if path:
-        text = path.read_text(encoding="utf-8")
-        path.write_text(re.sub(r"^title: (.*)$", rf"title: \1 {n}", text, count=1, flags=re.M), encoding="utf-8")
+        _replace_line(path, r"^title: (.*)$", rf"title: \1 {n}")
 
 
 def edit_settings(content: Path, n: int) -> None:
-    path = content / "carnet.yaml"
-    text = path.read_text(encoding="utf-8")
-    path.write_text(re.sub(r"^description: .*$", f"description: Corpus de test, version {n}.", text,
-                           count=1, flags=re.M), encoding="utf-8")
+    _replace_line(content / "carnet.yaml", r"^description: .*$", f"description: Corpus de test, version {n}.")
 
 
 OPERATIONS = (edit_body, edit_title, add_note, delete_note, rename_note, edit_quote, edit_notebook, edit_settings,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from typing import Any
@@ -284,6 +285,15 @@ class Note:
         return next((m for m in self.memberships if m.notebook == notebook), None)
 
 
+def members_by_notebook(notes: Iterable[Note]) -> dict[str, list[Note]]:
+    """Notebook slug → its notes, in the order given (each note once)."""
+    members: dict[str, dict[str, Note]] = {}
+    for note in notes:
+        for membership in note.memberships:
+            members.setdefault(membership.notebook, {})[note.slug] = note
+    return {notebook: list(members_of.values()) for notebook, members_of in members.items()}
+
+
 @dataclass(frozen=True)
 class Corpus:
     """Everything under the content directory, loaded and type-checked.
@@ -321,12 +331,7 @@ class Corpus:
 
     @functools.cached_property
     def _members(self) -> dict[str, list[Note]]:
-        # notebook → its notes in the corpus's order, once: every perimeter asks for one notebook's
-        members: dict[str, dict[str, Note]] = {}
-        for note in self.notes.values():
-            for membership in note.memberships:
-                members.setdefault(membership.notebook, {})[note.slug] = note
-        return {notebook: list(notes.values()) for notebook, notes in members.items()}
+        return members_by_notebook(self.notes.values())  # once: every perimeter asks for one notebook's
 
     @functools.cached_property
     def extractions(self) -> dict[str, Extraction]:

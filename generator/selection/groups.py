@@ -12,6 +12,7 @@ names the chaining and the members that bridge it.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -62,11 +63,15 @@ def distances_under(vectors: sparse.csr_matrix, threshold: float,
                     similarity: sparse.csr_matrix | None = None) -> list[tuple[int, int, float]]:
     """(i, j, distance) for i < j with distance ≤ threshold, computed block by block, or read
     from ``similarity`` (the rows' products, made already: the same values, row by row)."""
-    edges = []
     n = vectors.shape[0]
-    transposed = vectors.T.tocsc()
-    for start in range(0, n, BLOCK if similarity is None else max(n, 1)):
-        block = (vectors[start:start + BLOCK] @ transposed if similarity is None else similarity).tocoo()
+    if similarity is not None:
+        blocks: Iterable[tuple[int, sparse.csr_matrix]] = [(0, similarity)]
+    else:
+        transposed = vectors.T.tocsc()
+        blocks = ((start, vectors[start:start + BLOCK] @ transposed) for start in range(0, n, BLOCK))
+    edges = []
+    for start, product in blocks:
+        block = product.tocoo()
         distance = _round(100.0 * (1.0 - np.clip(block.data, -1.0, 1.0)))
         keep = (block.row + start < block.col) & (distance <= threshold)
         edges += list(zip((block.row[keep] + start).tolist(), block.col[keep].tolist(), distance[keep].tolist(),

@@ -11,7 +11,7 @@ from typing import Any
 
 from generator.anchoring import AnchoredNote
 from generator.corpus.links import LinkTarget, LinkUse
-from generator.corpus.model import Extraction, Note
+from generator.corpus.model import Extraction, Note, members_by_notebook
 from generator.corpus.proposal import Proposal
 from generator.corpus.publication import Publication
 from generator.selection.select import Selection
@@ -135,11 +135,7 @@ class SiteModel:
     def members(self) -> dict[str, list[Note]]:
         """Published notebook → its notes, in the publication's order; computed once per build
         (each listing asks for its notebook's notes)."""
-        members: dict[str, dict[str, Note]] = {}
-        for note in self.publication.notes.values():
-            for membership in note.memberships:
-                members.setdefault(membership.notebook, {})[note.slug] = note
-        return {notebook: list(notes.values()) for notebook, notes in members.items()}
+        return members_by_notebook(self.publication.notes.values())
 
     def notes_of(self, notebook: str) -> list[Note]:
         return list(self.members.get(notebook, ()))
