@@ -16,9 +16,11 @@ or a date, so a stale entry can only be missed, never wrongly reused:
 
 A :class:`BuildCache` is the :class:`generator.memo.Memo` an incremental build passes to
 its steps (a full build passes :data:`generator.memo.NO_MEMO`). In memory for ``carnet
-serve``; on disk for ``carnet build`` as one pickle under
-``.carnet-cache/``, written atomically. Deleting it is always safe: the next build is a
-full one. Entries not used by a build are dropped, so it never grows past one site.
+serve``; on disk for ``carnet build`` under ``.carnet-cache/``: a small state pickle,
+written atomically, and a :class:`MemoStore` whose values are written as they are made
+and read when asked, so a build holds no more of the cache than it is using. Deleting it
+is always safe: the next build is a full one. Entries not used by a build are dropped,
+so it never grows past one site.
 """
 
 from __future__ import annotations
@@ -30,10 +32,10 @@ import mmap
 import os
 import pickle
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from generator import __version__
 from generator.files import write_atomic
@@ -44,10 +46,6 @@ BuildOptions = tuple[bool, str | None, bool, str, list[str] | None]
 """strict, base URL, search, theme folder, emitters: what decides a build besides its files."""
 
 CACHE_DIR = ".carnet-cache"
-IN_MEMORY_ONLY: frozenset[str] = frozenset()
-"""Memos kept by a live process (``serve``) but never written to disk. None now: a parsed
-note is written without its token trees (unpickling them took longer than parsing), and
-parses them again only if a page of it must be rendered again."""
 _FORMAT = 1
 
 
@@ -124,6 +122,7 @@ class BuildCache:
             except Exception:
                 pass
         cache = cls(path=path, source=source)
+        cache.memo_file_loaded = path is None  # on disk: the store is opened (or made) on first use
         cache.begin()
         return cache
 
@@ -135,16 +134,18 @@ class BuildCache:
     def _load_memos(self) -> None:
         self.memo_file_loaded = True
         self.memos = {}
-        self.store = MemoStore.open(self.memo_path, self.source) if self.memo_path is not None else None
+        # on disk, each value is written to the store as soon as it is made (none is held here)
+        self.store = (MemoStore.open(self.memo_path, self.source) or MemoStore(self.memo_path, self.source)
+                      if self.memo_path is not None else None)
 
     def begin(self) -> None:
         self.used = {}
         self.counts = CacheStats()
 
     def save(self) -> None:
-        """Keep only what this build used, then write the state (and the memos, when this
-        build touched them) atomically: on disk, only the entries this build made are
-        appended (see :class:`MemoStore`)."""
+        """Keep only what this build used, then write the state (and the memos' index, when
+        this build touched them) atomically: on disk, the values this build made were
+        appended to the store as they were made (see :class:`MemoStore`)."""
         if self.memo_file_loaded:
             kept = {kind: {key: value for key, value in entries.items() if key in self.used.get(kind, ())}
                     for kind, entries in self.memos.items()}
@@ -155,11 +156,12 @@ class BuildCache:
             return
         self.save_error = None
         try:
-            if self.memo_file_loaded and self.memo_dirty and self.memo_path is not None:
-                store = self.store or MemoStore(self.memo_path, self.source)
-                store.save({kind: entries for kind, entries in self.memos.items() if kind not in IN_MEMORY_ONLY},
-                           self.used)
-                self.store = store
+            store = self.store
+            if self.memo_file_loaded and store is not None and (
+                    self.memo_dirty or store.failed is not None
+                    or any(key not in self.used.get(kind, ()) for kind, entries in store.where.items()
+                           for key in entries)):
+                store.save(self.used)
                 self.memo_dirty = False
             write_atomic(self.path, pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL))
         except OSError as exc:  # the site is written; without a cache the next build is only slower
@@ -183,17 +185,18 @@ class BuildCache:
         entries = self.memos.setdefault(kind, {})
         digest = key()
         self.used.setdefault(kind, set()).add(digest)
-        if digest not in entries and self.store is not None:
-            found = self.store.get(kind, digest)  # read from disk on first use only
-            if found is not MISSING:
-                entries[digest] = found
-        hit = digest in entries
+        value: Any = entries.get(digest, MISSING)
+        if value is MISSING and self.store is not None:
+            value = self.store.get(kind, digest)  # read from disk when asked, never kept here
+        hit = value is not MISSING
         self.counts.count(kind, hit)
         if not hit:
-            entries[digest] = compute()
+            value = compute()
             self.memo_dirty = True
-        value: T = entries[digest]
-        return value
+            if self.store is None or not self.store.put(kind, digest, value):
+                entries[digest] = value  # in memory (serve), or in a worker, or after the disk refused
+        result: T = value
+        return result
 
     def holds(self, kind: str, key: Callable[[], str]) -> bool:
         if not self.memo_file_loaded:
@@ -263,21 +266,27 @@ class MemoStore:
     """The memos on disk: an index (kind → key → where its value lies) and a pack file of
     pickled values, each read only when a build asks for it.
 
-    A save appends the entries the build made to the pack and writes the index
-    atomically, so a rebuild after one edit writes what that edit changed, not the whole
-    cache. Entries the build did not use leave the index (their bytes stay in the pack,
-    counted as waste); once the waste outweighs what is live, the live entries are copied
-    into a new pack. A killed build leaves at most unindexed bytes at the pack's end.
+    A value is written to the end of the pack as soon as it is made (:meth:`put`), so a
+    build never holds the cache in memory; a save writes the index atomically, naming
+    the entries the build used. A rebuild after one edit thus writes what that edit
+    changed, not the whole cache. Entries the build did not use leave the index (their
+    bytes stay in the pack, counted as waste); once the waste outweighs what is live, the
+    live entries are copied into a new pack. A killed build leaves at most unindexed
+    bytes at the pack's end.
     """
 
     def __init__(self, index_path: Path, source: str, pack: str = "", where: dict[str, dict[str, tuple[int, int]]]
                  | None = None, waste: int = 0) -> None:
         self.index_path = index_path
         self.source = source
-        self.pack = pack  # file name of the pack, beside the index ("" before the first save)
+        self.pack = pack  # file name of the pack, beside the index ("" before the first value)
         self.where = where or {}
         self.waste = waste
-        self._map: mmap.mmap | None = None
+        self.failed: str | None = None  # why a value could not be written: the index is then left as it was
+        self._map: mmap.mmap | None = None  # the pack as it was opened: older values are read from it
+        self._writer: BinaryIO | None = None
+        self._reader: BinaryIO | None = None  # values written since the map was made
+        self._owner = os.getpid()  # a forked worker reads the store but never writes to it
         self._rewritten = False  # a new pack was written: the others go once the index names it
 
     @classmethod
@@ -307,27 +316,70 @@ class MemoStore:
 
     def get(self, kind: str, key: str) -> Any:
         place = self.where.get(kind, {}).get(key)
-        if place is None or self._map is None:
+        if place is None:
             return MISSING
         offset, length = place
         try:
-            return pickle.loads(self._map[offset:offset + length])
+            if self._map is not None and offset + length <= len(self._map):
+                return pickle.loads(self._map[offset:offset + length])
+            if self._writer is not None:
+                self._writer.flush()
+            if self._reader is None:
+                self._reader = self.pack_path.open("rb")
+            return pickle.loads(os.pread(self._reader.fileno(), length, offset))
         except Exception:  # a damaged entry is only a miss: its step runs again
             return MISSING
 
-    def save(self, memos: dict[str, dict[str, Any]], used: dict[str, set[str]]) -> None:
-        """Make the store hold exactly ``memos`` (the entries this build used)."""
-        live = {kind: {key: place for key, place in self.where.get(kind, {}).items() if key in entries}
-                for kind, entries in memos.items()}
+    def put(self, kind: str, key: str, value: Any) -> bool:
+        """Write ``value`` at the end of the pack; ``False`` when this process may not
+        (a worker: the parent writes what it returns) or the disk refused (see ``failed``)."""
+        if self.failed is not None or os.getpid() != self._owner:
+            return False
+        try:
+            writer = self._open_writer()
+            data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+            offset = writer.tell()
+            writer.write(data)
+        except OSError as exc:
+            self.failed = f"{exc.strerror or exc}"
+            return False
+        self.where.setdefault(kind, {})[key] = (offset, len(data))
+        return True
+
+    def _open_writer(self) -> BinaryIO:
+        if self._writer is None:
+            if not self.pack:  # the first value: a new pack
+                self.index_path.parent.mkdir(parents=True, exist_ok=True)
+                self.pack = self._new_pack_name()
+                self._rewritten = True
+            self._writer = self.pack_path.open("ab")
+            self._writer.seek(0, os.SEEK_END)
+        return self._writer
+
+    def _new_pack_name(self) -> str:
+        """A pack name no index can name: past every pack in the folder (a damaged store's
+        index must never point into new bytes)."""
+        numbers = [int(number) for pack in self.index_path.parent.glob(glob.escape(self.index_path.stem) + ".*.pack")
+                   if (number := pack.name[len(self.index_path.stem) + 1:-len(".pack")]).isdigit()]
+        return f"{self.index_path.stem}.{max(numbers, default=0) + 1}.pack"
+
+    def save(self, used: dict[str, set[str]]) -> None:
+        """Make the index name exactly the entries ``used`` by this build (written by
+        :meth:`put` or there before), once the pack holds them on disk."""
+        if self.failed is not None:
+            raise OSError(self.failed)
+        live = {kind: {key: place for key, place in entries.items() if key in used.get(kind, ())}
+                for kind, entries in self.where.items()}
         self.waste += sum(length for kind, entries in self.where.items() for key, (_o, length) in entries.items()
-                          if key not in live.get(kind, {}))
+                          if key not in live[kind])
+        self.where = live
+        writer = self._open_writer()
+        writer.flush()
+        os.fsync(writer.fileno())  # the index that points here is written after
+        self.close()
         kept = sum(length for entries in live.values() for _o, length in entries.values())
-        fresh = [(kind, key, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
-                 for kind, entries in memos.items() for key, value in entries.items() if key not in live[kind]]
-        if not self.pack or self.waste > kept + sum(len(data) for *_ignored, data in fresh):
-            self._rewrite(live, fresh)
-        else:
-            self._append(live, fresh)
+        if self.waste > kept:  # more dead bytes than live ones: the live ones move to a new pack
+            self._compact()
         write_atomic(self.index_path, pickle.dumps((self.source, self.pack, self.where, self.waste),
                                                    protocol=pickle.HIGHEST_PROTOCOL))
         if self._rewritten:  # packs no index names any more (the last one, or one of other code)
@@ -337,51 +389,38 @@ class MemoStore:
                     pack.unlink(missing_ok=True)
         legacy = self.index_path.with_name(self.index_path.stem + ".pickle")  # the single file of older versions
         legacy.unlink(missing_ok=True)
-        self._remap()
-
-    def _remap(self) -> None:
-        self.close()
         with self.pack_path.open("rb") as stream:
             if os.fstat(stream.fileno()).st_size:
                 self._map = mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ)
 
-    def _append(self, live: dict[str, dict[str, tuple[int, int]]], fresh: list[tuple[str, str, bytes]]) -> None:
-        with self.pack_path.open("ab") as stream:
-            offset = stream.seek(0, os.SEEK_END)
-            for kind, key, data in fresh:
-                stream.write(data)
-                live[kind][key] = (offset, len(data))
-                offset += len(data)
-            stream.flush()
-            os.fsync(stream.fileno())  # the index that points here is written after
-        self.where = live
-
-    def _rewrite(self, live: dict[str, dict[str, tuple[int, int]]], fresh: list[tuple[str, str, bytes]]) -> None:
-        """A new pack with the live entries and the fresh ones; the old one goes once the
-        index no longer names it."""
-        number = int(self.pack.rsplit(".", 2)[-2]) + 1 if self.pack else 1
-        self.pack = f"{self.index_path.stem}.{number}.pack"
-        where: dict[str, dict[str, tuple[int, int]]] = {kind: {} for kind in live}
-        parts: list[bytes] = []
-        offset = 0
-        for kind, entries in live.items():
-            for key, (start, length) in entries.items():
-                assert self._map is not None
-                parts.append(self._map[start:start + length])
-                where[kind][key] = (offset, length)
-                offset += length
-        for kind, key, data in fresh:
-            parts.append(data)
-            where.setdefault(kind, {})[key] = (offset, len(data))
-            offset += len(data)
-        write_atomic(self.pack_path, b"".join(parts))
-        if self._map is not None:
-            self._map.close()
-            self._map = None
+    def _compact(self) -> None:
+        """A new pack holding only the live entries, copied one by one; the old one goes
+        once the index no longer names it."""
+        old = self.pack_path
+        self.pack = self._new_pack_name()
+        temporary = self.pack_path.with_name(f".{self.pack}.tmp-{os.getpid()}")
+        where: dict[str, dict[str, tuple[int, int]]] = {kind: {} for kind in self.where}
+        try:
+            with old.open("rb") as source, temporary.open("wb") as target:
+                offset = 0
+                for kind, entries in self.where.items():
+                    for key, (start, length) in entries.items():
+                        target.write(os.pread(source.fileno(), length, start))
+                        where[kind][key] = (offset, length)
+                        offset += length
+                target.flush()
+                os.fsync(target.fileno())
+            os.replace(temporary, self.pack_path)
+        finally:
+            temporary.unlink(missing_ok=True)
         self.where, self.waste = where, 0
         self._rewritten = True
 
     def close(self) -> None:
+        for handle in (self._writer, self._reader):
+            if handle is not None:
+                handle.close()
+        self._writer = self._reader = None
         if self._map is not None:
             self._map.close()
             self._map = None

@@ -12,7 +12,7 @@ import gc
 import multiprocessing
 import os
 import threading
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any, Final, TypeVar
@@ -91,9 +91,17 @@ def fork_map(task: Callable[[A], R], items: Sequence[A], jobs: int, worth: int |
     small (bytes and summaries, not parsed trees). The results come in the items' order,
     whatever order the workers finish in: the output cannot depend on ``jobs``. With one
     job, too few items or no ``fork`` on this system, the loop runs here."""
+    return list(fork_iter(task, items, jobs, worth))
+
+
+def fork_iter(task: Callable[[A], R], items: Sequence[A], jobs: int, worth: int | None = None) -> Iterator[R]:
+    """:func:`fork_map` as its results come, in order: the caller takes each one (writes
+    it, drops it) while the workers make the next, so they are never all held at once.
+    Consume it whole: the workers stop when it is closed."""
     workers = workers_for(len(items), jobs, worth)
     if workers <= 1:
-        return [task(item) for item in items]
+        yield from (task(item) for item in items)
+        return
     global _TASK
     _TASK = task
     try:
@@ -105,7 +113,10 @@ def fork_map(task: Callable[[A], R], items: Sequence[A], jobs: int, worth: int |
         gc.freeze()
         try:
             with multiprocessing.get_context("fork").Pool(workers) as pool:
-                return [result for chunk in pool.imap(_run_chunk, chunks) for result in chunk]
+                results = pool.imap(_run_chunk, chunks)
+                gc.unfreeze()  # forked already: what the caller makes meanwhile is collected as usual
+                for chunk in results:
+                    yield from chunk
         finally:
             gc.unfreeze()
     finally:

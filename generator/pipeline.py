@@ -7,8 +7,9 @@ reads the clock: the same content gives the same bytes.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -26,7 +27,7 @@ from generator.corpus.publication import (
     publish,
 )
 from generator.corpus.validate import validate_corpus
-from generator.jobs import RecordingMemo, fork_map, replay, workers_for
+from generator.jobs import RecordingMemo, fork_iter, fork_map, replay, workers_for
 from generator.markup import site_address_problem
 from generator.memo import NO_MEMO, KindsOnly, Memo, digest_of
 from generator.problems import ContentError, Problem, SettingsError, sorted_problems
@@ -38,7 +39,7 @@ from generator.site import reads
 from generator.site.addresses import address_problems, content_behind
 from generator.site.emitters import EMITTERS, Emitter, NoteOutputs, PerNote, derived_outputs, note_outputs
 from generator.site.model import SiteModel
-from generator.site.output import check_output_dir, is_carnet_tree, write_changed, write_site, written_state
+from generator.site.output import SiteFiles, check_output_dir, go_live, is_carnet_tree, staged_site, written_state
 from generator.site.search import index_site
 from generator.site.summary import summarise
 from generator.site.theme import Theme, check_theme
@@ -254,33 +255,48 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
 
 
 def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = EMITTERS,
-                memo: Memo = NO_MEMO, digests: dict[str, str] | None = None, jobs: int = 1) -> dict[str, bytes]:
-    """Every output of the site, by path; with a build cache as ``memo``, what is unchanged
-    is not rendered again: a note's outputs are recalled whole by what they read
-    (:mod:`generator.site.reads`). With ``jobs`` > 1, the notes' own outputs (page, text,
-    annotations, siblings, mirror) still to make are made in that many worker processes."""
-    files: dict[str, bytes] = {}
+                memo: Memo = NO_MEMO, jobs: int = 1, files: SiteFiles | None = None) -> SiteFiles:
+    """Every output of the site, by path, added to ``files`` (a staging tree's, from
+    :func:`generator.site.output.staged_site`: each written as it comes; by default held
+    in memory). With a build cache as ``memo``, what is unchanged is not rendered again:
+    a note's outputs are recalled whole by what they read (:mod:`generator.site.reads`).
+    With ``jobs`` > 1, the notes' own outputs (page, text, annotations, siblings, mirror)
+    still to make are made in that many worker processes."""
+    files = SiteFiles() if files is None else files
     owner: dict[str, str] = {}
-    per_note = [e for e in emitters if isinstance(e, PerNote)]
-    made = every_note_outputs(site, theme, memo, per_note, jobs) if per_note else {}
-    for outputs in made.values():
+
+    def add(path: str, data: bytes, name: str) -> None:
+        if path in files:
+            raise SettingsError(_clash(site, path, name, owner[path]))
+        files.add(path, data)
+        owner[path] = name
+
+    def take(outputs: NoteOutputs) -> NoteOutputs:
+        """A note's files go into ``files`` at once; what the site-wide outputs still read is kept."""
         for name, path, data in outputs.emitted:
-            if path in files:
-                raise SettingsError(_clash(site, path, name, owner[path]))
-            files[path], owner[path] = data, name
+            add(path, data, name)
+        for path, data in outputs.derived.items():
+            add(path, data, "a derived output")
+        return dataclasses.replace(outputs, emitted=[], derived={})
+
+    per_note = [e for e in emitters if isinstance(e, PerNote)]
+    made = every_note_outputs(site, theme, memo, per_note, jobs, take) if per_note else {}
     for emitter in emitters:
         if emitter in per_note:
             continue
         for path, data in emitter.emit(site, theme, memo):
-            if path in files:
-                raise SettingsError(_clash(site, path, emitter.name, owner[path]))
-            files[path] = data
-            owner[path] = emitter.name
-    for path, data in derived_outputs(site, files, memo, digests, theme, made).items():
-        if path in files:
-            raise SettingsError(_clash(site, path, "a derived output", owner[path]))
-        files[path] = data
-    return dict(sorted(files.items()))
+            add(path, data, emitter.name)
+    for path, data in derived_outputs(site, files, memo, theme, made).items():
+        add(path, data, "a derived output")
+    return files
+
+
+def _kept(outputs: NoteOutputs) -> NoteOutputs:
+    return outputs
+
+
+def _same(value: NoteOutputs) -> NoteOutputs:
+    return value
 
 
 BODIES: Final = frozenset({"bodies"})
@@ -289,33 +305,35 @@ can change the page around it, seldom the body itself)."""
 
 
 def every_note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: list[PerNote],
-                       jobs: int = 1) -> dict[str, NoteOutputs]:
-    """Each published note's own outputs: recalled whole when what they read is unchanged
-    (with ``CARNET_CHECK_READS=1``, made again and compared), the others made (in ``jobs``
-    worker processes when there are enough)."""
+                       jobs: int = 1, take: Callable[[NoteOutputs], NoteOutputs] = _kept) -> dict[str, NoteOutputs]:
+    """Each published note's own outputs, passed to ``take`` as they come (what it returns
+    is kept): recalled whole when what they read is unchanged (with
+    ``CARNET_CHECK_READS=1``, made again and compared), the others made (in ``jobs``
+    worker processes when there are enough, while this one takes what they made)."""
     notes = list(site.publication.notes)
     shell = reads.shell_digest(site, theme, [e.name for e in emitters])
     keys = {slug: functools.cache(partial(reads.note_key, shell, site, theme, slug))
             for slug in notes if reads.keyed(site, slug)}
     held = {slug for slug, key in keys.items() if memo.holds("note-outputs", key)}
     todo = [slug for slug in notes if slug not in held]
-    fresh: dict[str, NoteOutputs] = {}
+    fresh: Iterator[tuple[NoteOutputs, list[tuple[str, str, object]]]] | None = None
     if workers_for(len(todo), jobs) > 1:
-        work = partial(_note_work, site, theme, memo, emitters, frozenset(keys))
-        for slug, (outputs, records) in zip(todo, fork_map(work, todo, jobs), strict=True):
-            replay(memo, records)
-            fresh[slug] = outputs
+        fresh = fork_iter(partial(_note_work, site, theme, memo, emitters, frozenset(keys)), todo, jobs)
     made: dict[str, NoteOutputs] = {}
     for slug in notes:
         inner = KindsOnly(memo, BODIES) if slug in keys else memo
-        compute = (partial(fresh.__getitem__, slug) if slug in fresh
-                   else partial(note_outputs, site, theme, inner, emitters, slug))
+        compute = partial(note_outputs, site, theme, inner, emitters, slug)
+        if fresh is not None and slug not in held:  # the workers' results come in the order of ``todo``
+            outputs, records = next(fresh)
+            replay(memo, records)
+            compute = partial(_same, outputs)
         if slug not in keys:
-            made[slug] = compute()
+            made[slug] = take(compute())
             continue
-        made[slug] = memo.memo("note-outputs", keys[slug], compute)
+        outputs = memo.memo("note-outputs", keys[slug], compute)
         if slug in held and reads.checking():
-            reads.check_recalled(slug, made[slug], note_outputs(site, theme, NO_MEMO, emitters, slug))
+            reads.check_recalled(slug, outputs, note_outputs(site, theme, NO_MEMO, emitters, slug))
+        made[slug] = take(outputs)
     return made
 
 
@@ -370,25 +388,19 @@ def build(content_dir: Path, out_dir: Path, *, strict: bool = False, base_url: s
     step("grouping the evidence of wikis")
     site = site_model(analysis, content_dir, base_url, memo, jobs)
     theme = Theme.load(theme_dir, analysis.publication.settings.language)
-    digests: dict[str, str] = {}
-    step("rendering pages")
-    files = render_site(site, theme, emitters, memo, digests, jobs)  # the workers only for many notes to make
-    step("writing the site" + (" and its search index" if search else ""))
     language = analysis.publication.settings.language
     incremental = cache is not None and cache.output_intact(out_dir) and is_carnet_tree(out_dir)
-    rewritten: set[str] | None = None
-    if incremental:
-        assert cache is not None
-        rewritten = write_changed(files, digests, out_dir, content_dir, cache.written,
-                                  (lambda tree: index_site(tree, language)) if search else None)
-        changed = len(rewritten)
-    else:
-        write_site(files, out_dir, content_dir, (lambda tree: index_site(tree, language)) if search else None)
-        changed = len(files) + 1
+    previous = cache.written if cache is not None and incremental else None
+    step("rendering pages")
+    with staged_site(out_dir, content_dir, previous) as files:  # each file written as it is rendered
+        render_site(site, theme, emitters, memo, jobs, files)  # the workers only for many notes to make
+        step("writing the site" + (" and its search index" if search else ""))
+        rewritten = go_live(files, out_dir, (lambda tree: index_site(tree, language)) if search else None)
+    changed = len(rewritten) if incremental else len(files) + 1
     result = BuildResult(out_dir, len(files) + 1, analysis.publication.reports, analysis.problems, language,
                          changed=changed, summary=summarise(analysis.problems, site, files))
     if cache is not None:
-        cache.written = written_state(files, digests, out_dir, cache.written if incremental else None, rewritten)
+        cache.written = written_state(files, files.digests, out_dir, previous, rewritten if incremental else None)
         cache.inputs, cache.result = cache.pending, result
         cache.save()
     return result

@@ -12,7 +12,7 @@ import pytest
 import generator.pipeline as pipeline
 from bench.corpus import Densities, plain_notes, write_carnet
 from generator.cache import BuildCache, default_cache_path
-from generator.jobs import fork_map, workers_for
+from generator.jobs import fork_iter, fork_map, workers_for
 from generator.pipeline import build
 from support.corpus import site_files
 
@@ -33,12 +33,15 @@ def forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """How many items each call of fork_map handed to its workers (calls that forked only)."""
     seen: list[int] = []
 
-    def spy(task, items, jobs, worth=None):  # type: ignore[no-untyped-def]
-        if workers_for(len(items), jobs, worth) > 1 and worth is None:  # the notes' (not the selections')
-            seen.append(len(items))
-        return fork_map(task, items, jobs, worth)
+    def spying(real):  # type: ignore[no-untyped-def]
+        def spy(task, items, jobs, worth=None):  # type: ignore[no-untyped-def]
+            if workers_for(len(items), jobs, worth) > 1 and worth is None:  # the notes' (not the selections')
+                seen.append(len(items))
+            return real(task, items, jobs, worth)
+        return spy
 
-    monkeypatch.setattr(pipeline, "fork_map", spy)
+    monkeypatch.setattr(pipeline, "fork_map", spying(fork_map))
+    monkeypatch.setattr(pipeline, "fork_iter", spying(fork_iter))  # the rendering: results taken as they come
     return seen
 
 

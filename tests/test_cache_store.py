@@ -5,10 +5,14 @@ any damage to the store is only a slower build."""
 from __future__ import annotations
 
 import pickle
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from generator.cache import BuildCache, MemoStore, default_cache_path
 from generator.pipeline import build
+from generator.site.emitters import EMITTERS
 from support.corpus import copy_fixture, site_files
 
 
@@ -129,3 +133,36 @@ def test_the_single_file_of_older_versions_is_removed(tmp_path: Path) -> None:
     legacy.write_bytes(b"an older cache")
     _build(content, out)
     assert not legacy.exists()
+
+
+def test_a_build_writes_each_value_as_it_is_made_and_holds_none(tmp_path: Path) -> None:
+    """Flat memory (issue 23, item 4): a disk cache keeps no value in memory; it is on disk
+    the moment it is made, named by the index only once the build is saved."""
+    content = copy_fixture("small", tmp_path)
+    out = tmp_path / "site"
+    cache = _build(content, out)
+    assert cache.counts.redone.get("note-outputs", 0) > 0
+    assert all(entries == {} for entries in cache.memos.values()), "every value is in the store, none held"
+
+    class Failing:
+        name = "failing"
+
+        def emit(self, site: object, theme: object, memo: object) -> Iterator[tuple[str, bytes]]:
+            raise RuntimeError("killed after the notes were made")
+            yield  # an emitter: a generator
+
+    before = _index(out)
+    pack = default_cache_path(out).with_name(before[1])
+    size = pack.stat().st_size
+    note = sorted((content / "notes").glob("*.md"))[1]
+    _append(note, "\nAvant la panne.\n")
+    with pytest.raises(RuntimeError):
+        build(content, out, search=False, cache=BuildCache.open(default_cache_path(out)),
+              emitters=(*EMITTERS, Failing()))
+    assert pack.stat().st_size > size, "what the failed build made was written at once"
+    assert _index(out) == before, "but the index names none of it"
+    cache = _build(content, out)
+    assert cache.counts.reused.get("anchors", 0) > 0
+    full = tmp_path / "full"
+    build(content, full, search=False)
+    assert site_files(out, search=False) == site_files(full, search=False)

@@ -35,6 +35,7 @@ from generator.site.machine import (
     strings_of,
 )
 from generator.site.mirrors import mirror_path, mirrors, note_mirror
+from generator.site.output import SiteFiles
 from generator.site.model import (
     SiteModel,
     annotations_path,
@@ -305,34 +306,30 @@ def note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: Iterable[P
     return NoteOutputs(emitted, derived, encoded_note_part(site, slug), chunk)
 
 
-def derived_outputs(site: SiteModel, files: dict[str, bytes], memo: Memo = NO_MEMO,
-                    digests: dict[str, str] | None = None, theme: Theme | None = None,
+def derived_outputs(site: SiteModel, files: SiteFiles, memo: Memo = NO_MEMO, theme: Theme | None = None,
                     made: Mapping[str, NoteOutputs] | None = None) -> dict[str, bytes]:
     """Outputs read from the pages themselves, in order: siblings of every page, llms.txt,
-    llms-full.txt, the sitemap, the graph — then the manifest of everything. ``digests``
-    receives the sha256 of every file (the manifest's and the incremental writer's);
-    ``theme`` words llms.txt and llms-full.txt (the default theme's, without one);
-    ``made``: note → what was made of it already, note by note (:func:`note_outputs`)."""
+    llms-full.txt, the sitemap, the graph — then the manifest of everything. ``theme``
+    words llms.txt and llms-full.txt (the default theme's, without one); ``made``: note →
+    what was made of it already, note by note (:func:`note_outputs`; its siblings and
+    mirror are in ``files``). A page's bytes are read from ``files`` only when an output
+    made here reads them."""
     made = made or {}
     redirects = {note_path(alias) for note in site.publication.notes.values() for alias in note.aliases}
-    pages = {path: data for path, data in files.items() if path not in redirects}  # redirects are not pages
-    digests = {} if digests is None else digests
-    # each page hashed once: the manifest lists it, the memos below are keyed by it
-    digests.update((path, hashlib.sha256(data).hexdigest()) for path, data in files.items())
-    derived = {path: data for outputs in made.values() for path, data in outputs.derived.items()}
-    derived.update(siblings(site, pages, memo, skip=derived, digests=digests))
+    pages = _Filtered(files, lambda path: path not in redirects)  # redirects are not pages
+    # siblings and mirrors a note's outputs made already are in ``files``
+    derived = dict(siblings(site, pages, memo, skip=files, digests=files.digests))
     body_lines: dict[str, tuple[str, ...]] = {}
 
     def lines_of(page: str) -> tuple[str, ...]:  # the mirror and llms-full.txt both read them
         if page not in body_lines:
-            html = pages[page]
-            body_lines[page] = memo.memo("body-lines", partial(digests.__getitem__, page),
-                                         lambda: note_body_lines(html))
+            body_lines[page] = memo.memo("body-lines", partial(files.digests.__getitem__, page),
+                                         lambda: note_body_lines(pages[page]))
         return body_lines[page]
 
-    derived.update(mirrors(site, {p: d for p, d in pages.items() if mirror_path(p) not in derived},
+    derived.update(mirrors(site, _Filtered(pages, lambda path: mirror_path(path) not in files),
                            strings_of(site, theme), lines_of))
-    everything = {**pages, **derived}
+    everything = _Both(derived, pages)
     raw = site.publication.settings.extra.get("outputs") or {}
     cap = raw.get("llms_full_cap", DEFAULT_FULL_CAP) if isinstance(raw, dict) else DEFAULT_FULL_CAP
     derived["llms.txt"] = llms_txt(site, everything, theme)
@@ -341,8 +338,47 @@ def derived_outputs(site: SiteModel, files: dict[str, bytes], memo: Memo = NO_ME
                                          lines_of)
     derived["sitemap.xml"] = sitemap(site, everything)
     derived.update(graph_outputs(site, memo, {slug: outputs.graph for slug, outputs in made.items()}))
-    listed = {**files, **derived}
-    digests.update((path, hashlib.sha256(data).hexdigest()) for path, data in derived.items())
-    derived["manifest.json"] = manifest(listed, digests)
-    digests["manifest.json"] = hashlib.sha256(derived["manifest.json"]).hexdigest()
+    digests = {**files.digests, **{path: hashlib.sha256(data).hexdigest() for path, data in derived.items()}}
+    sizes = {**files.sizes, **{path: len(data) for path, data in derived.items()}}
+    derived["manifest.json"] = manifest(sizes, digests)
     return derived
+
+
+class _Both(Mapping[str, bytes]):
+    """The files of ``first`` and of ``second`` (none in both), read only when asked."""
+
+    def __init__(self, first: Mapping[str, bytes], second: Mapping[str, bytes]) -> None:
+        self.first, self.second = first, second
+
+    def __getitem__(self, path: str) -> bytes:
+        return self.first[path] if path in self.first else self.second[path]
+
+    def __contains__(self, path: object) -> bool:
+        return path in self.first or path in self.second
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted({*self.first, *self.second}))
+
+    def __len__(self) -> int:
+        return len({*self.first, *self.second})
+
+
+class _Filtered(Mapping[str, bytes]):
+    """The files of ``files`` whose path ``keep`` keeps, read only when asked."""
+
+    def __init__(self, files: Mapping[str, bytes], keep: Callable[[str], bool]) -> None:
+        self.files, self.keep = files, keep
+
+    def __getitem__(self, path: str) -> bytes:
+        if not self.keep(path):
+            raise KeyError(path)
+        return self.files[path]
+
+    def __contains__(self, path: object) -> bool:
+        return path in self.files and isinstance(path, str) and self.keep(path)
+
+    def __iter__(self) -> Iterator[str]:
+        return (path for path in self.files if self.keep(path))
+
+    def __len__(self) -> int:
+        return sum(1 for _path in self)

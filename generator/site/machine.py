@@ -147,7 +147,7 @@ def _absolute_url(base_url: str, directory: str, href: str) -> str | None:
     return base_url + target + (f"#{fragment}" if fragment else "")
 
 
-def siblings(site: SiteModel, files: dict[str, bytes], memo: Memo = NO_MEMO,
+def siblings(site: SiteModel, files: Mapping[str, bytes], memo: Memo = NO_MEMO,
              skip: Container[str] = (), digests: Mapping[str, str] | None = None) -> Iterator[tuple[str, bytes]]:
     """``x.txt`` (unless a note's text projection is already there) and ``x.json`` for
     every ``x.html`` (but those whose ``x.json`` is in ``skip``: made already); with a
@@ -265,7 +265,7 @@ def _citations(site: SiteModel, path: str) -> list[dict[str, str]]:
     return result
 
 
-def llms_txt(site: SiteModel, files: dict[str, bytes], theme: Theme | None = None) -> bytes:
+def llms_txt(site: SiteModel, files: Mapping[str, bytes], theme: Theme | None = None) -> bytes:
     """https://llmstxt.org: H1, > summary, an info paragraph, H2 sections of links, Optional.
     Prose and section names are in the site's language (the theme's strings), but for
     "Optional", which the format itself names."""
@@ -333,7 +333,7 @@ def _descriptions(site: SiteModel, tr: Callable[..., str]) -> dict[str, str]:
 _LISTING_RANK = {"home": 0, "base": 1, "notebook": 2, "category": 3, "selection": 4}
 
 
-def full_order(site: SiteModel, files: dict[str, bytes]) -> list[str]:
+def full_order(site: SiteModel, files: Mapping[str, bytes]) -> list[str]:
     """llms-full.txt's pages, in order: wiki articles and syntheses, then notes, each
     newest first (by :func:`_page_date`, then slug); then the listing pages (home, bases,
     notebooks, categories, selections, the rest), by path. What a cap keeps is what the
@@ -375,7 +375,7 @@ def full_chunk(site: SiteModel, theme: Theme, path: str, files: Mapping[str, byt
     return "\n".join(header) + "\n\n" + "\n".join(lines) + "\n\n"
 
 
-def llms_full(site: SiteModel, files: dict[str, bytes], cap: int = DEFAULT_FULL_CAP,
+def llms_full(site: SiteModel, files: Mapping[str, bytes], cap: int = DEFAULT_FULL_CAP,
               theme: Theme | None = None, made: Mapping[str, str] | None = None,
               lines_of: Callable[[str], tuple[str, ...]] | None = None) -> bytes:
     """Every page's text in :func:`full_order`. Over ``cap`` bytes, it stops at the last
@@ -412,7 +412,7 @@ def _page_date(site: SiteModel, path: str) -> str:
     return max(dates) if dates else ""
 
 
-def sitemap(site: SiteModel, files: dict[str, bytes]) -> bytes:
+def sitemap(site: SiteModel, files: Mapping[str, bytes]) -> bytes:
     lines = ['<?xml version="1.0" encoding="UTF-8"?>', '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">']
     for path in sorted(p for p in files if p.endswith(".html") and p != "404.html"):
         date = _page_date(site, path)
@@ -470,8 +470,9 @@ def feeds(site: SiteModel, theme: Theme | None = None) -> Iterator[tuple[str, by
         yield feed_path(slug), feed(feed_path(slug), f"{notebook.title}", members)
 
 
-def manifest(files: dict[str, bytes], digests: dict[str, str]) -> bytes:
-    entries = {path: {"sha256": digests[path], "size": len(data)} for path, data in sorted(files.items())}
+def manifest(sizes: Mapping[str, int], digests: Mapping[str, str]) -> bytes:
+    """Every file of the site (``sizes``: path → size in bytes) with its sha256."""
+    entries = {path: {"sha256": digests[path], "size": size} for path, size in sorted(sizes.items())}
     return dumps({"files": entries}, levels=2)
 
 

@@ -9,7 +9,7 @@ its extractions. Pure: the site model and the pages' HTML in, bytes out.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 from generator.site.machine import canonical_url, note_body_lines
 from generator.site.model import SiteModel, note_path
@@ -29,7 +29,7 @@ def _field(theme: Theme, key: str, value: str) -> str:
     return "- " + theme.tr("md_field", label=theme.tr(key), value=value)
 
 
-def mirrors(site: SiteModel, pages: dict[str, bytes], theme: Theme,
+def mirrors(site: SiteModel, pages: Mapping[str, bytes], theme: Theme,
             lines_of: Callable[[str], tuple[str, ...]] | None = None) -> Iterator[tuple[str, bytes]]:
     """The mirror of every note page in ``pages``; ``lines_of``: a page's
     :func:`note_body_lines` by path, when the caller remembers them."""

@@ -19,6 +19,7 @@ import contextlib
 import ctypes
 import ctypes.util
 import glob
+import hashlib
 import json
 import os
 import posixpath
@@ -119,78 +120,145 @@ def _safe_relative(path: str) -> bool:
     return bool(path) and not path.startswith("/") and normal == path and not normal.startswith("..")
 
 
-def write_site(files: Mapping[str, bytes], out_dir: Path, content_dir: Path,
-               before_swap: Callable[[Path], None] | None = None) -> None:
-    """Write ``files`` (site-relative POSIX path → bytes) as the new content of ``out_dir``;
-    ``before_swap`` runs on the complete new tree (the search index) before it goes live."""
-    check_output_dir(out_dir, content_dir)
-    _check_paths(files)
-    with _staging(out_dir) as staging:
-        _write_files(staging, files, sorted(files))
-        if before_swap is not None:
-            before_swap(staging)
-        _go_live(staging, out_dir.absolute())
+class SiteFiles(Mapping[str, bytes]):
+    """The site's files by path, each with its sha256 and size, as the build makes them.
 
+    Held in memory, or (from :func:`staged_site`) written into the staging tree as each
+    one comes and read back from there when asked: the build keeps digests, not bytes,
+    so its memory does not grow with the site. Staged over a live tree, a file whose
+    digest is the one the last build wrote stays the hard link to the live file (its
+    inode and modification time kept); only the others are written (``changed``).
 
-def write_changed(files: Mapping[str, bytes], digests: Mapping[str, str], out_dir: Path, content_dir: Path,
-                  previous: Mapping[str, tuple[str, int, int]],
-                  index: Callable[[Path], None] | None = None) -> set[str]:
-    """The incremental write: a new tree made of hard links to the live one (unchanged
-    files keep their inode and modification time, at no copying cost), where only the
-    files whose digest differs from what ``previous`` records are written and those no
-    longer built are left out; then swapped in whole, like a full build's, so an
-    interrupted build leaves the previous site as it was. ``index`` (the search) runs on
-    the new tree when a page changed or there is no index yet; else the live index is
-    kept. Without ``index`` the tree has no search bundle, as after a full build without
-    search. Returns the paths written or removed."""
-    check_output_dir(out_dir, content_dir)
-    if not is_carnet_tree(out_dir):
-        raise OutputDirectoryError(f"{out_dir} is not a tree carnet built: refusing an incremental write into it")
-    _check_paths(files)
-    changes = {path for path in files if path not in previous or previous[path][0] != digests[path]}
-    gone = {path for path in previous if path not in files and _safe_relative(path)}
-    reindex = index is not None and (any(path.endswith(".html") for path in changes)
-                                     or not (out_dir / "pagefind").is_dir())
-    keep_index = index is not None and not reindex
-    with _staging(out_dir) as staging:
-        # an older version's marker is not carried over: the staging tree has its own, dropped before it goes live
-        _link_tree(out_dir, staging,
-                   skip=gone | ({"pagefind"} if not keep_index else set()) | {".pagefind-next", MARKER})
-        for path in sorted(changes):
-            target = staging / path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.unlink(missing_ok=True)  # a link to the live file: never write through it
-            _write_file(str(target), files[path])
-        _prune_empty(staging, gone)
-        if reindex:
-            assert index is not None
-            index(staging)
-        _go_live(staging, out_dir.absolute())
-    return changes | gone
+    Attributes:
+        tree: the staging tree the files are written into (``None``: held in memory).
+        previous: path → (sha256, size, mtime) of what the last build left in the live
+            tree, for an incremental build (empty for a new tree).
+        digests: path → sha256 of every file added.
+        sizes: path → size in bytes of every file added.
+        changed: the paths written into the tree (new, or with another digest).
+    """
 
+    def __init__(self, tree: Path | None = None, previous: Mapping[str, tuple[str, int, int]] | None = None) -> None:
+        self.tree = tree
+        self.previous: Mapping[str, tuple[str, int, int]] = previous or {}
+        self.digests: dict[str, str] = {}
+        self.sizes: dict[str, int] = {}
+        self.changed: set[str] = set()
+        self._held: dict[str, bytes] = {}
+        self._folders: set[str] = set()
+        self._order: list[str] | None = None
 
-def _write_files(root: Path, files: Mapping[str, bytes], paths: Iterable[str]) -> None:
-    """Write ``paths`` of ``files`` under ``root`` (a fresh tree: no file is there yet), each
-    folder made once: at 25,000 files, a ``mkdir`` and a ``Path`` per file cost seconds."""
-    made: set[str] = set()
-    base = str(root)
-    for path in paths:
+    def add(self, path: str, data: bytes) -> None:
+        """Add the file at ``path`` (a site-relative POSIX path, not there yet)."""
+        if not _safe_relative(path) or path == MARKER:
+            raise OutputDirectoryError(f"refusing to write {path!r}: outside the output directory")
+        digest = hashlib.sha256(data).hexdigest()
+        self.digests[path], self.sizes[path] = digest, len(data)
+        self._order = None
+        if self.tree is None:
+            self._held[path] = data
+        elif path not in self.previous or self.previous[path][0] != digest:
+            self.changed.add(path)
+            self._write(path, data)
+
+    def _write(self, path: str, data: bytes) -> None:
+        assert self.tree is not None
         folder = posixpath.dirname(path)
-        if folder not in made:
-            os.makedirs(os.path.join(base, folder), exist_ok=True)
-            made.add(folder)
-        _write_file(os.path.join(base, path), files[path])
+        target = os.path.join(self.tree, path)
+        if folder not in self._folders:  # each folder made once: a mkdir per file costs seconds at 25,000
+            try:
+                os.makedirs(os.path.join(self.tree, folder), exist_ok=True)
+            except (FileExistsError, NotADirectoryError):
+                self._clear_way(folder)
+                os.makedirs(os.path.join(self.tree, folder), exist_ok=True)
+            self._folders.add(folder)
+        if self.previous:
+            if os.path.isdir(target) and not os.path.islink(target) and path + "/" not in self._prefixes():
+                shutil.rmtree(target)  # the last build's folder of that name, linked files only
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(target)  # a link to the live file: never write through it
+        _write_file(target, data)
+
+    def _clear_way(self, folder: str) -> None:
+        """A last build's file where this build needs a folder: only a link to the live
+        tree is removed (a file this build wrote would be a clash, refused before)."""
+        parts = folder.split("/")
+        for end in range(1, len(parts) + 1):
+            prefix = "/".join(parts[:end])
+            candidate = os.path.join(str(self.tree), prefix)
+            if os.path.isfile(candidate) and prefix in self.previous and prefix not in self.changed:
+                os.unlink(candidate)
+                return
+
+    def _prefixes(self) -> set[str]:
+        return {path[: index + 1] for path in self.changed for index, char in enumerate(path) if char == "/"}
+
+    def __getitem__(self, path: str) -> bytes:
+        if path not in self.digests:
+            raise KeyError(path)
+        if self.tree is None:
+            return self._held[path]
+        with open(os.path.join(self.tree, path), "rb") as stream:
+            return stream.read()
+
+    def __contains__(self, path: object) -> bool:
+        return path in self.digests
+
+    def __iter__(self) -> Iterator[str]:
+        if self._order is None:
+            self._order = sorted(self.digests)
+        return iter(self._order)
+
+    def __len__(self) -> int:
+        return len(self.digests)
+
+
+@contextlib.contextmanager
+def staged_site(out_dir: Path, content_dir: Path,
+                previous: Mapping[str, tuple[str, int, int]] | None = None) -> Iterator[SiteFiles]:
+    """The files of a new site, written into a staging tree beside ``out_dir`` as they are
+    added; :func:`go_live` swaps it in. With ``previous`` (what the last build left in the
+    live tree, which must be intact), the staging tree starts as hard links to the live
+    one, so only what changed is written. The staging tree goes whatever happens: a
+    failed or interrupted build leaves the previous site as it was."""
+    check_output_dir(out_dir, content_dir)
+    if previous is not None and not is_carnet_tree(out_dir):
+        raise OutputDirectoryError(f"{out_dir} is not a tree carnet built: refusing an incremental write into it")
+    with _staging(out_dir) as staging:
+        if previous is not None:
+            # an older version's marker is not carried over: the staging tree has its own, dropped before it goes live
+            _link_tree(out_dir, staging, skip={".pagefind-next", MARKER})
+        yield SiteFiles(staging, previous or {})
+
+
+def go_live(files: SiteFiles, out_dir: Path, index: Callable[[Path], None] | None = None) -> set[str]:
+    """Swap the staged ``files`` in as ``out_dir``, once the files the last build wrote and
+    this one did not are removed from it. ``index`` (the search) runs on the new tree;
+    over a live tree, only when a page changed or there is no index yet (else the live
+    index is kept). Without ``index`` the tree has no search bundle. Returns the paths
+    written or removed."""
+    staging = files.tree
+    assert staging is not None, "go_live takes the files of staged_site"
+    gone = {path for path in files.previous if path not in files and _safe_relative(path)}
+    for path in sorted(gone):
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            os.unlink(os.path.join(staging, path))  # gone already: its folder became this build's file
+    _prune_empty(staging, gone)
+    reindex = index is not None and (not files.previous or any(path.endswith(".html") for path in files.changed)
+                                     or not (out_dir / "pagefind").is_dir())
+    if not (index is not None and not reindex) and (staging / "pagefind").is_dir():
+        shutil.rmtree(staging / "pagefind")  # links to the live index: that one stays as it is until the swap
+    if reindex:
+        assert index is not None
+        index(staging)
+    _go_live(staging, out_dir.absolute())
+    files.tree = out_dir.absolute()  # where the files are read back from now
+    return files.changed | gone
 
 
 def _write_file(path: str, data: bytes) -> None:
     with open(path, "xb") as stream:  # "x": a new file, never written through a link to the live tree
         stream.write(data)
-
-
-def _check_paths(files: Mapping[str, bytes]) -> None:
-    for path in files:
-        if not _safe_relative(path) or path == MARKER:
-            raise OutputDirectoryError(f"refusing to write {path!r}: outside the output directory")
 
 
 @contextlib.contextmanager

@@ -4,6 +4,7 @@ Counted from the site model and the files, so it says what readers will see."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Collection
 
 from generator.anchoring import AnchorStatus
 from generator.problems import Problem, Severity
@@ -11,7 +12,7 @@ from generator.result import BuildSummary
 from generator.site.model import SiteModel
 
 
-def summarise(problems: list[Problem], site: SiteModel, files: dict[str, bytes]) -> BuildSummary:
+def summarise(problems: list[Problem], site: SiteModel, files: Collection[str]) -> BuildSummary:
     """The counts of what ``site`` publishes in ``files``, with the build's ``problems``."""
     publication = site.publication
     statuses: Counter[AnchorStatus] = Counter()

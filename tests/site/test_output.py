@@ -15,7 +15,7 @@ from generator.cache import BuildCache, default_cache_path
 from generator.pipeline import build
 from generator.problems import ContentError, OutputDirectoryError
 from generator.site.emitters import EMITTERS
-from generator.site.output import MARKER, RECORD_PREFIX, record_path
+from generator.site.output import MARKER, RECORD_PREFIX, go_live, record_path, staged_site, written_state
 from support.corpus import replace, site_files
 
 
@@ -207,3 +207,58 @@ def test_leftovers_of_a_killed_build_are_cleared_only_when_they_are_carnets(smal
     build(small, out, search=False)
     assert not marked.exists() and not recorded.exists()
     assert (users / "index.html").read_bytes() == b"<p>", "a directory of the user's, named like a leftover, stays"
+
+
+# -- flat memory: files written as they are rendered (issue 23, item 4) ----------------------------
+
+def test_each_file_is_on_disk_as_soon_as_it_is_added_and_read_back_from_there(small: Path, tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    with staged_site(out, small) as files:
+        files.add("notes/a.html", b"<p>a</p>")
+        assert files.tree is not None and (files.tree / "notes" / "a.html").read_bytes() == b"<p>a</p>"
+        (files.tree / "notes" / "a.html").write_bytes(b"<p>changed on disk</p>")
+        assert files["notes/a.html"] == b"<p>changed on disk</p>", "the bytes are not held, only read back"
+        assert files.sizes == {"notes/a.html": 8} and list(files) == ["notes/a.html"]
+        with pytest.raises(OutputDirectoryError):
+            files.add("../outside.html", b"")
+        go_live(files, out)
+    assert (out / "notes" / "a.html").read_bytes() == b"<p>changed on disk</p>"
+
+
+def test_a_later_emitter_finds_the_notes_pages_already_written(small: Path, tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    seen: dict[str, bytes] = {}
+
+    class Looking:
+        name = "looking"
+
+        def emit(self, site: object, theme: object, memo: object) -> Iterator[tuple[str, bytes]]:
+            (staging,) = tmp_path.glob(".site.tmp-*")
+            seen.update((p.relative_to(staging).as_posix(), p.read_bytes()) for p in staging.rglob("*.html"))
+            yield from ()
+
+    build(small, out, search=False, emitters=(*EMITTERS, Looking()))
+    assert "notes/conseil-c.html" in seen, "the notes' pages were on disk before the site-wide outputs"
+    assert seen["notes/conseil-c.html"] == (out / "notes" / "conseil-c.html").read_bytes()
+
+
+def _stage(out: Path, content: Path, wanted: dict[str, bytes],
+           previous: dict[str, tuple[str, int, int]] | None) -> dict[str, tuple[str, int, int]]:
+    with staged_site(out, content, previous) as files:
+        for path, data in wanted.items():
+            files.add(path, data)
+        changed = go_live(files, out)
+    return written_state(files, files.digests, out, previous, changed if previous is not None else None)
+
+
+def test_an_incremental_stage_links_what_is_unchanged_and_swaps_files_and_folders(small: Path,
+                                                                                   tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    state = _stage(out, small, {"index.html": b"i", "a": b"a file", "b/c.html": b"c", "d/e.html": b"e"}, None)
+    inode = (out / "index.html").stat().st_ino
+    # "a" becomes a folder, "b" a file, "d/e.html" goes; "index.html" is unchanged
+    state = _stage(out, small, {"index.html": b"i", "a/x.html": b"x", "b": b"b file"}, state)
+    assert site_files(out, search=False) == {"index.html": b"i", "a/x.html": b"x", "b": b"b file"}
+    assert (out / "index.html").stat().st_ino == inode, "an unchanged file stays the live one, linked"
+    assert not (out / "d").exists()
+    assert set(state) == {"index.html", "a/x.html", "b"}
