@@ -35,7 +35,6 @@ from generator.site.machine import (
     strings_of,
 )
 from generator.site.mirrors import mirror_path, mirrors, note_mirror
-from generator.site.output import SiteFiles
 from generator.site.model import (
     SiteModel,
     annotations_path,
@@ -46,6 +45,7 @@ from generator.site.model import (
     selection_path,
     text_path,
 )
+from generator.site.output import SiteFiles
 from generator.site.selection_page import selection_context
 from generator.site.theme import Theme
 
