@@ -28,7 +28,6 @@ from __future__ import annotations
 import dataclasses
 import glob
 import hashlib
-import mmap
 import os
 import pickle
 import sys
@@ -283,9 +282,9 @@ class MemoStore:
         self.where = where or {}
         self.waste = waste
         self.failed: str | None = None  # why a value could not be written: the index is then left as it was
-        self._map: mmap.mmap | None = None  # the pack as it was opened: older values are read from it
         self._writer: BinaryIO | None = None
-        self._reader: BinaryIO | None = None  # values written since the map was made
+        # values are read with pread, not a map: a mapped pack would count in the build's memory as it is read
+        self._reader: BinaryIO | None = None
         self._owner = os.getpid()  # a forked worker reads the store but never writes to it
         self._rewritten = False  # a new pack was written: the others go once the index names it
 
@@ -298,11 +297,9 @@ class MemoStore:
             store = cls(index_path, source, pack, where, waste)
             if stored_source != source or not isinstance(where, dict) or not store.pack_path.is_file():
                 return None
-            with store.pack_path.open("rb") as stream:
-                size = os.fstat(stream.fileno()).st_size
-                if any(offset + length > size for entries in where.values() for offset, length in entries.values()):
-                    return None  # a pack cut short: nothing of it is trusted
-                store._map = mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) if size else None
+            size = store.pack_path.stat().st_size
+            if any(offset + length > size for entries in where.values() for offset, length in entries.values()):
+                return None  # a pack cut short: nothing of it is trusted
             return store
         except Exception:
             return None
@@ -320,10 +317,8 @@ class MemoStore:
             return MISSING
         offset, length = place
         try:
-            if self._map is not None and offset + length <= len(self._map):
-                return pickle.loads(self._map[offset:offset + length])
             if self._writer is not None:
-                self._writer.flush()
+                self._writer.flush()  # a value written by this build
             if self._reader is None:
                 self._reader = self.pack_path.open("rb")
             return pickle.loads(os.pread(self._reader.fileno(), length, offset))
@@ -389,9 +384,6 @@ class MemoStore:
                     pack.unlink(missing_ok=True)
         legacy = self.index_path.with_name(self.index_path.stem + ".pickle")  # the single file of older versions
         legacy.unlink(missing_ok=True)
-        with self.pack_path.open("rb") as stream:
-            if os.fstat(stream.fileno()).st_size:
-                self._map = mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ)
 
     def _compact(self) -> None:
         """A new pack holding only the live entries, copied one by one; the old one goes
@@ -421,9 +413,6 @@ class MemoStore:
             if handle is not None:
                 handle.close()
         self._writer = self._reader = None
-        if self._map is not None:
-            self._map.close()
-            self._map = None
 
 
 def build_options(strict: bool, base_url: str | None, search: bool, theme_root: Path,
