@@ -31,6 +31,7 @@ import hashlib
 import os
 import pickle
 import sys
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -259,6 +260,15 @@ class BuildCache:
 
 
 MISSING: Any = object()  # what MemoStore.get says of a key it does not hold
+_OPEN_STORES: weakref.WeakSet[MemoStore] = weakref.WeakSet()
+
+
+def _flush_open_stores() -> None:
+    for store in list(_OPEN_STORES):
+        store.flush()
+
+
+os.register_at_fork(before=_flush_open_stores)
 
 
 class MemoStore:
@@ -287,6 +297,13 @@ class MemoStore:
         self._reader: BinaryIO | None = None
         self._owner = os.getpid()  # a forked worker reads the store but never writes to it
         self._rewritten = False  # a new pack was written: the others go once the index names it
+        _OPEN_STORES.add(self)
+
+    def flush(self) -> None:
+        """Put what is buffered into the pack file (before a fork: a worker must inherit an
+        empty buffer, which it could otherwise write into the pack a second time)."""
+        if self._writer is not None and os.getpid() == self._owner:
+            self._writer.flush()
 
     @classmethod
     def open(cls, index_path: Path, source: str) -> MemoStore | None:
@@ -317,8 +334,8 @@ class MemoStore:
             return MISSING
         offset, length = place
         try:
-            if self._writer is not None:
-                self._writer.flush()  # a value written by this build
+            if self._writer is not None and os.getpid() == self._owner:
+                self._writer.flush()  # a value written by this build (a worker never flushes the parent's buffer)
             if self._reader is None:
                 self._reader = self.pack_path.open("rb")
             return pickle.loads(os.pread(self._reader.fileno(), length, offset))

@@ -4,13 +4,14 @@ any damage to the store is only a slower build."""
 
 from __future__ import annotations
 
+import os
 import pickle
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from generator.cache import BuildCache, MemoStore, default_cache_path
+from generator.cache import MISSING, BuildCache, MemoStore, default_cache_path
 from generator.pipeline import build
 from generator.site.emitters import EMITTERS
 from support.corpus import copy_fixture, site_files
@@ -166,3 +167,43 @@ def test_a_build_writes_each_value_as_it_is_made_and_holds_none(tmp_path: Path) 
     full = tmp_path / "full"
     build(content, full, search=False)
     assert site_files(out, search=False) == site_files(full, search=False)
+
+
+def test_every_entry_a_build_with_workers_indexed_reads_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers are forked while the parent's pack writer holds buffered values: they must
+    never write them a second time (every offset after would be wrong)."""
+    import generator.jobs as carnet_jobs
+
+    monkeypatch.setattr(carnet_jobs, "WORTH_A_WORKER", 1)  # even this small corpus goes through workers
+    content = copy_fixture("small", tmp_path)
+    out = tmp_path / "site"
+    for round_ in range(2):
+        build(content, out, search=False, cache=BuildCache.open(default_cache_path(out)), jobs=2)
+        _append(sorted((content / "notes").glob("*.md"))[1], f"\nTour {round_}.\n")
+    source, pack, where, _waste = _index(out)
+    store = MemoStore.open(default_cache_path(out).with_name(default_cache_path(out).stem + ".memos.index"), source)
+    assert store is not None
+    unreadable = [(kind, key) for kind, entries in where.items() for key in entries
+                  if store.get(kind, key) is MISSING]
+    assert unreadable == []
+    size = default_cache_path(out).with_name(pack).stat().st_size
+    assert size == sum(length for entries in where.values() for _o, length in entries.values()) + _waste
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this system: the workers are not forked there")
+def test_a_forked_reader_never_writes_what_the_parent_buffered(tmp_path: Path) -> None:
+    index = tmp_path / "cache.memos.index"
+    store = MemoStore(index, "code")
+    store.put("anchors", "old", "written before")
+    store.save({"anchors": {"old"}})
+    assert store.put("anchors", "new", "buffered in the parent")  # small: still in the writer's buffer
+    child = os.fork()
+    if child == 0:  # a worker: reads an older value, as a render worker does, then leaves without cleanup
+        os._exit(0 if store.get("anchors", "old") == "written before" else 1)
+    _pid, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    store.save({"anchors": {"old", "new"}})
+    reopened = MemoStore.open(index, "code")
+    assert reopened is not None
+    assert [reopened.get("anchors", key) for key in ("old", "new")] == ["written before", "buffered in the parent"]
+    assert reopened.pack_path.stat().st_size == sum(length for _o, length in reopened.where["anchors"].values())
