@@ -389,6 +389,11 @@ def run_build(args: argparse.Namespace) -> int:
             withdrawn = f" (+{report.withdrawn} withdrawn, shown as tombstones)" if report.withdrawn else ""
             print(f"published notebook {report.notebook}: {report.notes} note(s), {report.comments} "
                   f"comment(s){withdrawn}; names shown: {authors}")
+            if report.stricter:
+                shown = ", ".join(report.stricter[:5]) + (f" and {len(report.stricter) - 5} more"
+                                                          if len(report.stricter) > 5 else "")
+                print(f"  {len(report.stricter)} of its note(s) show names by a stricter rule, of another "
+                      f"notebook they are also in: {shown}")
         elapsed = time.perf_counter() - started
         print(f"built {result.files} files into {result.out_dir} in {elapsed:.2f} s ({result.what_changed}; "
               f"{_summary(result.problems)})")

@@ -20,15 +20,43 @@ MACHINE_AUTHORS = frozenset({ANALYSIS_AUTHOR})
 person's pseudonym or initials."""
 
 
+PARTICLES: frozenset[str] = frozenset({
+    "al", "af", "av", "bin", "da", "das", "de", "degli", "dei", "del", "della", "den", "der", "des", "di", "do",
+    "dos", "du", "el", "ibn", "la", "le", "les", "ten", "ter", "van", "vom", "von", "y", "zu", "zum", "zur",
+})
+"""Name particles kept as written by the initials rule when lower case and not first
+(``Antoine du Hamel`` → ``A. du H.``): an initial of ``du`` would read as a name."""
+
+_ELIDED = re.compile(r"^([dl])['’](\w)", re.UNICODE)  # d'Estaing, l'Hermite
+
+
 def initials(name: str) -> str:
-    """``Jonas Martin`` → ``J. M.``; ``Marie-Claire Dubois`` → ``M.-C. D.``"""
+    """``Jonas Martin`` → ``J. M.``; ``Marie-Claire Dubois`` → ``M.-C. D.``; particles kept:
+    ``Antoine du Hamel`` → ``A. du H.``, ``Valéry Giscard d'Estaing`` → ``V. G. d'E.``."""
     words = []
-    for word in name.split():
+    for position, word in enumerate(name.split()):
+        if position and word in PARTICLES:
+            words.append(word)
+            continue
+        elided = _ELIDED.match(word) if position else None
+        if elided:
+            words.append(f"{word[:2]}{elided.group(2).upper()}.")
+            continue
         pieces = [p for p in word.split("-") if p]
         parts = [f"{p[0].upper()}." for p in pieces if _NAME_PART.match(p)]
         if parts:
             words.append("-".join(parts))
-    return " ".join(words) or "?"
+    if all(word in PARTICLES for word in words):  # nothing but particles: no initial to show
+        return "?"
+    return " ".join(words)
+
+
+def laxer_notebooks(notebooks: list[Notebook]) -> list[Notebook]:
+    """Of a note's public notebooks, those whose rule protects less than the governing
+    one's: their readers see the note's names under a stricter rule than their own."""
+    governing = governing_notebook(notebooks)
+    return sorted((nb for nb in notebooks if nb.author_rule.protection < governing.author_rule.protection),
+                  key=lambda nb: nb.slug)
 
 
 def people_in_order(notes: list[Note]) -> list[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from generator.corpus.authors import display_names, governing_notebook
+from generator.corpus.authors import display_names, governing_notebook, laxer_notebooks
 from generator.corpus.links import LinkTarget, LinkUse
 from generator.corpus.model import Base, Corpus, Note, Notebook, SiteSettings
 from generator.problems import Problem
@@ -27,6 +27,9 @@ class NotebookReport:
     comments: int
     withdrawn: int
     authors: tuple[str, ...]
+    stricter: tuple[str, ...] = ()
+    """Its notes whose names another notebook they are also in shows by a stricter rule
+    (that rule applies on the note's page, for every reader)."""
 
 
 @dataclass
@@ -42,6 +45,8 @@ class Publication:
         governing: note slug → slug of the notebook whose author rule applies.
         unpublished: slugs of the notes that are not published (for link checks).
         reports: one per public notebook.
+        laxer: note slug → the public notebooks holding it whose rule protects less than
+            its governing one's (only notes with some): their names are shown stricter.
         sources: published note slug → its files' digest (:attr:`Corpus.sources`); with the
             public notebooks, all a published note is a function of.
     """
@@ -55,6 +60,7 @@ class Publication:
     unpublished: frozenset[str]
     reports: list[NotebookReport] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
+    laxer: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def source_of(self, slug: str) -> object:
         """What a key takes for a published note: its files' digest (or the note itself)."""
@@ -89,15 +95,19 @@ def publish(corpus: Corpus) -> Publication:
     }
     names: dict[str, dict[str, str]] = {}
     governing: dict[str, str] = {}
+    laxer: dict[str, tuple[str, ...]] = {}
     for slug, note in notes.items():
-        rule_of = governing_notebook([notebooks[m.notebook] for m in note.memberships])
+        holding = [notebooks[m.notebook] for m in note.memberships]
+        rule_of = governing_notebook(holding)
         governing[slug] = rule_of.slug
         names[slug] = shown_by_notebook[rule_of.slug]
+        if others := laxer_notebooks(holding):
+            laxer[slug] = tuple(nb.slug for nb in others)
 
     publication = Publication(
         settings=corpus.settings, notebooks=notebooks, bases=bases, notes=notes, names=names,
         governing=governing, unpublished=frozenset(set(corpus.notes) - set(notes)),
-        sources={slug: corpus.sources[slug] for slug in notes if slug in corpus.sources},
+        sources={slug: corpus.sources[slug] for slug in notes if slug in corpus.sources}, laxer=laxer,
     )
     publication.reports = [_report(publication, slug) for slug in notebooks]
     return publication
@@ -117,7 +127,9 @@ def _report(publication: Publication, notebook: str) -> NotebookReport:
                 else:
                     comments += 1
         authors.update(publication.name(note.slug, a) for a in note.authors)
-    return NotebookReport(notebook, len(members), comments, withdrawn, tuple(sorted(authors, key=natural_key)))
+    stricter = tuple(note.slug for note in members if notebook in publication.laxer.get(note.slug, ()))
+    return NotebookReport(notebook, len(members), comments, withdrawn, tuple(sorted(authors, key=natural_key)),
+                          stricter)
 
 
 def private_link_problems(publication: Publication, corpus: Corpus,

@@ -358,6 +358,10 @@ def note_context(site: SiteModel, theme: Theme, slug: str, memo: Memo = NO_MEMO)
         "backlinks": [{"title": publication.notes[b].title, "url": url(note_path(b))}
                       for b in site.backlinks.get(slug, [])],
         "author_rule": publication.notebooks[publication.governing[slug]].author_rule.value,
+        # a stricter rule than some of its notebooks': said, with whose it is (shared membership)
+        "author_rule_from": publication.notebooks[publication.governing[slug]].title,
+        "author_rule_laxer": theme.tr("list_separator").join(
+            theme.tr("quoted", text=publication.notebooks[nb].title) for nb in publication.laxer.get(slug, ())),
     }
     return ctx
 

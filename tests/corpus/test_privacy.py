@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from bs4 import BeautifulSoup
@@ -109,6 +111,44 @@ def test_people_order_and_initials() -> None:
     assert initials("Marie-Claire Dubois") == "M.-C. D."
     assert initials("Jonas") == "J."
     assert people_in_order([]) == []
+
+
+def test_initials_keep_particles_and_compound_names() -> None:
+    """Issue 24: "Antoine du Hamel" was "A. D. H."; a particle's initial reads as a name."""
+    assert initials("Antoine du Hamel") == "A. du H."
+    assert initials("Jean de la Fontaine") == "J. de la F."
+    assert initials("Valéry Giscard d'Estaing") == "V. G. d'E."
+    assert initials("Ludwig van Beethoven") == "L. van B."
+    assert initials("Jean-Pierre de Gaulle-Martin") == "J.-P. de G.-M."
+    assert initials("Van Morrison") == "V. M.", "a capitalised first word is a name, not a particle"
+    assert initials("Du Bellay") == "D. B."
+    assert initials("du") == "D.", "a name of one word is never only a particle"
+
+
+def test_a_stricter_rule_from_a_shared_membership_is_said_on_the_page_and_in_the_build(small: Path,
+                                                                                       tmp_path: Path) -> None:
+    """Issue 24: a note in a notebook with full names and one with pseudonyms shows
+    pseudonyms everywhere; its page and the build's summary say why."""
+    corpus, _ = load_corpus(small)
+    public = {slug: nb for slug, nb in corpus.notebooks.items() if nb.is_public}
+    # recomputed from the files: a public notebook's notes also in a public notebook protecting more
+    expected = {slug: tuple(n.slug for n in corpus.notes_of(slug)
+                            if any(public[m.notebook].author_rule.protection > nb.author_rule.protection
+                                   for m in n.memberships if m.notebook in public))
+                for slug, nb in public.items()}
+    assert expected["veille"] == ("conseil-a",)
+    result = build(small, tmp_path / "site", search=False)
+    assert {r.notebook: r.stricter for r in result.reports} == expected
+    page = BeautifulSoup((tmp_path / "site" / "notes" / "conseil-a.html").read_bytes(), "html.parser")
+    said = page.select_one(".author-rule").get_text()
+    assert "« Conseil des élèves »" in said and "pseudonymes" in said and "« Veille »" in said
+    alone = BeautifulSoup((tmp_path / "site" / "notes" / "veille-a.html").read_bytes(), "html.parser")
+    assert "plus stricte" not in alone.select_one(".author-rule").get_text()
+    printed = subprocess.run([sys.executable, "-m", "generator", "build", str(small), "--out", str(tmp_path / "cli"),
+                              "--no-search"], capture_output=True, text=True, timeout=300)
+    assert printed.returncode == 0, printed.stderr
+    assert "1 of its note(s) show names by a stricter rule, of another notebook they are also in: conseil-a" \
+        in printed.stdout
 
 
 def test_build_reports_what_each_public_notebook_publishes(small: Path, tmp_path: Path) -> None:
