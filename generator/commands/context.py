@@ -22,6 +22,7 @@ from generator.corpus.model import Extraction, Note, Stance
 from generator.pipeline import check_content, site_model
 from generator.site.graph import build_graph
 from generator.site.model import SiteModel, note_path
+from generator.site.theme import Theme
 
 SHARES = (0.4, 0.4, 0.2)
 _WORD = re.compile(r"\w{3,}", re.UNICODE)
@@ -75,7 +76,7 @@ def _fill(lines: list[str], budget: int) -> str:
     return "\n".join(out)
 
 
-def wiki_section(site: SiteModel, scores: dict[str, float], budget: int) -> str:
+def wiki_section(site: SiteModel, theme: Theme, scores: dict[str, float], budget: int) -> str:
     lines = []
     by_claim = {f"claim:{a.article}/{a.claim.id}": a for items in site.assessments.values() for a in items}
     claims = {f"claim:{slug}/{c.id}": (slug, c) for slug, audit in site.articles.items() for c in audit.claims}
@@ -84,11 +85,11 @@ def wiki_section(site: SiteModel, scores: dict[str, float], budget: int) -> str:
         title = site.publication.notes[slug].title
         state = by_claim[key].state.state if key in by_claim else "unsourced"
         anchor = f"#{claim.id}" if claim.sourced else ""  # only a sourced claim has an anchor on its page
-        lines.append(f"- {claim.text} — [{title}]({site.base_url}{note_path(slug)}{anchor}) ({state})")
+        lines.append(f"- {claim.text} — [{title}]({site.base_url}{note_path(slug)}{anchor}) ({theme.tr('state_' + state)})")
     return _fill(lines, budget)
 
 
-def evidence_section(site: SiteModel, scores: dict[str, float], budget: int) -> str:
+def evidence_section(site: SiteModel, theme: Theme, scores: dict[str, float], budget: int) -> str:
     states: dict[str, str] = {}
     for items in site.assessments.values():
         for a in items:
@@ -97,13 +98,13 @@ def evidence_section(site: SiteModel, scores: dict[str, float], budget: int) -> 
     lines = []
     for ext_id, note, item in _ranked_extractions(site, scores):
         date = note.date.isoformat() if note.date else ""
-        state = f"; cited, {states[ext_id]}" if ext_id in states else ""
-        lines.append(f"- « {' '.join(item.quote.split())} » — [{note.title}]({site.base_url}{note_path(note.slug)}"
-                     f"#ext-{ext_id}) ({date}{state})")
+        state = theme.tr("context_cited", state=theme.tr("state_" + states[ext_id])) if ext_id in states else ""
+        quote = theme.tr("quoted", text=" ".join(item.quote.split()))
+        lines.append(f"- {quote} — [{note.title}]({site.base_url}{note_path(note.slug)}#ext-{ext_id}) ({date}{state})")
     return _fill(lines, budget)
 
 
-def debate_section(site: SiteModel, scores: dict[str, float], budget: int) -> str:
+def debate_section(site: SiteModel, theme: Theme, scores: dict[str, float], budget: int) -> str:
     lines = []
     for ext_id, note, item in _ranked_extractions(site, scores):
         against = [c for c in item.live_comments if c.stance is Stance.DISAGREE]
@@ -111,36 +112,41 @@ def debate_section(site: SiteModel, scores: dict[str, float], budget: int) -> st
             # a live comment's text is None only where the content has a missing-field
             # error; then this raises and the section is reported failed, as it always was
             said = against[0].text.split()  # type: ignore[union-attr]
-            lines.append(f"- [{ext_id}]({site.base_url}{note_path(note.slug)}#ext-{ext_id}): "
-                         f"{len(against)} disagreement(s) — « {' '.join(said)} »")
+            lines.append(f"- [{ext_id}]({site.base_url}{note_path(note.slug)}#ext-{ext_id}){theme.tr('colon')}"
+                         f"{theme.tr('disagreements', n=len(against))} — {theme.tr('quoted', text=' '.join(said))}")
     for _slug, record in sorted(site.oppositions.items()):
         for pair in record.oppositions:
             if f"extraction:{pair.a}" in scores or f"extraction:{pair.b}" in scores:
-                lines.append(f"- opposition ({record.provenance.get('method')}): {pair.question} — {pair.a} ⟷ {pair.b}")
+                opposition = theme.tr("context_opposition", method=record.provenance.get("method", "?"))
+                lines.append(f"- {opposition}{theme.tr('colon')}{pair.question} — {pair.a} ⟷ {pair.b}")
     return _fill(lines, budget)
 
 
-SECTIONS: tuple[tuple[str, Callable[[SiteModel, dict[str, float], int], str]], ...] = (
-    ("Ce que disent les wikis et synthèses", wiki_section),
-    ("Passages cités, avec leur état", evidence_section),
-    ("Débats ouverts", debate_section),
+SECTIONS: tuple[tuple[str, Callable[[SiteModel, Theme, dict[str, float], int], str]], ...] = (
+    ("context_wikis", wiki_section),
+    ("context_evidence", evidence_section),
+    ("context_debates", debate_section),
 )
+"""Each section: the key of its title in the theme's strings, and what fills it."""
 
 
 def context_bundle(content: Path, query: str, budget: int = 8000, errors: TextIO = sys.stderr) -> str:
+    """The bundle, in the site's language (its theme's strings, as the pages)."""
     analysis = check_content(content)
     site = site_model(analysis, content)
+    theme = Theme.load(None, site.publication.settings.language)
     scores = rank(site, query)
-    parts = [f"# Contexte : {query}", "",
-             f"Source : {site.publication.settings.title} ({site.base_url}). Chaque ligne renvoie à son passage.", ""]
+    parts = [f"# {theme.tr('context_title', query=query)}", "",
+             theme.tr("context_source", title=site.publication.settings.title, url=site.base_url), ""]
     heading = sum(len(p) + 1 for p in parts)
     remaining = max(0, budget - heading)
-    for (title, section), share in zip(SECTIONS, SHARES, strict=True):
+    for (key, section), share in zip(SECTIONS, SHARES, strict=True):
+        title = theme.tr(key)
         allowance = max(0, int(remaining * share) - len(title) - 6)
         try:
-            body = section(site, scores, allowance) if scores else ""
+            body = section(site, theme, scores, allowance) if scores else ""
         except Exception as exc:  # one failing source never blocks the others
             print(f"carnet context: section «{title}» failed: {exc}", file=errors)
             body = ""
-        parts += [f"## {title}", "", body or "(rien)", ""]
+        parts += [f"## {title}", "", body or theme.tr("context_nothing"), ""]
     return "\n".join(parts).rstrip("\n") + "\n"

@@ -299,6 +299,10 @@ def apply(path: Path, only: list[int] | None = None, today: dt.date | None = Non
         entry: dict[str, Any] = {"index": index, "decision": "accepted" if result.accepted else "rejected"}
         if result.reason:
             entry["reason"] = result.reason
+        if result.code:  # what a page words in the site's language
+            entry["reason_code"] = result.code
+            if result.values:
+                entry["reason_values"] = dict(result.values)
         if result.removed:
             entry["removed"] = result.removed
         decisions.append(entry)

@@ -35,6 +35,8 @@ class OperationDecision:
     decision: str  # accepted, rejected, skipped
     reason: str = ""
     removed: str = ""
+    reason_code: str = ""  # the reason's code, for a page to word it (see generator.synthesis.sections.Reason)
+    reason_values: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,18 @@ def _raw_text(f: Fields, key: str) -> str:
     return value
 
 
+def _reason_values(r: Fields) -> tuple[tuple[str, str], ...]:
+    """``reason_values``: the names and values the reason's wording takes (strings)."""
+    raw = r.data.get("reason_values")
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in raw.items()):
+        r.error("reason_values", "wrong-type", f"'reason_values' of {r.what} must map names to strings",
+                "Let 'carnet apply' write it, or remove it (the English 'reason' is then shown).")
+        return ()
+    return tuple(sorted((str(k), str(v)) for k, v in raw.items()))
+
+
 def _decisions(f: Fields) -> tuple[str, tuple[OperationDecision, ...]]:
     """``applied:``, written by ``carnet apply``: its date ("" while pending) and one
     decision per operation or passage. A record that is there but unreadable is
@@ -122,7 +136,8 @@ def _decisions(f: Fields) -> tuple[str, tuple[OperationDecision, ...]]:
     a.check_known(("date", "results"))
     date = a.date("date", required=True)
     decisions = []
-    for r in _entries(a, "results", "result", ("index", "decision", "id", "reason", "removed"),
+    for r in _entries(a, "results", "result", ("index", "decision", "id", "reason", "reason_code", "reason_values",
+                                               "removed"),
                       "Let 'carnet apply' write one '- {index: …, decision: …}' per item."):
         index = r.data.get("index")
         if isinstance(index, bool) or not isinstance(index, int) or index < 0:
@@ -131,7 +146,7 @@ def _decisions(f: Fields) -> tuple[str, tuple[OperationDecision, ...]]:
                     "Write the 0-based position of the operation or passage.")
             continue
         decisions.append(OperationDecision(index, r.text("decision"), _raw_text(r, "reason"),
-                                           _raw_text(r, "removed")))
+                                           _raw_text(r, "removed"), r.text("reason_code", ""), _reason_values(r)))
     return date.isoformat() if date else "?", tuple(decisions)
 
 

@@ -16,6 +16,7 @@ from generator.anchoring.timing import time_range
 from generator.corpus.article import Adoption, ArticleSpec, PerimeterSpec, RecordedPerimeter
 from generator.corpus.links import LinkTarget
 from generator.corpus.model import Note, NoteType
+from generator.corpus.proposal import OperationDecision
 from generator.corpus.publication import published_ids
 from generator.memo import NO_MEMO, Memo, digest_of
 from generator.site.markdown_html import CitationView, Href, Mark, RenderState, render_body
@@ -366,6 +367,22 @@ def note_context(site: SiteModel, theme: Theme, slug: str, memo: Memo = NO_MEMO)
     return ctx
 
 
+def _worded_reason(theme: Theme, decision: OperationDecision | None,
+                   redact: Callable[[str], str]) -> dict[str, str]:
+    """Why ``carnet apply`` refused an operation, in the site's language when the record
+    says which reason it was (its code and values); else its English text, marked as such."""
+    if decision is None or not decision.reason:
+        return {"reason": "", "reason_lang": ""}
+    key = "rejection_" + decision.reason_code.replace("-", "_")
+    if decision.reason_code and key in theme.strings:
+        try:
+            return {"reason": redact(theme.tr(key, **dict(decision.reason_values))), "reason_lang": ""}
+        except (KeyError, IndexError, ValueError):  # values the wording does not take: the recorded text
+            pass
+    english = "" if theme.language.split("-")[0] == "en" else "en"
+    return {"reason": redact(decision.reason), "reason_lang": english}
+
+
 def cited_by(site: SiteModel, extraction: str) -> list[tuple[str, str, int]]:
     """The published articles citing an extraction: (slug, title, how many times)."""
     return [(a, site.publication.notes[a].title,
@@ -588,7 +605,7 @@ def audit_context(site: SiteModel, theme: Theme, audit: ArticleAudit, page: str)
                 "op": op.op, "heading": op.heading, "after_heading": op.after_heading, "content": redact(op.content),
                 "decision": decision.decision if decision else "pending",
                 "label": theme.tr(f"decision_{decision.decision if decision else 'pending'}"),
-                "reason": redact(decision.reason) if decision else "",
+                **_worded_reason(theme, decision, redact),
                 "removed": decision.removed if decision else "",
             })
         provenance = proposal.provenance

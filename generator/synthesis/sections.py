@@ -28,7 +28,8 @@ class OperationResult:
 
     Attributes:
         accepted: whether it changed (or, for NoChange, left) the article.
-        reason: why it was rejected ("" when accepted).
+        reason: why it was rejected ("" when accepted), in English.
+        code, values: the same reason for a page to word it (see :class:`Reason`).
         removed: for an accepted ReplaceSection, the text it removed.
         sources: the markers the content cites ((kind, id), in order).
     """
@@ -39,6 +40,34 @@ class OperationResult:
     reason: str = ""
     removed: str = ""
     sources: tuple[tuple[str, str], ...] = ()
+    code: str = ""
+    values: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why an operation is refused: ``text`` in English for the terminal and the
+    proposal's record, ``code`` and ``values`` for a page to say it in the site's
+    language (the theme's ``rejection_<code>`` string, filled with ``values``)."""
+
+    code: str
+    text: str
+    values: tuple[tuple[str, str], ...] = ()
+
+
+REJECTION_CODES: frozenset[str] = frozenset({
+    "unknown-operation", "no-sources", "source-in-article", "outside-perimeter", "carriage-return", "front-matter",
+    "too-deep", "heading-in-content", "fence-open", "block-open", "block-open-somewhere", "indented-start",
+    "heading-line-break", "heading-reads-otherwise", "changes-sections", "runs-into-next", "heading-not-found",
+    "heading-ambiguous", "after-heading-not-found", "after-heading-ambiguous", "no-heading", "heading-exists",
+})
+"""Every :class:`Reason` code: each has a ``rejection_<code>`` string (``-`` as ``_``) in
+every language of the theme."""
+
+
+def _reason(code: str, text: str, **values: object) -> Reason:
+    assert code in REJECTION_CODES, code
+    return Reason(code, text, tuple(sorted((key, str(value)) for key, value in values.items())))
 
 
 @dataclass(frozen=True)
@@ -112,31 +141,32 @@ def _describe_heading(token: Token, container: str) -> str:
     return where + (f", inside {container}" if container else "")
 
 
-def _left_open(tokens: list[Token], sentinel_line: int) -> str:
+def _left_open(tokens: list[Token], sentinel_line: int) -> Reason:
     """Name the top-level block that runs past the content's last line."""
     for token in tokens:
         if token.level == 0 and token.map and token.map[0] < sentinel_line < token.map[1]:
             line = token.map[0] + 1
             if token.type == "fence":
-                return (f"the content's code fence {token.markup!r} opened on line {line} is never closed: "
-                        "every section after it would become code")
+                return _reason("fence-open", f"the content's code fence {token.markup!r} opened on line {line} is "
+                               "never closed: every section after it would become code", fence=token.markup, line=line)
             kind = token.type.removesuffix("_open").replace("_", " ")
-            return f"the content leaves a {kind} opened on line {line} open: it would swallow the next heading"
-    return "the content leaves a block open: it would swallow the next heading"
+            return _reason("block-open", f"the content leaves a {kind} opened on line {line} open: it would swallow "
+                           "the next heading", line=line)
+    return _reason("block-open-somewhere", "the content leaves a block open: it would swallow the next heading")
 
 
-def _structure_problem(content: str) -> str:
-    """Why ``content`` would change the article's structure once in place, or ``""``."""
+def _structure_problem(content: str) -> Reason | None:
+    """Why ``content`` would change the article's structure once in place, or ``None``."""
     if "\r" in content:  # the parser reads it as a line end, the section splitter does not
-        return "the content holds a carriage return: lines end with \\n only"
+        return _reason("carriage-return", "the content holds a carriage return: lines end with \\n only")
     lines = content.split("\n")
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
     if first is None:
-        return ""
+        return None
     close = _front_matter(lines, first)
     if close is not None:
-        return (f"the content starts with a front-matter block ('---' on lines {first + 1} to {close + 1}): "
-                "an article's fields are not section content")
+        return _reason("front-matter", f"the content starts with a front-matter block ('---' on lines {first + 1} to "
+                       f"{close + 1}): an article's fields are not section content", first=first + 1, last=close + 1)
     # The content is parsed followed by what follows it in an article, a heading line:
     # if that heading does not come out as a top-level heading, something the content
     # left open swallows it (a fence never closed, or any other block) and would swallow
@@ -145,16 +175,17 @@ def _structure_problem(content: str) -> str:
     sentinel_line = len(content.rstrip("\n").split("\n"))
     tokens, too_deep = parse_checked(content.rstrip("\n") + "\n## " + _SENTINEL)
     if too_deep:  # the article would then fail to build: refused here, before it is written in
-        return (f"the content nests lists or quotes {MAX_NESTING} levels deep from its line {too_deep[0][0] + 1}: "
-                "the parser reads no deeper and what follows would be lost; flatten it")
+        return _reason("too-deep", f"the content nests lists or quotes {MAX_NESTING} levels deep from its line "
+                       f"{too_deep[0][0] + 1}: the parser reads no deeper and what follows would be lost; flatten it",
+                       levels=MAX_NESTING, line=too_deep[0][0] + 1)
     open_blocks: list[str] = []
     for token in tokens:
         if token.nesting == -1 and open_blocks:
             open_blocks.pop()
         if token.type == "heading_open" and token.map and token.map[0] < sentinel_line:
             container = next((_CONTAINERS[kind] for kind in reversed(open_blocks) if kind in _CONTAINERS), "")
-            return (f"the content holds a heading ({_describe_heading(token, container)}): "
-                    "only InsertSection creates a section")
+            return _reason("heading-in-content", f"the content holds a heading ({_describe_heading(token, container)}): "
+                           "only InsertSection creates a section", line=token.map[0] + 1)
         if token.nesting == 1:
             open_blocks.append(token.type)
     ends_open = not (len(tokens) >= 3 and tokens[-3].type == "heading_open" and tokens[-3].level == 0
@@ -163,37 +194,41 @@ def _structure_problem(content: str) -> str:
         return _left_open(tokens, sentinel_line)
     if lines[first][:1] in (" ", "\t"):
         # after a list, an indented line continues its last item: "    ## x" would become its heading
-        return (f"the content's first line is indented (line {first + 1}): it would continue the block before it "
-                "(after a list, its last item); start the content at the margin")
-    return ""
+        return _reason("indented-start", f"the content's first line is indented (line {first + 1}): it would continue "
+                       "the block before it (after a list, its last item); start the content at the margin", line=first + 1)
+    return None
 
 
-def _check_content(content: str, sources: Sources) -> tuple[str, tuple[tuple[str, str], ...]]:
+def _check_content(content: str, sources: Sources) -> tuple[Reason | None, tuple[tuple[str, str], ...]]:
     cited = markers(content)
     problem = _structure_problem(content)
     if problem:
         return problem, cited
     if not cited:
-        return "no sources: the content cites no [[ext:…]] or [[com:…]]", cited
+        return _reason("no-sources", "no sources: the content cites no [[ext:…]] or [[com:…]]"), cited
     for kind, key in cited:
         if key in sources.articles:
-            return f"[[{kind}:{key}]] points into a wiki or synthesis, which is never a source", cited
+            return _reason("source-in-article", f"[[{kind}:{key}]] points into a wiki or synthesis, which is never a "
+                           "source", marker=f"[[{kind}:{key}]]"), cited
         if key not in sources.perimeter:
-            return f"[[{kind}:{key}]] is outside the article's perimeter", cited
-    return "", cited
+            return _reason("outside-perimeter", f"[[{kind}:{key}]] is outside the article's perimeter",
+                           marker=f"[[{kind}:{key}]]"), cited
+    return None, cited
 
 
-def _heading_problem(heading: str) -> str:
-    """Why the new section's heading, written ``## heading``, would not read as given, or ``""``:
+def _heading_problem(heading: str) -> Reason | None:
+    """Why the new section's heading, written ``## heading``, would not read as given, or ``None``:
     the section could then never be named again by the text it was created with."""
     text = heading.strip()
     if "\n" in text or "\r" in text:
-        return f"the heading {heading!r} holds a line break: a heading is one line"
+        return _reason("heading-line-break", f"the heading {heading!r} holds a line break: a heading is one line",
+                       heading=" ".join(text.split()))
     tokens = parse(f"## {text}")
     rendered = tokens[1].content.strip() if len(tokens) == 3 else None
     if rendered != text:
-        return f"the heading {heading!r} would read {rendered!r} once written '## {text}'; name it as it reads"
-    return ""
+        return _reason("heading-reads-otherwise", f"the heading {heading!r} would read {rendered!r} once written "
+                       f"'## {text}'; name it as it reads", heading=text, rendered=rendered or "")
+    return None
 
 
 def _block(content: str) -> list[str]:
@@ -205,11 +240,11 @@ def _separated(block: list[str], tail: list[str]) -> list[str]:
     return block + ([""] if tail and tail[0].strip() else []) + tail
 
 
-def _merged_reason(following: str | None) -> str:
+def _merged_reason(following: str | None) -> Reason:
     if following is None:
-        return "once in place, the content would change the article's sections"
-    return (f"once in place, the content would run into the next heading {following!r}, which would no longer "
-            "start a section (end the content with a paragraph)")
+        return _reason("changes-sections", "once in place, the content would change the article's sections")
+    return _reason("runs-into-next", f"once in place, the content would run into the next heading {following!r}, "
+                   "which would no longer start a section (end the content with a paragraph)", heading=following)
 
 
 def apply_operations(body: str, operations: list[Operation], sources: Sources) -> tuple[str, list[OperationResult]]:
@@ -222,11 +257,12 @@ def apply_operations(body: str, operations: list[Operation], sources: Sources) -
 
 
 def _apply_one(body: str, index: int, operation: Operation, sources: Sources) -> tuple[str, OperationResult]:
-    def reject(reason: str, cited: tuple[tuple[str, str], ...] = ()) -> tuple[str, OperationResult]:
-        return body, OperationResult(index, operation, False, reason, sources=cited)
+    def reject(reason: Reason, cited: tuple[tuple[str, str], ...] = ()) -> tuple[str, OperationResult]:
+        return body, OperationResult(index, operation, False, reason.text, sources=cited, code=reason.code,
+                                     values=reason.values)
 
     if operation.op not in OPERATIONS:
-        return reject(f"unknown operation {operation.op!r}")
+        return reject(_reason("unknown-operation", f"unknown operation {operation.op!r}", op=operation.op))
     if operation.op == "NoChange":
         return body, OperationResult(index, operation, True)
     problem, cited = _check_content(operation.content, sources)
@@ -239,15 +275,17 @@ def _apply_one(body: str, index: int, operation: Operation, sources: Sources) ->
         if existing.heading is not None:
             by_heading.setdefault(existing.heading, []).append(existing)
 
-    def find(heading: str, what: str) -> tuple[Section | None, str]:
+    def find(heading: str, what: str, fallback: str = "") -> tuple[Section | None, Reason | None]:
         if not heading.strip():  # the empty heading names the lead (the text before the first H2)
-            return current[0], ""
+            return current[0], None
         matches = by_heading.get(heading.strip(), [])
+        code = what.replace("_", "-")
         if not matches:
-            return None, f"{what} {heading!r} not found"
+            return None, _reason(f"{code}-not-found", f"{what} {heading!r} not found{fallback}", heading=heading.strip())
         if len(matches) > 1:
-            return None, f"{what} {heading!r} is ambiguous: {len(matches)} sections bear it"
-        return matches[0], ""
+            return None, _reason(f"{code}-ambiguous", f"{what} {heading!r} is ambiguous: {len(matches)} sections bear "
+                                 f"it{fallback}", heading=heading.strip(), count=len(matches))
+        return matches[0], None
 
     def accept(new: list[str], after: Section, inserted: str | None = None, removed: str = "") -> tuple[
             str, OperationResult]:
@@ -267,6 +305,7 @@ def _apply_one(body: str, index: int, operation: Operation, sources: Sources) ->
     if operation.op in ("AppendToSection", "ReplaceSection"):
         section, problem = find(operation.heading, "heading")
         if section is None:
+            assert problem is not None
             return reject(problem, cited)
         content_start = section.content_start
         end = section.end
@@ -281,16 +320,18 @@ def _apply_one(body: str, index: int, operation: Operation, sources: Sources) ->
 
     # InsertSection: a new H2 right after an existing section
     if not operation.heading.strip():
-        return reject("no heading given for the new section", cited)
+        return reject(_reason("no-heading", "no heading given for the new section"), cited)
     problem = _heading_problem(operation.heading)
     if problem:
         return reject(problem, cited)
     if operation.heading.strip() in by_heading:
-        return reject(f"a section {operation.heading!r} already exists: insertion under an existing heading "
-                      "would make headings ambiguous (use AppendToSection or ReplaceSection)", cited)
-    anchor, problem = find(operation.after_heading, "after_heading")
+        return reject(_reason("heading-exists", f"a section {operation.heading!r} already exists: insertion under an "
+                              "existing heading would make headings ambiguous (use AppendToSection or ReplaceSection)",
+                              heading=operation.heading.strip()), cited)
+    anchor, problem = find(operation.after_heading, "after_heading", " (no fallback to the end)")
     if anchor is None:
-        return reject(problem + " (no fallback to the end)", cited)
+        assert problem is not None
+        return reject(problem, cited)
     end = anchor.end
     while end > anchor.content_start and not lines[end - 1].strip():
         end -= 1

@@ -57,3 +57,18 @@ def test_private_content_never_enters_the_bundle() -> None:
     query = " ".join(private)
     bundle = context_bundle(CONTENT, query, 8000).split("\n", 1)[1]  # everything but the echoed query
     assert "bureau-" not in bundle and not any(" ".join(q.split())[:40] in bundle for q in private)
+
+
+def test_the_bundle_speaks_the_sites_language(small: Path) -> None:
+    """Issue 24: "disagreement(s)", "cited, verified" and "(unsourced)" in a French bundle."""
+    french = context_bundle(CONTENT, "bail du foyer et risque du budget quorum", 8000)
+    assert "désaccord" in french and "cité, " in french
+    assert not re.search(r"\b(disagreement|cited|verified|unsourced|weak|contested)\b", french)
+    text = (small / "carnet.yaml").read_text(encoding="utf-8")
+    (small / "carnet.yaml").write_text(re.sub(r"(?m)^language: .*$", "language: en", text)
+                                       if re.search(r"(?m)^language:", text) else text + "language: en\n",
+                                       encoding="utf-8")
+    english = context_bundle(small, "budget foyer mécène", 8000)
+    assert english.startswith("# Context: budget foyer mécène\n")
+    assert "## What the wikis and syntheses say" in english and "## Open debates" in english
+    assert not re.search(r"\b(Contexte|désaccords?|cité|vérifié|rien|Débats)\b", english)

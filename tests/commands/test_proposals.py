@@ -92,6 +92,8 @@ def test_llm_proposal_end_to_end_with_a_rejected_operation(small: Path, llm_serv
     results = apply(path, today=TODAY)
     assert [r.accepted for r in results] == [True, False]
     assert "outside the article's perimeter" in results[1].reason
+    written = yaml.safe_load(path.read_text(encoding="utf-8"))["applied"]["results"][1]
+    assert (written["reason_code"], written["reason_values"]) == ("outside-perimeter", {"marker": "[[ext:secret-ext]]"})
     text = (small / WIKI).read_text(encoding="utf-8")
     assert "voté à l'unanimité [[ext:a-two-paragraphs]]" in text and "secret-ext" not in text
 
@@ -135,6 +137,7 @@ def test_the_site_shows_the_proposal_history(small: Path, tmp_path: Path, llm_se
     shown = operations[1].select_one("pre.content").get_text()
     assert "Un mécène finance les foyers" in shown, "rejected content is kept and shown"
     assert "secret-ext" not in page.decode(), "but a private source's id is not published"
+    assert "est hors du périmètre de l'article" in operations[1].select_one(".reason").get_text()
 
 
 def test_the_model_sees_the_evidence_structured_by_group(small: Path, llm_server) -> None:

@@ -196,3 +196,23 @@ def test_long_note_gets_a_table_of_contents(small: Path, tmp_path: Path) -> None
     for _cls, href in toc:
         assert page.select_one(f'[id="{href[1:]}"]') is not None
     assert soup(tmp_path / "site", "notes/conseil-b.html").select(".toc") == []
+
+
+def test_a_rejection_reason_is_worded_in_the_sites_language(tmp_path: Path) -> None:
+    """Issue 24: English reasons in French panels. With its code, the reason is French;
+    a record without one (an older 'carnet apply') shows its English text, marked lang="en"."""
+    import shutil
+    content = tmp_path / "content"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "content", content)
+    build(content, tmp_path / "site", search=False)
+    page = soup(tmp_path / "site", "notes/cvl-wiki-budget.html")
+    reasons = [(p.get("lang"), p.get_text()) for p in page.select(".operation .reason")]
+    assert (None, "Section « Séances » (après laquelle insérer) introuvable ; pas de repli à la fin.") in reasons
+    assert all("not found" not in text and "outside" not in text for _lang, text in reasons)
+    record = content / "proposals" / "sections" / "cvl-wiki-budget" / "2025-11-22-relecture.yaml"
+    record.write_text("\n".join(line for line in record.read_text(encoding="utf-8").split("\n")
+                                if "reason_code" not in line and "reason_values" not in line), encoding="utf-8")
+    build(content, tmp_path / "site", search=False)
+    page = soup(tmp_path / "site", "notes/cvl-wiki-budget.html")
+    reasons = [(p.get("lang"), p.get_text()) for p in page.select(".operation .reason")]
+    assert ("en", "after_heading 'Séances' not found (no fallback to the end)") in reasons

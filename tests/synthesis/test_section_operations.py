@@ -248,3 +248,36 @@ def test_sections_no_operation_touches_stay_byte_identical(parts, target, kind, 
     for name, text_before in before.items():
         if name != heading:
             assert after[name] == text_before, name
+
+
+@pytest.mark.parametrize("name,operation,reason", RULES, ids=[r[0] for r in RULES])
+def test_each_rejection_has_a_code_worded_in_every_language(name, operation, reason) -> None:
+    """Issue 24: the page words the reason in the site's language, from its code and values."""
+    import yaml
+
+    from generator.site.theme import DEFAULT_THEME
+    from generator.synthesis.sections import REJECTION_CODES
+
+    _body, (result,) = apply_operations(ARTICLE, [operation], SOURCES)
+    assert result.code in REJECTION_CODES
+    for path in sorted((DEFAULT_THEME / "strings").glob("*.yaml")):
+        strings = yaml.safe_load(path.read_text(encoding="utf-8"))
+        worded = strings["rejection_" + result.code.replace("-", "_")].format(**dict(result.values))
+        assert "{" not in worded.replace("{ext:", "").replace("[[", ""), (path.name, worded)
+
+
+def test_every_rejection_code_is_worded_in_every_language() -> None:
+    import re
+
+    import yaml
+
+    import generator.synthesis.sections as module
+    from generator.site.theme import DEFAULT_THEME
+
+    source = open(module.__file__, encoding="utf-8").read()
+    made = set(re.findall(r'_reason\("([a-z-]+)"', source)) | {f"{w}-{o}" for w in ("heading", "after-heading")
+                                                                 for o in ("not-found", "ambiguous")}
+    assert made == set(module.REJECTION_CODES)
+    for path in sorted((DEFAULT_THEME / "strings").glob("*.yaml")):
+        strings = yaml.safe_load(path.read_text(encoding="utf-8"))
+        assert {c for c in module.REJECTION_CODES if "rejection_" + c.replace("-", "_") not in strings} == set()
