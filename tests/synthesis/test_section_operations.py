@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -274,7 +276,7 @@ def test_every_rejection_code_is_worded_in_every_language() -> None:
     import generator.synthesis.sections as module
     from generator.site.theme import DEFAULT_THEME
 
-    source = open(module.__file__, encoding="utf-8").read()
+    source = Path(module.__file__).read_text(encoding="utf-8")
     made = set(re.findall(r'_reason\("([a-z-]+)"', source)) | {f"{w}-{o}" for w in ("heading", "after-heading")
                                                                  for o in ("not-found", "ambiguous")}
     assert made == set(module.REJECTION_CODES)
