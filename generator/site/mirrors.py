@@ -90,8 +90,8 @@ def _article_sections(site: SiteModel, theme: Theme, slug: str) -> list[str]:
         fragment = f"ext-{link.extraction}" if link.marker.kind == "ext" else f"com-{link.marker.key}"
         state, verifier = assessment.state, assessment.state.verifier
         entry = by_number.setdefault(number, [f"[{number}]: {site.base_url}{note_path(link.note)}#{fragment} "
-                                              f"« {_line(assessment.passage)} »"])
-        entry.append(f"  - « {_line(assessment.claim.text)} » — {theme.tr(f'state_{state.state}')}, "
+                                              f"{theme.tr('quoted', text=_line(assessment.passage))}"])
+        entry.append(f"  - {theme.tr('quoted', text=_line(assessment.claim.text))} — {theme.tr(f'state_{state.state}')}, "
                      f"{theme.tr('reason_' + state.reason.replace('-', '_'))} ({verifier.method}"
                      + (f", {verifier.model}" if verifier.model else "") + (f", {verifier.date}" if verifier.date else "")
                      + ")")
@@ -101,7 +101,7 @@ def _article_sections(site: SiteModel, theme: Theme, slug: str) -> list[str]:
     unsourced = [c for c in audit.claims if not c.sourced]
     if unsourced:
         out += ["", f"## {theme.tr('unsourced_claims', n=len(unsourced))}", ""]
-        out += [f"- « {_line(c.text)} »" for c in unsourced]
+        out += [f"- {theme.tr('quoted', text=_line(c.text))}" for c in unsourced]
     out += ["", f"## {theme.tr('discarded')}", ""]
     if audit.discarded is None:
         out.append(theme.tr("discarded_unknown"))
@@ -115,7 +115,7 @@ def _article_sections(site: SiteModel, theme: Theme, slug: str) -> list[str]:
                 anchor = anchored.anchors.get(item.extraction) if anchored else None
                 fragment = "ext" if anchor is not None and anchor.status.is_live else "entry"
                 out.append(f"- {site.base_url}{note_path(item.note)}#{fragment}-{item.extraction} "
-                           f"« {_line(item.quote)} »")
+                           f"{theme.tr('quoted', text=_line(item.quote))}")
     covered = [(s, c) for s, c in sorted(audit.coverage.items()) if s in published]
     if covered:
         out += ["", f"## {theme.tr('coverage_panel')}", ""]
@@ -135,7 +135,7 @@ def _note_sections(site: SiteModel, theme: Theme, slug: str) -> list[str]:
             live = anchor is not None and anchor.status.is_live
             target = f"#ext-{extraction.id}" if live else f"#entry-{extraction.id}"
             comments = sum(c.withdrawn is None for c in extraction.comments)
-            out.append(f"- {canonical_url(site, note_path(slug))}{target} « {_line(extraction.quote)} » — "
+            out.append(f"- {canonical_url(site, note_path(slug))}{target} {theme.tr('quoted', text=_line(extraction.quote))} — "
                        f"{extraction.kind}, {site.publication.name(slug, extraction.author)}"
                        + (f", {extraction.date.isoformat()}" if extraction.date else "")
                        + (f" ({theme.tr('md_detached')})" if not live else "")
