@@ -26,6 +26,8 @@ class BuildSummary:
         relocated: published extractions whose anchor was relocated.
         rejected_operations: section operations ``carnet apply`` rejected, in published wikis' proposals.
         warnings, notices: problems of those severities.
+        page_budget: the budget of an HTML page, gzipped, in bytes (``outputs.page_budget_kb``).
+        over_budget: (path, gzipped size) of the pages over it, heaviest first.
     """
 
     pages: int = 0
@@ -37,6 +39,8 @@ class BuildSummary:
     rejected_operations: int = 0
     warnings: int = 0
     notices: int = 0
+    page_budget: int = 0
+    over_budget: tuple[tuple[str, int], ...] = ()
 
     def lines(self) -> list[str]:
         states = ", ".join(f"{count} {state}" for state, count in sorted(self.citations.items())) or "none"
@@ -47,7 +51,18 @@ class BuildSummary:
             f"  citations    {sum(self.citations.values())} ({states})",
             f"  operations   {self.rejected_operations} rejected",
             f"  problems     {self.warnings} warning(s), {self.notices} notice(s)",
+            *self.budget_lines(),
         ]
+
+    def budget_lines(self) -> list[str]:
+        """The pages over the byte budget, named (the heaviest five), with what to do."""
+        if not self.over_budget:
+            return []
+        named = ", ".join(f"{path} ({size / 1024:.0f} KB)" for path, size in self.over_budget[:5])
+        more = f" and {len(self.over_budget) - 5} more" if len(self.over_budget) > 5 else ""
+        return [f"  warning      {len(self.over_budget)} page(s) over the page budget of {self.page_budget // 1024} KB "
+                f"gzipped: {named}{more}. Narrow the article's perimeter, or raise outputs.page_budget_kb "
+                "in carnet.yaml"]
 
 
 @dataclass

@@ -387,6 +387,7 @@ def _parse_settings(data: bytes | None, problems: list[Problem]) -> SiteSettings
                 "e.g. 'mailto:cvl@example.org?subject=Contestation%20{claim}' or an issue tracker's "
                 "'https://…/issues/new?title={claim}'.")
         contest_url = ""
+    _check_outputs(f)
     return SiteSettings(
         title=f.text("title", hint="Add 'title: …', the site's name."),
         base_url=base_url or "/",
@@ -396,6 +397,29 @@ def _parse_settings(data: bytes | None, problems: list[Problem]) -> SiteSettings
         contest_url=contest_url,
         extra={key: f.data[key] for key in extra_keys if key in f.data},
     )
+
+
+OUTPUT_SIZES = {"llms_full_cap": "bytes", "page_budget_kb": "KB, gzipped"}
+"""The sizes ``outputs:`` sets (each a whole number above 0), and their unit."""
+
+
+def _check_outputs(f: Fields) -> None:
+    """``outputs:``: a mapping of the sizes the emitters read (a bad one stops the build here,
+    at its line, rather than later without one)."""
+    value = f.data.get("outputs")
+    if value is None:
+        return
+    if not isinstance(value, YamlMap):
+        f.error("outputs", "wrong-type", "'outputs' must be a mapping",
+                "e.g. 'outputs:' then '  page_budget_kb: 60' on the next line.")
+        return
+    sub = Fields(value, f.file, "outputs", f.problems, line=f.line_of("outputs"))
+    sub.check_known(tuple(OUTPUT_SIZES))
+    for key, unit in OUTPUT_SIZES.items():
+        size = value.get(key)
+        if key in value and (isinstance(size, bool) or not isinstance(size, int) or size <= 0):
+            sub.error(key, "invalid-value", f"outputs.{key} must be a whole number above 0 ({unit}), not {size!r}",
+                      f"Write e.g. '{key}: {60 if key == 'page_budget_kb' else 5000000}', or remove it for the default.")
 
 
 def _parse_licence(f: Fields) -> Licence:

@@ -3,8 +3,9 @@ Counted from the site model and the files, so it says what readers will see."""
 
 from __future__ import annotations
 
+import gzip
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Mapping
 
 from generator.anchoring import AnchorStatus
 from generator.problems import Problem, Severity
@@ -12,8 +13,31 @@ from generator.result import BuildSummary
 from generator.site.model import SiteModel
 
 
-def summarise(problems: list[Problem], site: SiteModel, files: Collection[str]) -> BuildSummary:
-    """The counts of what ``site`` publishes in ``files``, with the build's ``problems``."""
+DEFAULT_PAGE_BUDGET_KB = 60
+"""A page's budget, gzipped (Tesserae's rule of thumb for a detail page): a reader on a
+slow line gets any page of the site in a few seconds."""
+
+
+def page_budget(site: SiteModel) -> int:
+    """``outputs.page_budget_kb`` of the settings (checked when they are read), in bytes."""
+    raw = site.publication.settings.extra.get("outputs")
+    value = raw.get("page_budget_kb", DEFAULT_PAGE_BUDGET_KB) if isinstance(raw, dict) else DEFAULT_PAGE_BUDGET_KB
+    return int(value) * 1024
+
+
+def over_budget(files: Mapping[str, bytes], sizes: Mapping[str, int], budget: int) -> list[tuple[str, int]]:
+    """The HTML pages heavier than ``budget`` once gzipped (level 6, as servers send them),
+    heaviest first. Only pages larger than the budget as they are can exceed it, so only
+    those are compressed (and read back)."""
+    heavy = [(path, len(gzip.compress(files[path], 6, mtime=0))) for path, size in sorted(sizes.items())
+             if path.endswith(".html") and size > budget]
+    return sorted(((path, size) for path, size in heavy if size > budget), key=lambda item: (-item[1], item[0]))
+
+
+def summarise(problems: list[Problem], site: SiteModel, files: Mapping[str, bytes],
+              sizes: Mapping[str, int] | None = None) -> BuildSummary:
+    """The counts of what ``site`` publishes in ``files`` (``sizes``: each file's size,
+    when known without reading it), with the build's ``problems``."""
     publication = site.publication
     statuses: Counter[AnchorStatus] = Counter()
     extractions = 0
@@ -34,4 +58,7 @@ def summarise(problems: list[Problem], site: SiteModel, files: Collection[str]) 
         rejected_operations=sum(d.decision == "rejected" for p in site.proposals for d in p.decisions),
         warnings=severities[Severity.WARNING],
         notices=severities[Severity.NOTICE],
+        page_budget=page_budget(site),
+        over_budget=tuple(over_budget(files, sizes if sizes is not None else {p: len(files[p]) for p in files},
+                                      page_budget(site))),
     )

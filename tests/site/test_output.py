@@ -262,3 +262,38 @@ def test_an_incremental_stage_links_what_is_unchanged_and_swaps_files_and_folder
     assert (out / "index.html").stat().st_ino == inode, "an unchanged file stays the live one, linked"
     assert not (out / "d").exists()
     assert set(state) == {"index.html", "a/x.html", "b"}
+
+
+# -- the page byte budget (issue 24, item 3) -----------------------------------------------------
+
+def test_pages_over_the_byte_budget_are_reported_heaviest_first(small: Path, tmp_path: Path) -> None:
+    import zlib
+    out = tmp_path / "site"
+    assert build(small, out, search=False).summary.over_budget == (), "the default budget (60 KB gzipped) holds"
+    with (small / "carnet.yaml").open("a", encoding="utf-8") as stream:
+        stream.write("outputs:\n  page_budget_kb: 2\n")
+    result = build(small, out, search=False)
+    # recomputed from the written site: each page gzipped (level 6), against 2 KiB
+    def gzipped(data: bytes) -> int:  # a gzip stream (wbits 31), as a server sends the page
+        packer = zlib.compressobj(6, zlib.DEFLATED, 31)
+        return len(packer.compress(data) + packer.flush())
+
+    expected = sorted(((p.relative_to(out).as_posix(), gzipped(p.read_bytes())) for p in out.rglob("*.html")),
+                      key=lambda item: (-item[1], item[0]))
+    over = [(path, size) for path, size in expected if size > 2048]
+    assert over and list(result.summary.over_budget) == over
+    line = result.summary.budget_lines()[0]
+    assert f"{len(over)} page(s) over the page budget of 2 KB gzipped: {over[0][0]}" in line
+    assert "outputs.page_budget_kb" in line
+
+
+@pytest.mark.parametrize("value", ["'60'", "0", "-5", "true", "[60]"])
+def test_a_bad_page_budget_stops_the_build_at_its_line(small: Path, tmp_path: Path, value: str) -> None:
+    with (small / "carnet.yaml").open("a", encoding="utf-8") as stream:
+        stream.write(f"outputs:\n  page_budget_kb: {value}\n")
+    with pytest.raises(ContentError) as raised:
+        build(small, tmp_path / "site", search=False)
+    (problem,) = [p for p in raised.value.problems if p.is_error]
+    assert (problem.file, problem.code) == ("carnet.yaml", "invalid-value") and "page_budget_kb" in problem.message
+    lines = (small / "carnet.yaml").read_text(encoding="utf-8").split("\n")
+    assert lines[problem.line - 1].startswith("  page_budget_kb:")
