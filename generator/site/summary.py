@@ -12,7 +12,6 @@ from generator.problems import Problem, Severity
 from generator.result import BuildSummary
 from generator.site.model import SiteModel
 
-
 DEFAULT_PAGE_BUDGET_KB = 60
 """A page's budget, gzipped (Tesserae's rule of thumb for a detail page): a reader on a
 slow line gets any page of the site in a few seconds."""
