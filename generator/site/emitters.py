@@ -222,9 +222,10 @@ class SearchPage:
     name: str = "search-page"
 
     def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
-        from generator.site.pages import common
+        from generator.site.pages import common, search_facets
         context = common(site, theme, "search.html", theme.tr("search"), "search")
         context["results_label"] = theme.tr("search_results", n=2)
+        context["facets"] = [list(facet) for facet in search_facets(site, theme)]
         yield "search.html", theme.render("search.html", memo, **context)
 
 

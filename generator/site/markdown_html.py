@@ -279,7 +279,8 @@ def _citation(view: CitationView) -> str:
     else:
         body = (f'<a class="{escape(view.css_class)}" href="{escape(view.href)}" title="{escape(view.title)}"'
                 f'{data}>{shown}</a>')
-    return f'<sup class="cite">{body}</sup>{view.after}'
+    # search excerpts leave out the UI around a claim: its numbers and its contest link
+    return f'<sup class="cite" data-pagefind-ignore>{body}</sup>{view.after}'
 
 
 def _anchor(href: Href, inner: str | None) -> str:

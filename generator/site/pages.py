@@ -276,7 +276,7 @@ def note_context(site: SiteModel, theme: Theme, slug: str, memo: Memo = NO_MEMO)
         for axis in nb.axes:
             values = membership.categories.get(axis.key, ())
             if values:
-                categories.append({"axis": axis.title, "entries": [
+                categories.append({"axis": axis.title, "facet": search_facet(nb.slug, axis.key), "entries": [
                     {"name": v, "url": url(category_path(nb.slug, axis.key, v))} for v in values]})
         contexts.append({
             "slug": nb.slug, "title": nb.title, "url": url(notebook_path(nb.slug)),
@@ -383,6 +383,22 @@ def _worded_reason(theme: Theme, decision: OperationDecision | None,
     return {"reason": redact(decision.reason), "reason_lang": english}
 
 
+def search_facet(notebook: str, axis: str) -> str:
+    """The search filter of one notebook's axis (each axis its own facet)."""
+    return f"axis.{notebook}.{axis}"
+
+
+def search_facets(site: SiteModel, theme: Theme) -> list[tuple[str, str]]:
+    """The search page's facets in order, each (filter key, label in the site's language):
+    notebook, type, verification state, then each public notebook's axes."""
+    facets = [("notebook", theme.tr("facet_notebook")), ("type", theme.tr("facet_type")),
+              ("state", theme.tr("facet_state"))]
+    for nb in site.publication.notebooks.values():
+        facets += [(search_facet(nb.slug, axis.key), theme.tr("facet_axis", axis=axis.title, notebook=nb.title))
+                   for axis in nb.axes]
+    return facets
+
+
 def cited_by(site: SiteModel, extraction: str) -> list[tuple[str, str, int]]:
     """The published articles citing an extraction: (slug, title, how many times)."""
     return [(a, site.publication.notes[a].title,
@@ -427,7 +443,7 @@ def citation_views(site: SiteModel, theme: Theme, audit: ArticleAudit, page: str
             # room until shown, and the punctuation after the citation stays against it
             inner = (f'<a class="contest" href="{escape(href)}" data-claim="{escape(link.claim)}" '
                      f'title="{escape(theme.tr("contest_title"))}">{escape(theme.tr("contest"))}</a>') if href else ""
-            after = f'<span class="claim-end" id="{escape(link.claim)}">{inner}</span>'
+            after = f'<span class="claim-end" id="{escape(link.claim)}" data-pagefind-ignore>{inner}</span>'
         if link.broken == "unknown":  # a source that no longer exists: "source deleted", and broken
             reason = f'{theme.tr("source_deleted")} — {theme.tr("citation_broken_unknown")}'
             views[key] = CitationView(None, None, reason, state, "citation deleted broken state-unsourced", after,
@@ -473,7 +489,7 @@ def unsourced_marks(theme: Theme, audit: ArticleAudit) -> dict[int, str]:
     marks: dict[int, str] = {}  # inline index → the mark's HTML
     for claim in audit.claims:
         if not claim.sourced and claim.inline >= 0:
-            marks[claim.inline] = (f'<sup class="unsourced-claim" id="{escape(claim.id)}">'
+            marks[claim.inline] = (f'<sup class="unsourced-claim" id="{escape(claim.id)}" data-pagefind-ignore>'
                                    f'<a href="#verification" title="{escape(theme.tr("unsourced_mark_title"))}">'
                                    f'{escape(theme.tr("unsourced_mark"))}</a></sup>')
     return marks
@@ -613,6 +629,10 @@ def audit_context(site: SiteModel, theme: Theme, audit: ArticleAudit, page: str)
                         "model": provenance.get("model", ""), "applied": proposal.applied_on,
                         "operations": operations})
     counted = site.tallies[audit.slug]
+    # the states a search can filter by: every state a pair has, and "unsourced" for an unsourced claim
+    searched = [s for s, n in counted.states.items() if n]
+    if counted.unsourced_claims and State.UNSOURCED not in searched:
+        searched.append(State.UNSOURCED)
     verification = {
         "states": [{"state": s, "label": theme.tr(f"state_{s}"), "count": n,
                     "reasons": [{"reason": r, "label": theme.tr(f"reason_short_{r.replace('-', '_')}"), "count": k}
@@ -620,6 +640,7 @@ def audit_context(site: SiteModel, theme: Theme, audit: ArticleAudit, page: str)
                    for s, n in counted.states.items()],
         "unjudged": counted.unjudged,
         "unsourced_claims": counted.unsourced_claims,
+        "searched": [theme.tr(f"state_{s}") for s in sorted(searched, key=list(State).index)],
     }
     return {
         "selection_url": relative(selection_path(audit.slug), page) if audit.slug in site.selections else None,

@@ -56,3 +56,21 @@ def test_an_incremental_build_reindexes_what_changed(small: Path, tmp_path: Path
     assert not (out / ".pagefind-next").exists()
     build(small, out, search=False, cache=BuildCache.open(default_cache_path(out)))
     assert not (out / "pagefind").exists()  # as a full build without search: no stale index
+
+
+def test_excerpts_hold_no_ui_text(tmp_path: Path) -> None:
+    """Issue 24: excerpts read "[1] contester": the citations' numbers, the contest links and
+    the unsourced marks are left out of the index; the claims' own words are in it."""
+    import json
+    import shutil
+    content = tmp_path / "content"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "content", content)
+    build(content, tmp_path / "site")
+    pages = []
+    for path in sorted((tmp_path / "site" / "pagefind" / "fragment").glob("*")):
+        data = gzip.decompress(path.read_bytes())
+        pages.append(json.loads(data[data.index(b"{"):]))  # after Pagefind's signature
+    wiki = next(page for page in pages if page["url"].endswith("/notes/cvl-wiki-budget.html"))
+    text = wiki["content"]
+    assert "quorum" in text.lower(), "the claims' words are indexed"
+    assert "contester" not in text and "[1]" not in text

@@ -336,28 +336,35 @@
     });
   }
 
+  // Search: every hit counted and reachable (PAGE at a time, "show more" for the next ones);
+  // the facets named in the site's language, in the page's order (notebook, type, state, then
+  // each notebook's axes); result links under the site's own path, whatever its base URL.
   function setUpSearch() {
     var input = document.getElementById("search-input");
     if (!input) return;
+    var PAGE = 20;
     var results = document.querySelector(".search-results");
     var status = document.querySelector(".search-status");
     var filtersBox = document.querySelector(".search-filters");
+    var more = document.querySelector(".search-more");
     var root = document.body.dataset.root || "./";  // a bare "pagefind/…" would be a module name
-    var pagefind = null, selects = {}, pending = 0;
+    var facets = [];
+    try { facets = JSON.parse(filtersBox.dataset.facets || "[]"); } catch (error) { facets = []; }
+    var pagefind = null, selects = {}, pending = 0, hits = [], shown = 0;
     function chosen() {
       var filters = {};
       Object.keys(selects).forEach(function (key) { if (selects[key].value) filters[key] = selects[key].value; });
       return filters;
     }
-    function run() {
-      var term = input.value.trim(), ticket = ++pending;
-      if (!pagefind) return;
-      if (!term && !Object.keys(chosen()).length) { results.textContent = ""; status.textContent = ""; return; }
-      pagefind.search(term || null, { filters: chosen() }).then(function (search) {
-        return Promise.all(search.results.slice(0, 20).map(function (r) { return r.data(); }));
-      }).then(function (items) {
+    function say(total) {
+      var label = total < 2 ? document.body.dataset.resultsLabelOne : document.body.dataset.resultsLabel;
+      status.textContent = label.replace(/\d+/, String(total));
+    }
+    function showMore(ticket) {
+      var next = hits.slice(shown, shown + PAGE);
+      shown += next.length;
+      return Promise.all(next.map(function (r) { return r.data(); })).then(function (items) {
         if (ticket !== pending) return;
-        results.textContent = "";
         items.forEach(function (item) {
           var li = document.createElement("li");
           var a = document.createElement("a");
@@ -370,18 +377,49 @@
           li.appendChild(excerpt);
           results.appendChild(li);
         });
-        var label = items.length < 2 ? document.body.dataset.resultsLabelOne : document.body.dataset.resultsLabel;
-        status.textContent = label.replace(/\d+/, String(items.length));
+        var left = hits.length - shown;
+        more.hidden = left <= 0;
+        more.textContent = more.dataset.label.replace("{n}", String(Math.min(left, PAGE)));
       });
     }
+    function run() {
+      var term = input.value.trim(), ticket = ++pending;
+      if (!pagefind) return;
+      if (!term && !Object.keys(chosen()).length) {
+        results.textContent = ""; status.textContent = ""; more.hidden = true; hits = []; return;
+      }
+      pagefind.search(term || null, { filters: chosen() }).then(function (search) {
+        if (ticket !== pending) return;
+        hits = search.results;
+        shown = 0;
+        results.textContent = "";
+        say(hits.length);  // the real count, not the page's
+        return showMore(ticket);
+      });
+    }
+    more.addEventListener("click", function () {
+      var first = shown;
+      showMore(pending).then(function () {  // the first new hit takes the focus: the list goes on from there
+        var link = results.querySelectorAll("li a")[first];
+        if (link) link.focus();
+      });
+    });
     // resolved against the page: a module specifier alone would resolve against this script
-    import(new URL(root + "pagefind/pagefind.js", document.baseURI).href).then(function (module) {
+    var siteRoot = new URL(root, document.baseURI);
+    import(new URL("pagefind/pagefind.js", siteRoot).href).then(function (module) {
       pagefind = module;
-      return pagefind.filters();
+      // Pagefind writes root-absolute URLs ("/notes/…"): under a sub-path they need the site's own
+      return Promise.resolve(pagefind.options({ baseUrl: siteRoot.pathname })).then(function () {
+        return pagefind.filters();
+      });
     }).then(function (filters) {
-      Object.keys(filters).sort().forEach(function (key) {
+      var known = facets.map(function (facet) { return facet[0]; });
+      var order = known.filter(function (key) { return key in filters; }).concat(
+        Object.keys(filters).filter(function (key) { return known.indexOf(key) < 0; }).sort());
+      order.forEach(function (key) {
+        var facet = facets[known.indexOf(key)];
         var label = document.createElement("label");
-        label.textContent = key + " ";
+        label.textContent = (facet ? facet[1] : key) + " ";
         var select = document.createElement("select");
         select.name = key;
         var all = document.createElement("option");
