@@ -363,10 +363,10 @@ def _walk(page, path: str) -> dict:
                 f"{where}: focusing a citation shows its preview and describes the link with it: {info}"
             count = page.locator("#citation-preview a").count()
             assert count >= 1, f"{where}: the preview of {info['href']} has no link to follow"
-            for _ in range(count):  # Tab goes into the preview, through its links
-                page.keyboard.press("Tab")
+            for _ in range(count):  # the down arrow goes into the preview, through its links (Tab goes on)
+                page.keyboard.press("ArrowDown")
                 inner = page.evaluate(DESCRIBE)
-                assert inner and inner["inPreview"] and inner["tag"] == "a", f"{where}: Tab from the citation reaches the preview: {inner}"
+                assert inner and inner["inPreview"] and inner["tag"] == "a", f"{where}: the down arrow reaches the preview: {inner}"
                 assert inner["previewShown"], f"{where}: the preview stays open while focus is in it"
                 _assert_focus_visible(inner, where + " (preview)")
                 preview_links.add(inner["href"])
@@ -406,27 +406,32 @@ def test_keyboard_reaches_every_citation_preview_and_panel(page, path) -> None:
     assert not reached["missed"], f"reachable by mouse, never reached by Tab: {reached['missed']}"
 
 
-def test_tab_goes_through_a_preview_and_on_through_the_text(page) -> None:
+def test_a_citation_is_one_tab_stop_and_its_preview_is_reached_with_the_arrows(page) -> None:
+    """Issue 24: four Tab stops per citation (it, its preview's two links, …). Now Tab goes
+    from a citation to what follows it; the down arrow goes into the preview."""
     page.goto(WIKI)
     citation = page.locator(".note-body a.citation").first
     citation.focus()  # as if tabbed to
+    assert page.locator("#citation-preview").is_visible()
     links = page.locator("#citation-preview a")
     assert links.count() == 2
     for index in range(links.count()):
-        page.keyboard.press("Tab")
+        page.keyboard.press("ArrowDown")
         assert page.evaluate(f"document.activeElement === document.querySelectorAll('#citation-preview a')[{index}]")
-    page.keyboard.press("Shift+Tab")  # back through it
+    page.keyboard.press("ArrowUp")
     assert page.evaluate("document.activeElement === document.querySelector('#citation-preview a')")
-    page.keyboard.press("Tab")
-    page.keyboard.press("Tab")  # out of the preview: it closes, the text goes on after the citation
+    page.keyboard.press("ArrowUp")  # back onto the citation
+    assert page.evaluate("document.activeElement === document.querySelector('.note-body a.citation')")
+    page.keyboard.press("Tab")  # one stop: on to what follows the citation, the preview closes
     assert page.locator("#citation-preview").is_hidden()
     after = page.evaluate("""() => {
-      const all = [...document.querySelectorAll('.note-body a[href]')].filter(a => !a.closest('#citation-preview'));
+      const all = [...document.querySelectorAll('.note-body a[href], .note-body [tabindex="0"]')]
+        .filter(a => !a.closest('#citation-preview') && a.tabIndex >= 0);
       const citation = document.querySelector('.note-body a.citation');
       return document.activeElement === all[all.indexOf(citation) + 1];
     }""")
-    assert after, "Tab leaves the preview for what follows the citation"
-    page.keyboard.press("Shift+Tab")  # back onto the citation (the hidden preview is skipped)
+    assert after, "Tab leaves the citation for what follows it"
+    page.keyboard.press("Shift+Tab")  # back onto the citation
     assert page.evaluate("document.activeElement === document.querySelector('.note-body a.citation')")
     assert page.locator("#citation-preview").is_visible()
     page.keyboard.press("Escape")
@@ -439,8 +444,8 @@ def test_tab_goes_through_a_preview_and_on_through_the_text(page) -> None:
 def test_following_a_preview_link_by_keyboard_opens_the_debate(page) -> None:
     page.goto(WIKI)
     page.locator(".note-body a.citation").first.focus()
-    page.keyboard.press("Tab")
-    page.keyboard.press("Tab")  # "the extraction and its debate"
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")  # "the extraction and its debate"
     page.keyboard.press("Enter")
     page.wait_for_url("**/cvl-2024-11-14.html#entry-cvl-1114-budget-total")
     assert page.locator("details#evidence").get_attribute("open") is not None

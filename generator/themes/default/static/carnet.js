@@ -53,7 +53,9 @@
           return chosen[axis].some(function (c) { return pairs.indexOf(axis + "=" + c) >= 0; });
         });
         item.hidden = !ok;
-        if (ok) shown += 1;
+        // counted in the tab on show only: the others' notes are not what the reader sees
+        var panel = item.closest("[role=tabpanel]");
+        if (ok && !(panel && panel.hidden)) shown += 1;
       });
       if (status) {
         var label = shown < 2 ? document.body.dataset.shownLabelOne : document.body.dataset.shownLabel;
@@ -66,6 +68,7 @@
         refresh();
       });
     });
+    document.addEventListener("carnet-tab", refresh);  // another tab: its own count
   }
 
   // Evidence is one click away: a click on a highlight opens its entry in the list;
@@ -147,7 +150,14 @@
       if (hash.indexOf("ext-") !== 0) return;
       var entry = document.getElementById("entry-" + hash.slice(4));
       var button = entry && entry.querySelector(".play-extraction");
-      if (button) media.currentTime = parseFloat(button.dataset.start);
+      if (!button) return;
+      media.currentTime = parseFloat(button.dataset.start);
+      // the player stays in view above the passage it was cued for, which lands below it
+      var figure = media.closest("figure");
+      figure.classList.add("cued");
+      document.documentElement.style.setProperty("--landing-offset", (figure.offsetHeight + 24) + "px");
+      var anchor = document.getElementById(hash);
+      if (anchor) anchor.scrollIntoView();
     }
     window.addEventListener("hashchange", cue);
     cue();
@@ -161,9 +171,9 @@
 
   // Citations: a preview (quote, note, date, comments, debate, verification) on hover, on
   // keyboard focus, and on a first tap on touch screens; a second tap, a click or Enter follows
-  // the link. The preview is put right after its citation in the document, so that Tab goes from
-  // the citation into the preview's links, then on through the text; Escape closes it and gives
-  // focus back to the citation.
+  // the link. A citation is one Tab stop: the down arrow goes into its preview's links (put right
+  // after the citation in the document), the up arrow or Escape back to the citation. Near the
+  // bottom of the window the preview opens above its citation.
   function setUpCitationPreviews() {
     var links = document.querySelectorAll("a.citation[data-preview-quote]");
     if (!links.length) return;
@@ -179,9 +189,11 @@
       var anchor = link.closest("sup") || link;
       if (anchor.nextSibling !== box) anchor.parentNode.insertBefore(box, anchor.nextSibling);
       var rect = link.getBoundingClientRect();
-      var width = document.documentElement.clientWidth;
+      var width = document.documentElement.clientWidth, height = document.documentElement.clientHeight;
       var left = Math.max(8, Math.min(rect.left, width - box.offsetWidth - 8));  // in the viewport
       var top = rect.bottom + 6;
+      // near the bottom, the preview opens above its citation rather than off-screen
+      if (top + box.offsetHeight > height - 8 && rect.top - 6 - box.offsetHeight >= 8) top = rect.top - 6 - box.offsetHeight;
       // absolute positioning counts from the nearest positioned ancestor (the page when none)
       var host = box.offsetParent;
       if (host && host !== document.body && getComputedStyle(host).position !== "static") {
@@ -224,6 +236,7 @@
         var a = document.createElement("a");
         a.href = target;
         a.textContent = text;
+        a.tabIndex = -1;  // one Tab stop per citation: its preview's links are reached with the down arrow
         if (actions.childNodes.length) actions.appendChild(document.createTextNode(" · "));
         actions.appendChild(a);
       }
@@ -250,6 +263,12 @@
       });
       link.addEventListener("focus", function () { if (!quiet) show(link); });
       link.addEventListener("blur", function (event) { if (!box.contains(event.relatedTarget)) hide(); });
+      link.addEventListener("keydown", function (event) {
+        if (event.key !== "ArrowDown") return;
+        show(link);
+        var first = box.querySelector(".actions a");
+        if (first) { event.preventDefault(); first.focus(); }
+      });
       link.addEventListener("touchend", function (event) {
         if (current !== link) { event.preventDefault(); show(link); }  // first tap: preview only
       });
@@ -258,6 +277,15 @@
       if (!inside(event.relatedTarget) && !box.contains(document.activeElement) && document.activeElement !== current) hide();
     });
     box.addEventListener("focusout", function (event) { if (!inside(event.relatedTarget)) hide(); });
+    box.addEventListener("keydown", function (event) {  // the arrows move among the preview's links
+      if (event.key !== "ArrowDown" && event.key !== "ArrowUp") return;
+      var all = Array.prototype.slice.call(box.querySelectorAll(".actions a"));
+      var at = all.indexOf(document.activeElement);
+      if (at < 0) return;
+      event.preventDefault();
+      if (event.key === "ArrowUp" && at === 0) { quiet = true; current.focus(); quiet = false; return; }
+      all[Math.max(0, Math.min(all.length - 1, at + (event.key === "ArrowDown" ? 1 : -1)))].focus();
+    });
     document.addEventListener("keydown", function (event) {
       if (event.key !== "Escape" || box.hidden) return;
       var link = current;
@@ -306,6 +334,7 @@
         var panel = document.getElementById(t.getAttribute("aria-controls"));
         if (panel) panel.hidden = !on;
       });
+      document.dispatchEvent(new CustomEvent("carnet-tab"));
     }
     tabs.forEach(function (tab, index) {
       tab.addEventListener("click", function (event) { event.preventDefault(); select(tab); });
