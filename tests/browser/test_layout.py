@@ -38,7 +38,7 @@ def test_the_player_is_in_view_after_landing_on_a_transcript_passage(page) -> No
                            " return [r.top, r.bottom]; })()")
     passage = page.evaluate("document.querySelector('mark.extraction.current').getBoundingClientRect().top")
     height = page.viewport_size["height"]
-    assert 0 <= player[0] and player[1] <= height, ("the player is on screen", player)
+    assert player[0] >= 0 and player[1] <= height, ("the player is on screen", player)
     assert player[1] <= passage < height, ("the passage shows below it", player, passage)
     assert page.evaluate("window.scrollY") > 0, "the page did scroll down to the passage"
 
