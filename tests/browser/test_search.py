@@ -74,7 +74,7 @@ def test_facets_are_named_in_the_sites_language_one_per_notebook_axis(page) -> N
         "ls => ls.map(l => [l.firstChild.textContent.trim(), l.querySelector('select').name])")
     names = [name for _label, name in labels]
     assert names[:3] == ["notebook", "type", "state"] and "category" not in names
-    shown = dict((name, label) for label, name in labels)
+    shown = {name: label for label, name in labels}
     assert (shown["notebook"], shown["type"], shown["state"]) == ("Carnet", "Type", "Vérification")
     axes = [label for label, name in labels if name.startswith("axis.")]
     assert axes and all(label.endswith(")") and " (" in label for label in axes), axes  # "Thème (Conseil …)"
