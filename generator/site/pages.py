@@ -546,6 +546,19 @@ def audit_frozen_quote(site: SiteModel, article: str, extraction_id: str) -> str
     return ""
 
 
+def _quiet_by_note(discarded: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """The discarded items nobody commented, by note (their note's categories said once),
+    notes in the order their first item comes: at 1,700 extractions, a flat list with every
+    item's chips weighed a megabyte. The debated ones stay first, each shown whole."""
+    groups: dict[str, dict[str, Any]] = {}
+    for item in discarded or []:
+        if item["comments"] or item["disagreements"]:
+            continue
+        group = groups.setdefault(item["note"], {"note": item["note"], "categories": item["categories"], "passages": []})
+        group["passages"].append(item)
+    return list(groups.values())
+
+
 def audit_context(site: SiteModel, theme: Theme, audit: ArticleAudit, page: str) -> dict[str, Any]:
     """The audit panels of a wiki or synthesis page (discarded, coverage, broken)."""
     publication = site.publication
@@ -649,7 +662,9 @@ def audit_context(site: SiteModel, theme: Theme, audit: ArticleAudit, page: str)
         "perimeter_source": audit.perimeter_source,
         "perimeter_notes": len(audit.perimeter_notes or []),
         "perimeter_extractions": len(audit.perimeter_extractions or []),
-        "discarded": discarded, "coverage": coverage_rows, "said_here": said_here, "broken": broken,
+        "discarded": discarded, "discarded_quiet": (quiet := _quiet_by_note(discarded)),
+        "discarded_quiet_count": sum(len(group["passages"]) for group in quiet),
+        "coverage": coverage_rows, "said_here": said_here, "broken": broken,
         "status": status, "sources": len(audit.numbers),
         "unsourced": sum(not c.sourced for c in audit.claims), "claims": len(audit.claims),
     }
