@@ -121,8 +121,9 @@ def test_discarded_and_coverage_agree_between_page_json_and_mirror(site: Path) -
         page = (site / f"notes/{slug}.html").read_text(encoding="utf-8")
         mirror = (site / f"notes/{slug}.html.md").read_text(encoding="utf-8")
         panel = page.split('id="discarded"', 1)[1].split("</section>", 1)[0]
-        discarded_page = set(re.findall(r'<p class="meta"><a href="(?:[^"]*/)?([a-z0-9-]+)\.html#((?:ext|entry)-[^"]+)"',
-                                        panel))
+        # a debated item links its note in its meta line; the others, grouped by note, from their quote
+        discarded_page = set(re.findall(r'(?:<p class="meta">|<blockquote>)<a href="(?:[^"]*/)?([a-z0-9-]+)\.html'
+                                        r'#((?:ext|entry)-[^"]+)"', panel))
         section = mirror.split("\n## Pièces écartées", 1)[1].split("\n## ", 1)[0]
         discarded_mirror = set(re.findall(r"/notes/([a-z0-9-]+)\.html#((?:ext|entry)-\S+) ", section))
         assert discarded_page == discarded_mirror, slug

@@ -193,7 +193,9 @@
       var left = Math.max(8, Math.min(rect.left, width - box.offsetWidth - 8));  // in the viewport
       var top = rect.bottom + 6;
       // near the bottom, the preview opens above its citation rather than off-screen
-      if (top + box.offsetHeight > height - 8 && rect.top - 6 - box.offsetHeight >= 8) top = rect.top - 6 - box.offsetHeight;
+      var above = top + box.offsetHeight > height - 8 && rect.top - 6 - box.offsetHeight >= 8;
+      if (above) top = rect.top - 6 - box.offsetHeight;
+      box.classList.toggle("above", above);  // its bridge to the citation below it
       // absolute positioning counts from the nearest positioned ancestor (the page when none)
       var host = box.offsetParent;
       if (host && host !== document.body && getComputedStyle(host).position !== "static") {
