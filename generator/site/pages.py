@@ -554,7 +554,8 @@ def _quiet_by_note(discarded: list[dict[str, Any]] | None) -> list[dict[str, Any
     for item in discarded or []:
         if item["comments"] or item["disagreements"]:
             continue
-        group = groups.setdefault(item["note"], {"note": item["note"], "categories": item["categories"], "passages": []})
+        # by the note itself, not its title: two notes may bear one title
+        group = groups.setdefault(item["slug"], {"note": item["note"], "categories": item["categories"], "passages": []})
         group["passages"].append(item)
     return list(groups.values())
 
@@ -583,7 +584,7 @@ def audit_context(site: SiteModel, theme: Theme, audit: ArticleAudit, page: str)
             anchor = site.anchored[item.note].anchors.get(item.extraction) if item.note in site.anchored else None
             fragment = (f"#ext-{item.extraction}" if anchor and anchor.status.is_live else f"#entry-{item.extraction}")
             discarded.append({
-                "id": item.extraction, "quote": item.quote, "exists": item.exists,
+                "id": item.extraction, "quote": item.quote, "exists": item.exists, "slug": item.note,
                 "note": source.title if source else item.note,
                 "url": url(note_path(item.note)) + fragment if source and item.exists else None,
                 "categories": categories, "comments": item.comments, "disagreements": item.disagreements,
