@@ -57,6 +57,8 @@ class ScriptedLLMServer:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
+            counted = False  # this request is in the in-flight count
+
             def log_message(self, *args: object) -> None:
                 pass
 
@@ -64,9 +66,18 @@ class ScriptedLLMServer:
                 with outer.lock:
                     outer.in_flight += 1
                     outer.max_in_flight = max(outer.max_in_flight, outer.in_flight)
+                self.counted = True
                 try:
                     self._answer()
                 finally:
+                    self._answered()
+
+            def _answered(self) -> None:
+                """No longer in flight: said before the answer goes out, since a client that has
+                it may send its next request before this thread runs again (one at a time would
+                otherwise count as two on a loaded machine)."""
+                if self.counted:
+                    self.counted = False
                     with outer.lock:
                         outer.in_flight -= 1
 
@@ -107,6 +118,7 @@ class ScriptedLLMServer:
 
             def _send(self, code: int, payload: dict, headers: dict[str, str] | None = None) -> None:
                 data = json.dumps(payload).encode("utf-8")
+                self._answered()
                 try:
                     self.send_response(code)
                     self.send_header("Content-Type", "application/json")
