@@ -296,14 +296,17 @@ class MemoStore:
         # values are read with pread, not a map: a mapped pack would count in the build's memory as it is read
         self._reader: BinaryIO | None = None
         self._owner = os.getpid()  # a forked worker reads the store but never writes to it
+        self._flushed = 0  # the pack's bytes on disk from this process's writes (older ones are all there)
         self._rewritten = False  # a new pack was written: the others go once the index names it
         _OPEN_STORES.add(self)
 
     def flush(self) -> None:
         """Put what is buffered into the pack file (before a fork: a worker must inherit an
-        empty buffer, which it could otherwise write into the pack a second time)."""
+        empty buffer, which it could otherwise write into the pack a second time). A
+        worker never flushes: the buffer is the parent's."""
         if self._writer is not None and os.getpid() == self._owner:
             self._writer.flush()
+            self._flushed = self._writer.tell()
 
     @classmethod
     def open(cls, index_path: Path, source: str) -> MemoStore | None:
@@ -317,6 +320,7 @@ class MemoStore:
             size = store.pack_path.stat().st_size
             if any(offset + length > size for entries in where.values() for offset, length in entries.values()):
                 return None  # a pack cut short: nothing of it is trusted
+            store._flushed = size
             return store
         except Exception:
             return None
@@ -334,8 +338,8 @@ class MemoStore:
             return MISSING
         offset, length = place
         try:
-            if self._writer is not None and os.getpid() == self._owner:
-                self._writer.flush()  # a value written by this build (a worker never flushes the parent's buffer)
+            if offset + length > self._flushed:  # a value this build wrote, still in the buffer
+                self.flush()
             if self._reader is None:
                 self._reader = self.pack_path.open("rb")
             return pickle.loads(os.pread(self._reader.fileno(), length, offset))
@@ -401,6 +405,7 @@ class MemoStore:
                     pack.unlink(missing_ok=True)
         legacy = self.index_path.with_name(self.index_path.stem + ".pickle")  # the single file of older versions
         legacy.unlink(missing_ok=True)
+        self._flushed = self.pack_path.stat().st_size
 
     def _compact(self) -> None:
         """A new pack holding only the live entries, copied one by one; the old one goes

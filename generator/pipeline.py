@@ -398,7 +398,7 @@ def build(content_dir: Path, out_dir: Path, *, strict: bool = False, base_url: s
         rewritten = go_live(files, out_dir, (lambda tree: index_site(tree, language)) if search else None)
     changed = len(rewritten) if incremental else len(files) + 1
     result = BuildResult(out_dir, len(files) + 1, analysis.publication.reports, analysis.problems, language,
-                         changed=changed, summary=summarise(analysis.problems, site, files, files.sizes))
+                         changed=changed, summary=summarise(analysis.problems, site, files))
     if cache is not None:
         cache.written = written_state(files, files.digests, out_dir, previous, rewritten if incremental else None)
         cache.inputs, cache.result = cache.pending, result

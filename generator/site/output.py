@@ -173,10 +173,12 @@ class SiteFiles(Mapping[str, bytes]):
                 os.makedirs(os.path.join(self.tree, folder), exist_ok=True)
             self._folders.add(folder)
         if self.previous:
-            if os.path.isdir(target) and not os.path.islink(target) and path + "/" not in self._prefixes():
-                shutil.rmtree(target)  # the last build's folder of that name, linked files only
-            with contextlib.suppress(FileNotFoundError):
+            try:
                 os.unlink(target)  # a link to the live file: never write through it
+            except FileNotFoundError:
+                pass
+            except IsADirectoryError:  # the last build's folder of that name: only links (a file of this
+                shutil.rmtree(target)  # build under it would clash with this one, refused before)
         _write_file(target, data)
 
     def _clear_way(self, folder: str) -> None:
@@ -189,9 +191,6 @@ class SiteFiles(Mapping[str, bytes]):
             if os.path.isfile(candidate) and prefix in self.previous and prefix not in self.changed:
                 os.unlink(candidate)
                 return
-
-    def _prefixes(self) -> set[str]:
-        return {path[: index + 1] for path in self.changed for index, char in enumerate(path) if char == "/"}
 
     def __getitem__(self, path: str) -> bytes:
         if path not in self.digests:

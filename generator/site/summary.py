@@ -11,6 +11,7 @@ from generator.anchoring import AnchorStatus
 from generator.problems import Problem, Severity
 from generator.result import BuildSummary
 from generator.site.model import SiteModel
+from generator.site.output import SiteFiles
 
 DEFAULT_PAGE_BUDGET_KB = 60
 """A page's budget, gzipped (Tesserae's rule of thumb for a detail page): a reader on a
@@ -33,10 +34,8 @@ def over_budget(files: Mapping[str, bytes], sizes: Mapping[str, int], budget: in
     return sorted(((path, size) for path, size in heavy if size > budget), key=lambda item: (-item[1], item[0]))
 
 
-def summarise(problems: list[Problem], site: SiteModel, files: Mapping[str, bytes],
-              sizes: Mapping[str, int] | None = None) -> BuildSummary:
-    """The counts of what ``site`` publishes in ``files`` (``sizes``: each file's size,
-    when known without reading it), with the build's ``problems``."""
+def summarise(problems: list[Problem], site: SiteModel, files: SiteFiles) -> BuildSummary:
+    """The counts of what ``site`` publishes in ``files``, with the build's ``problems``."""
     publication = site.publication
     statuses: Counter[AnchorStatus] = Counter()
     extractions = 0
@@ -47,6 +46,7 @@ def summarise(problems: list[Problem], site: SiteModel, files: Mapping[str, byte
             statuses[anchors[extraction.id].status] += 1
     states = Counter(a.state.state for assessments in site.assessments.values() for a in assessments)
     severities = Counter(p.severity for p in problems)
+    budget = page_budget(site)
     return BuildSummary(
         pages=sum(1 for path in files if path.endswith(".html")),
         notes=len(publication.notes),
@@ -57,7 +57,6 @@ def summarise(problems: list[Problem], site: SiteModel, files: Mapping[str, byte
         rejected_operations=sum(d.decision == "rejected" for p in site.proposals for d in p.decisions),
         warnings=severities[Severity.WARNING],
         notices=severities[Severity.NOTICE],
-        page_budget=page_budget(site),
-        over_budget=tuple(over_budget(files, sizes if sizes is not None else {p: len(files[p]) for p in files},
-                                      page_budget(site))),
+        page_budget=budget,
+        over_budget=tuple(over_budget(files, files.sizes, budget)),
     )
