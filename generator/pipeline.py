@@ -291,10 +291,6 @@ def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = E
     return files
 
 
-def _kept(outputs: NoteOutputs) -> NoteOutputs:
-    return outputs
-
-
 def _same(value: NoteOutputs) -> NoteOutputs:
     return value
 
@@ -305,7 +301,7 @@ can change the page around it, seldom the body itself)."""
 
 
 def every_note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: list[PerNote],
-                       jobs: int = 1, take: Callable[[NoteOutputs], NoteOutputs] = _kept) -> dict[str, NoteOutputs]:
+                       jobs: int = 1, take: Callable[[NoteOutputs], NoteOutputs] = _same) -> dict[str, NoteOutputs]:
     """Each published note's own outputs, passed to ``take`` as they come (what it returns
     is kept): recalled whole when what they read is unchanged (with
     ``CARNET_CHECK_READS=1``, made again and compared), the others made (in ``jobs``
