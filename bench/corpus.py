@@ -36,12 +36,15 @@ class Densities:
         comments: comments per extraction (a mean; each extraction gets 0..2×mean).
         wikis: wiki articles, each with a perimeter of one notebook and one category.
         citations: ``[[ext:…]]`` citations in total, spread over the wikis.
+        wiki_categories: categories in each wiki's perimeter (its notebook's notes under any of them):
+            with one notebook and every category, one perimeter holds every extraction (a large one).
     """
 
     extractions: int = 0
     comments: float = 0.0
     wikis: int = 0
     citations: int = 0
+    wiki_categories: int = 1
 
 
 @dataclass
@@ -83,7 +86,8 @@ def _note_size(rng: random.Random) -> int:
     return int(min(MAX_BYTES, max(300, MEDIAN_BYTES * math.exp(rng.gauss(0.0, 1.0)))))
 
 
-def plain_notes(count: int, seed: int = 0) -> list[PlainNote]:
+def plain_notes(count: int, seed: int = 0, notebooks: int = len(NOTEBOOKS)) -> list[PlainNote]:
+    """``count`` notes spread in turn over the first ``notebooks`` notebooks, each under one category."""
     rng = random.Random(seed)
     writer = _Writer(rng, _vocabulary(rng))
     notes: list[PlainNote] = []
@@ -122,7 +126,7 @@ def plain_notes(count: int, seed: int = 0) -> list[PlainNote]:
         month = i // 28 % 12 + 1
         notes.append(PlainNote(
             slug=slug, title=f"Séance {i + 1}", date=f"{2020 + i // 336 % 6}-{month:02d}-{day:02d}",
-            notebook=NOTEBOOKS[i % len(NOTEBOOKS)], category=CATEGORIES[i // len(NOTEBOOKS) % len(CATEGORIES)],
+            notebook=NOTEBOOKS[i % notebooks], category=CATEGORIES[i // notebooks % len(CATEGORIES)],
             body="\n\n".join(blocks) + "\n", sentences=sentences))
     return notes
 
@@ -140,13 +144,20 @@ def write_carnet(out: Path, notes: list[PlainNote], densities: Densities | None 
     (out / "carnet.yaml").write_text(
         "title: Banc d'essai\nbase_url: https://bench.example.org/\nlanguage: fr\nlicence: CC BY 4.0\n",
         encoding="utf-8")
-    for notebook in NOTEBOOKS:
+    for notebook in sorted({note.notebook for note in notes}):
         categories = ", ".join(_yaml_string(c) for c in CATEGORIES)
         (out / "notebooks" / f"{notebook}.yaml").write_text(
             f"title: Carnet {notebook}\nvisibility: public\nauthors: full\n"
             f"axes:\n  theme:\n    title: Thème\n    categories: [{categories}]\n", encoding="utf-8")
     total_sentences = sum(len(note.sentences) for note in notes) or 1
-    by_perimeter: dict[tuple[str, str], list[str]] = {}
+    span = max(1, min(densities.wiki_categories, len(CATEGORIES)))
+
+    def perimeter_of(note: PlainNote) -> tuple[str, tuple[str, ...]]:
+        # the window of ``span`` categories that starts at the note's own, in turn
+        first = CATEGORIES.index(note.category) // span * span
+        return note.notebook, CATEGORIES[first:first + span]
+
+    by_perimeter: dict[tuple[str, tuple[str, ...]], list[str]] = {}
     for note in notes:
         (out / "notes" / f"{note.slug}.md").write_text(
             f"---\ntitle: {note.title}\ndate: {note.date}\nauthors: [Camille Martin]\nnotebooks:\n"
@@ -158,7 +169,7 @@ def write_carnet(out: Path, notes: list[PlainNote], densities: Densities | None 
         lines = ["extractions:"]
         for k in chosen:
             ext_id = f"{note.slug}-x{k}"
-            by_perimeter.setdefault((note.notebook, note.category), []).append(ext_id)
+            by_perimeter.setdefault(perimeter_of(note), []).append(ext_id)
             lines += [f"  - id: {ext_id}", f"    quote: {_yaml_string(note.sentences[k])}",
                       f"    kind: {rng.choice(KINDS)}", "    author: Camille Martin"]
             comments = rng.randint(0, round(2 * densities.comments))
@@ -174,15 +185,16 @@ def write_carnet(out: Path, notes: list[PlainNote], densities: Densities | None 
     for w in range(densities.wikis):
         if not perimeters:
             break
-        notebook, category = perimeters[w % len(perimeters)]
-        pool = by_perimeter[(notebook, category)]
+        notebook, categories = perimeters[w % len(perimeters)]
+        pool = by_perimeter[(notebook, categories)]
         cites = densities.citations // densities.wikis + (1 if w < densities.citations % densities.wikis else 0)
         paragraphs = []
         for c in range(cites):
             paragraphs.append(f"Constat {c + 1} de la synthèse {w + 1} [[ext:{pool[rng.randrange(len(pool))]}]].")
         body = "\n\n".join(" ".join(paragraphs[i:i + 3]) for i in range(0, len(paragraphs), 3))
         (out / "notes" / f"wiki-{w:03d}.md").write_text(
-            f"---\ntitle: Wiki {w + 1}\ntype: wiki\nnotebooks:\n  {notebook}:\n    theme: [{_yaml_string(category)}]\n"
+            f"---\ntitle: Wiki {w + 1}\ntype: wiki\nnotebooks:\n  {notebook}:\n"
+            f"    theme: [{', '.join(_yaml_string(c) for c in categories)}]\n"
             f"---\n## État des lieux\n\n{body}\n", encoding="utf-8")
 
 
@@ -238,11 +250,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--comments", type=float, default=0.0)
     parser.add_argument("--wikis", type=int, default=0)
     parser.add_argument("--citations", type=int, default=0)
+    parser.add_argument("--notebooks", type=int, default=len(NOTEBOOKS), choices=range(1, len(NOTEBOOKS) + 1),
+                        help="notebooks the notes are spread over")
+    parser.add_argument("--wiki-categories", type=int, default=1, choices=range(1, len(CATEGORIES) + 1),
+                        help="categories in each wiki's perimeter (with --notebooks 1 and 8: one perimeter of all)")
     parser.add_argument("--hugo", type=Path, help="also write the plain notes as a Hugo site here")
     parser.add_argument("--mkdocs", type=Path, help="also write the plain notes as an MkDocs project here")
     args = parser.parse_args(argv)
-    notes = plain_notes(args.notes, args.seed)
-    write_carnet(args.out, notes, Densities(args.extractions, args.comments, args.wikis, args.citations), args.seed)
+    notes = plain_notes(args.notes, args.seed, args.notebooks)
+    write_carnet(args.out, notes, Densities(args.extractions, args.comments, args.wikis, args.citations,
+                                            args.wiki_categories), args.seed)
     if args.hugo:
         write_hugo(args.hugo, notes)
     if args.mkdocs:

@@ -42,11 +42,10 @@ from generator.site.model import (
     category_path,
     note_path,
     notebook_path,
-    selection_path,
     text_path,
 )
 from generator.site.output import SiteFiles
-from generator.site.selection_page import selection_context
+from generator.site.selection_page import selection_pages
 from generator.site.theme import Theme
 
 Output = Iterator[tuple[str, bytes]]
@@ -195,7 +194,8 @@ class WebAnnotations:
 
 @dataclass(frozen=True)
 class SelectionPages:
-    """``notes/<wiki>.selection.html``: groups, explanations, warnings, oppositions, map."""
+    """``notes/<wiki>.selection.html`` (then ``-2``, ``-3``… past the page budget): groups,
+    explanations, warnings, oppositions, map."""
 
     name: str = "selection-pages"
 
@@ -205,8 +205,25 @@ class SelectionPages:
     def emit_notes(self, site: SiteModel, theme: Theme, memo: Memo, slugs: Iterable[str]) -> Output:
         for slug in slugs:
             if slug in site.selections:  # a wiki's: the heaviest page of a large perimeter, made beside its note
-                yield selection_path(slug), theme.render("selection.html", memo,
-                                                         **selection_context(site, theme, slug))
+                for path, context in selection_pages(site, theme, slug):
+                    yield path, theme.render("selection.html", memo, **context)
+
+
+@dataclass(frozen=True)
+class DiscardedPages:
+    """``notes/<article>.discarded.html`` (then ``-2``, ``-3``…): an article's discarded
+    evidence when it is too large for the article's page, enumerated whole over pages under
+    the page budget."""
+
+    name: str = "discarded-pages"
+
+    def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
+        return self.emit_notes(site, theme, memo, site.articles)
+
+    def emit_notes(self, site: SiteModel, theme: Theme, memo: Memo, slugs: Iterable[str]) -> Output:
+        for slug in slugs:
+            for path, context in pages.discarded_pages(site, theme, slug):
+                yield path, theme.render("discarded.html", memo, **context)
 
 
 @dataclass(frozen=True)
@@ -271,7 +288,7 @@ class Redirects:
 
 EMITTERS: tuple[Emitter, ...] = (
     ThemeStatic(), ContentAssets(), HomePage(), BasePages(), NotebookPages(), CategoryPages(), NotePages(),
-    TextProjections(), WebAnnotations(), SelectionPages(), NotFoundPage(), SearchPage(), Feeds(), Robots(), Redirects(),
+    TextProjections(), WebAnnotations(), SelectionPages(), DiscardedPages(), NotFoundPage(), SearchPage(), Feeds(), Robots(), Redirects(),
 )
 
 

@@ -21,12 +21,13 @@ from generator.site.jsonout import dumps
 from generator.site.model import (
     SITE_FEEDS,
     SiteModel,
+    audit_page,
     base_path,
     category_path,
     feed_path,
     note_path,
     notebook_path,
-    selection_path,
+    reading_order,
 )
 from generator.site.theme import Theme
 from generator.verification.states import State
@@ -242,8 +243,9 @@ def _kind(site: SiteModel, path: str) -> str:
         return "base"
     if path.startswith("notebooks/"):
         return "category" if path.count("/") > 1 else "notebook"
-    if path.endswith(".selection.html"):
-        return "selection"
+    audit = audit_page(path)
+    if audit is not None:
+        return audit[1]  # "selection" or "discarded"
     slug = posixpath.basename(path)[: -len(".html")]
     note = site.publication.notes.get(slug)
     return note.type.value if note else "page"
@@ -301,9 +303,11 @@ def llms_txt(site: SiteModel, files: Mapping[str, bytes], theme: Theme | None = 
                       for s, n in notes.items() if n.type is NoteType.NOTE])
     listed = {note_path(s) for s in notes} | {notebook_path(s) for s in publication.notebooks} | \
         {base_path(s) for s in publication.bases}
-    others = [p for p in sorted(files) if p.endswith(".html") and p not in listed and p != "404.html"]
+    others = sorted((p for p in files if p.endswith(".html") and p not in listed and p != "404.html"),
+                    key=reading_order)
     described = _descriptions(site, tr)
-    optional = [(_page_title(files[p]) or p, p, described.get(p, tr("llms_page_desc"))) for p in others] + [
+    optional = [(_page_title(files[p]) or p, p, described.get(p) or _audit_description(site, tr, p, files))
+                for p in others] + [
         ("llms-full.txt", "llms-full.txt", tr("llms_full_desc")),
         ("graph.json", "graph.json", tr("llms_graph_desc")),
         ("sitemap.xml", "sitemap.xml", tr("llms_sitemap_desc"))]
@@ -324,13 +328,22 @@ def _descriptions(site: SiteModel, tr: Callable[..., str]) -> dict[str, str]:
                                          ) for n in members)
                 result[category_path(slug, axis.key, category)] = tr(
                     "llms_category_desc", n=count, notebook=notebook.title, category=category, axis=axis.title)
-    for slug in site.selections:
-        if slug in publication.notes:
-            result[selection_path(slug)] = tr("llms_selection_desc", title=publication.notes[slug].title)
     return result
 
 
-_LISTING_RANK = {"home": 0, "base": 1, "notebook": 2, "category": 3, "selection": 4}
+def _audit_description(site: SiteModel, tr: Callable[..., str], path: str, files: Mapping[str, bytes]) -> str:
+    """What an article's selection or discarded page is, with its page number when the
+    article's audit goes over several (``llms_page_desc`` for any other page)."""
+    audit = audit_page(path)
+    if audit is None or audit[0] not in site.publication.notes:
+        return tr("llms_page_desc")
+    slug, kind, number = audit
+    description = tr(f"llms_{kind}_desc", title=site.publication.notes[slug].title)
+    pages = sum(1 for p in files if (a := audit_page(p)) is not None and a[:2] == (slug, kind))
+    return description + (f" ({tr('llms_page_of', page=number, pages=pages)})" if pages > 1 else "")
+
+
+_LISTING_RANK = {"home": 0, "base": 1, "notebook": 2, "category": 3, "selection": 4, "discarded": 4}
 
 
 def full_order(site: SiteModel, files: Mapping[str, bytes]) -> list[str]:
@@ -351,7 +364,8 @@ def full_order(site: SiteModel, files: Mapping[str, bytes]) -> list[str]:
     written = [p for p in pages if is_note(p)]
     articles = [p for p in written if _kind(site, p) != NoteType.NOTE.value]
     plain = [p for p in written if _kind(site, p) == NoteType.NOTE.value]
-    listings = sorted((p for p in pages if not is_note(p)), key=lambda p: (_LISTING_RANK.get(_kind(site, p), 5), p))
+    listings = sorted((p for p in pages if not is_note(p)),
+                      key=lambda p: (_LISTING_RANK.get(_kind(site, p), 5), reading_order(p)))
     return newest_first(articles) + newest_first(plain) + listings
 
 
@@ -361,7 +375,7 @@ def full_chunk(site: SiteModel, theme: Theme, path: str, files: Mapping[str, byt
     and authors as the page names them and its summary; a blank line; its text."""
     slug = posixpath.basename(path)[: -len(".html")]
     note = site.publication.notes.get(slug) if path.startswith("notes/") else None
-    if note is not None and not path.endswith(".selection.html"):
+    if note is not None and audit_page(path) is None:
         authors = ", ".join(site.publication.name(slug, a) for a in note.authors)
         meta = " · ".join(x for x in (theme.tr(f"note_type_{note.type.value}"),
                                        note.date.isoformat() if note.date else "", authors) if x)

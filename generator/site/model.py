@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import posixpath
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,8 +36,36 @@ def annotations_path(slug: str) -> str:
     return f"notes/{slug}.annotations.jsonld"
 
 
-def selection_path(slug: str) -> str:
-    return f"notes/{slug}.selection.html"
+def selection_path(slug: str, page: int = 1) -> str:
+    """A wiki's selection page; a large one goes on over pages 2, 3… (:mod:`generator.site.paging`)."""
+    return f"notes/{slug}.selection.html" if page == 1 else f"notes/{slug}.selection-{page}.html"
+
+
+def discarded_path(slug: str, page: int = 1) -> str:
+    """An article's discarded evidence on pages of its own, when it is too large for the article's page."""
+    return f"notes/{slug}.discarded.html" if page == 1 else f"notes/{slug}.discarded-{page}.html"
+
+
+_AUDIT_PAGE = re.compile(r"notes/(?P<slug>[a-z0-9_-]+)\.(?P<kind>selection|discarded)(?:-(?P<page>[1-9][0-9]*))?\.html")
+
+
+def audit_page(path: str) -> tuple[str, str, int] | None:
+    """``(article slug, "selection" or "discarded", page number)`` of an article's audit
+    page, ``None`` for any other path (a slug has no dot, so no note's page is one)."""
+    match = _AUDIT_PAGE.fullmatch(path)
+    if match is None:
+        return None
+    return match["slug"], match["kind"], int(match["page"] or 1)
+
+
+def reading_order(path: str) -> tuple[str, int]:
+    """A sort key that puts an audit's pages in their order (by path, ``x.selection-2.html``
+    would come before ``x.selection.html``), any other path by itself."""
+    audit = audit_page(path)
+    if audit is None:
+        return path, 0
+    slug, kind, number = audit
+    return (selection_path(slug) if kind == "selection" else discarded_path(slug)), number
 
 
 def notebook_path(slug: str) -> str:

@@ -19,12 +19,14 @@ from generator.corpus.model import Note, NoteType
 from generator.corpus.proposal import OperationDecision
 from generator.corpus.publication import published_ids
 from generator.memo import NO_MEMO, Memo, digest_of
+from generator.site import paging
 from generator.site.markdown_html import CitationView, Href, Mark, RenderState, render_body
 from generator.site.model import (
     SiteModel,
     annotations_path,
     base_path,
     category_path,
+    discarded_path,
     note_path,
     notebook_path,
     relative,
@@ -555,9 +557,128 @@ def _quiet_by_note(discarded: list[dict[str, Any]] | None) -> list[dict[str, Any
         if item["comments"] or item["disagreements"]:
             continue
         # by the note itself, not its title: two notes may bear one title
-        group = groups.setdefault(item["slug"], {"note": item["note"], "categories": item["categories"], "passages": []})
+        group = groups.setdefault(item["slug"], {"slug": item["slug"], "note": item["note"],
+                                                 "categories": item["categories"], "passages": []})
         group["passages"].append(item)
     return list(groups.values())
+
+
+def discarded_context(site: SiteModel, theme: Theme, audit: ArticleAudit, page: str) -> dict[str, Any]:
+    """An article's discarded evidence as its panels show it, with links relative to
+    ``page``: ``discarded`` (every item, ``None`` for an unknown perimeter), ``debated``
+    (items with comments, each shown whole), ``quiet`` (the rest, by note) and ``pages``:
+    ``None`` when the panel fits in the article's page, else the pages of their own it goes
+    on (:func:`discarded_paging`)."""
+    publication = site.publication
+    note = publication.notes[audit.slug]
+    article: ArticleSpec | None = note.article  # Note.article is typed Any; it holds an ArticleSpec or None
+    spec: PerimeterSpec | None = article.perimeter if article else None
+    notebook_slug = spec.notebook if spec else (note.memberships[0].notebook if note.memberships else "")
+    if audit.discarded is None:
+        return {"discarded": None, "debated": [], "quiet": [], "quiet_count": 0, "pages": None}
+    discarded = []
+    for item in audit.discarded:
+        source = publication.notes.get(item.note)
+        categories: list[str] = []
+        # the membership looked up once: the same value both times (a pure lookup)
+        membership = source.membership(notebook_slug) if source else None
+        if membership:
+            categories = [c for values in membership.categories.values() for c in values]
+        anchor = site.anchored[item.note].anchors.get(item.extraction) if item.note in site.anchored else None
+        fragment = (f"#ext-{item.extraction}" if anchor and anchor.status.is_live else f"#entry-{item.extraction}")
+        discarded.append({
+            "id": item.extraction, "quote": item.quote, "exists": item.exists, "slug": item.note,
+            "note": source.title if source else item.note,
+            "url": relative(note_path(item.note), page) + fragment if source and item.exists else None,
+            "categories": categories, "comments": item.comments, "disagreements": item.disagreements,
+        })
+    debated = [d for d in discarded if d["comments"] or d["disagreements"]]
+    quiet = _quiet_by_note(discarded)
+    return {"discarded": discarded, "debated": debated, "quiet": quiet,
+            "quiet_count": sum(len(group["passages"]) for group in quiet),
+            "pages": discarded_paging(site, audit.slug, debated, quiet, page)}
+
+
+def _debated_weight(item: dict[str, Any]) -> int:
+    return paging.weight(item["quote"], item["note"], *item["categories"]) + 60
+
+
+def _quiet_weight(group: dict[str, Any]) -> int:
+    return paging.weight(group["note"], *group["categories"]) + sum(paging.weight(d["quote"]) for d in group["passages"])
+
+
+def discarded_paging(site: SiteModel, slug: str, debated: list[dict[str, Any]], quiet: list[dict[str, Any]],
+                     page: str) -> list[dict[str, Any]] | None:
+    """``None`` when the discarded items fit in the article's page (their estimated weight
+    under the page budget itself, raw: a third of what the page may weigh once gzipped),
+    else their pages of their own: debated items first, then the quiet ones by note (a
+    note's items never split), each page ``{"number", "url" (relative to ``page``),
+    "debated", "start" (the number of its first debated item), "quiet", "count"}``, the
+    whole list enumerated over them."""
+    budget = paging.page_budget(site)
+    units: list[tuple[str, dict[str, Any]]] = [("debated", d) for d in debated] + [("quiet", g) for g in quiet]
+    total = sum(_debated_weight(u) if kind == "debated" else _quiet_weight(u) for kind, u in units)
+    if total <= budget:
+        return None
+    split = paging.split(units, lambda unit: _debated_weight(unit[1]) if unit[0] == "debated" else _quiet_weight(unit[1]),
+                         paging.capacity(budget))
+    pages = []
+    start = 1  # the debated items are numbered on from one page to the next
+    for number, part in enumerate(split, start=1):
+        on_page = {"debated": [u for kind, u in part if kind == "debated"],
+                   "quiet": [u for kind, u in part if kind == "quiet"]}
+        pages.append({"number": number, "url": relative(discarded_path(slug, number), page), **on_page,
+                      "start": start,
+                      "count": len(on_page["debated"]) + sum(len(g["passages"]) for g in on_page["quiet"])})
+        start += len(on_page["debated"])
+    return pages
+
+
+def _by_note(debated: list[dict[str, Any]], quiet: list[dict[str, Any]],
+             pages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Where each note's discarded items are, for the article's page when they are on pages
+    of their own: ``{"note", "count", "url"}`` (its first page with them), notes in order."""
+    first: dict[str, str] = {}
+    for page in pages:
+        for d in page["debated"]:
+            first.setdefault(d["slug"], f"{page['url']}#discarded-{d['id']}")
+        for g in page["quiet"]:
+            first.setdefault(g["slug"], f"{page['url']}#discarded-note-{g['slug']}")
+    counts: dict[str, int] = {}
+    titles: dict[str, str] = {}
+    for d in debated:
+        counts[d["slug"]] = counts.get(d["slug"], 0) + 1
+        titles[d["slug"]] = d["note"]
+    for g in quiet:
+        counts[g["slug"]] = counts.get(g["slug"], 0) + len(g["passages"])
+        titles[g["slug"]] = g["note"]
+    return [{"note": titles[slug], "count": n, "url": first[slug]} for slug, n in counts.items()]
+
+
+def discarded_pages(site: SiteModel, theme: Theme, slug: str) -> list[tuple[str, dict[str, Any]]]:
+    """The pages of their own of an article's discarded evidence, ``(path, context)`` each;
+    none when it fits in the article's page (:func:`discarded_paging`)."""
+    audit = site.articles.get(slug)
+    if audit is None or slug not in site.publication.notes:
+        return []
+    first = discarded_path(slug)
+    discarded = discarded_context(site, theme, audit, first)  # every page is in notes/, as the first: one set of links
+    if not discarded["pages"]:
+        return []
+    wiki = site.publication.notes[slug]
+    result = []
+    for page in discarded["pages"]:
+        path = discarded_path(slug, page["number"])
+        ctx = common(site, theme, path, theme.tr("discarded_title", title=wiki.title), "discarded")
+        ctx.update({
+            "wiki": {"title": wiki.title, "url": relative(note_path(slug), path) + "#discarded"},
+            "total": len(discarded["discarded"]), "debated": len(discarded["debated"]),
+            "perimeter": theme.tr(f"perimeter_{audit.perimeter_source}", notes=len(audit.perimeter_notes or []),
+                                  extractions=len(audit.perimeter_extractions or [])),
+            "pages": discarded["pages"], "current": page,
+        })
+        result.append((path, ctx))
+    return result
 
 
 def audit_context(site: SiteModel, theme: Theme, audit: ArticleAudit, page: str) -> dict[str, Any]:
@@ -569,26 +690,7 @@ def audit_context(site: SiteModel, theme: Theme, audit: ArticleAudit, page: str)
         return relative(target, page)
 
     article: ArticleSpec | None = note.article  # Note.article is typed Any; it holds an ArticleSpec or None
-    spec: PerimeterSpec | None = article.perimeter if article else None
-    notebook_slug = spec.notebook if spec else (note.memberships[0].notebook if note.memberships else "")
-    discarded = None
-    if audit.discarded is not None:
-        discarded = []
-        for item in audit.discarded:
-            source = publication.notes.get(item.note)
-            categories: list[str] = []
-            # the membership looked up once: the same value both times (a pure lookup)
-            membership = source.membership(notebook_slug) if source else None
-            if membership:
-                categories = [c for values in membership.categories.values() for c in values]
-            anchor = site.anchored[item.note].anchors.get(item.extraction) if item.note in site.anchored else None
-            fragment = (f"#ext-{item.extraction}" if anchor and anchor.status.is_live else f"#entry-{item.extraction}")
-            discarded.append({
-                "id": item.extraction, "quote": item.quote, "exists": item.exists, "slug": item.note,
-                "note": source.title if source else item.note,
-                "url": url(note_path(item.note)) + fragment if source and item.exists else None,
-                "categories": categories, "comments": item.comments, "disagreements": item.disagreements,
-            })
+    discarded = discarded_context(site, theme, audit, page)
     coverage_rows = []
     for slug in audit.perimeter_notes or []:
         if slug in audit.coverage and slug in publication.notes:
@@ -663,8 +765,11 @@ def audit_context(site: SiteModel, theme: Theme, audit: ArticleAudit, page: str)
         "perimeter_source": audit.perimeter_source,
         "perimeter_notes": len(audit.perimeter_notes or []),
         "perimeter_extractions": len(audit.perimeter_extractions or []),
-        "discarded": discarded, "discarded_quiet": (quiet := _quiet_by_note(discarded)),
-        "discarded_quiet_count": sum(len(group["passages"]) for group in quiet),
+        "discarded": discarded["discarded"], "discarded_debated": discarded["debated"],
+        "discarded_quiet": discarded["quiet"], "discarded_quiet_count": discarded["quiet_count"],
+        "discarded_pages": discarded["pages"],
+        "discarded_by_note": _by_note(discarded["debated"], discarded["quiet"], discarded["pages"])
+        if discarded["pages"] else [],
         "coverage": coverage_rows, "said_here": said_here, "broken": broken,
         "status": status, "sources": len(audit.numbers),
         "unsourced": sum(not c.sourced for c in audit.claims), "claims": len(audit.claims),

@@ -3,13 +3,14 @@ warnings, the oppositions, and the 2-D map (SVG, no script). Pure."""
 
 from __future__ import annotations
 
-from html import escape
 from typing import Any, NotRequired, TypedDict
 
-from generator.corpus.model import Extraction, Note
 from generator.selection.select import Selection
+from generator.site import paging
 from generator.site.model import SiteModel, note_path, selection_path
 from generator.site.pages import common
+from generator.site.selection_map import GroupStyle
+from generator.site.selection_map import render as render_map
 from generator.site.theme import Theme
 
 MAP_CAPTION_ID = "selection-map-caption"  # the template's <figcaption>: the map's accessible name
@@ -26,10 +27,11 @@ class _ExtractionView(TypedDict):
     comments: int
     disagreements: int
     joined: NotRequired[str]
+    number: NotRequired[int]  # a singleton's group number, in a run of them
 
 
 class _GroupView(TypedDict):
-    """A group as the template shows it."""
+    """A group as the template shows it (``members``: the part of it on this page)."""
 
     number: int
     size: int
@@ -40,15 +42,30 @@ class _GroupView(TypedDict):
     beyond: int
     chaining: bool
     bridges: list[_ExtractionView]
+    continued: bool  # its first members are on the page before
+    continues: bool  # its last members are on the page after
 
 
-def selection_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any]:
+class _Block(TypedDict):
+    """What a page lists, in order: one group, or a run of singletons (``first``–``last``:
+    their group numbers), each member then with its ``number``."""
+
+    kind: str  # "group" or "singletons"
+    group: NotRequired[_GroupView]
+    first: NotRequired[int]
+    last: NotRequired[int]
+    members: NotRequired[list[_ExtractionView]]
+
+
+def selection_pages(site: SiteModel, theme: Theme, slug: str) -> list[tuple[str, dict[str, Any]]]:
+    """A wiki's selection, ``(path, context)`` per page: the first with the summary, the map
+    and the oppositions, then every group in order, enumerated whole, over as many pages as
+    the page budget asks (a group larger than a page goes on over the next)."""
     publication = site.publication
     wiki = publication.notes[slug]
     selection = site.selections[slug]
-    path = selection_path(slug)
-    ctx = common(site, theme, path, theme.tr("selection_title", title=wiki.title), "selection")
-    url = ctx["url"]
+    first_path = selection_path(slug)
+    url = common(site, theme, first_path, "", "selection")["url"]  # every page is in notes/: one set of links
     extraction = site.extractions
 
     def describe(ext_id: str) -> _ExtractionView:
@@ -75,6 +92,7 @@ def selection_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any
             "colour": PALETTE[(number - 1) % len(PALETTE)], "colour_index": (number - 1) % len(PALETTE),
             "diameter": f"{group.diameter:g}", "beyond": round(100 * group.beyond_share),
             "chaining": group.chaining, "bridges": [describe(b) for b in group.bridges],
+            "continued": False, "continues": False,
         })
     oppositions = None
     recorded = site.oppositions.get(slug)
@@ -85,41 +103,59 @@ def selection_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any
                                   "method": (o.provenance or {}).get("method", ""),
                                   "model": (o.provenance or {}).get("model", "")}
                                  for o in recorded.oppositions if o.a in extraction and o.b in extraction]}
+    svg = _svg(theme, selection, groups)
+    budget = paging.page_budget(site)
+    frame = len(svg) + sum(paging.weight(o["question"], o["a"]["quote"], o["b"]["quote"])
+                           for o in (oppositions or {}).get("items", []))
+    placed = [(g, m) for g in groups for m in g["members"]]
+    split = paging.split(placed, lambda gm: paging.weight(gm[1]["quote"], gm[1]["note"], gm[1].get("joined", "")),
+                         paging.capacity(budget), paging.capacity(budget) - frame)
     erased, lost = selection.central_erased
-    ctx.update({
+    shared = {
         "wiki": {"title": wiki.title, "url": url(note_path(slug))},
-        "threshold": f"{selection.threshold:g}", "groups": groups, "oppositions": oppositions,
+        "threshold": f"{selection.threshold:g}", "groups_count": len(groups),
         "total": len(selection.order), "erased": erased, "lost": lost,
         "vectors": theme.tr(f"vectors_{selection.vectors.replace('-', '_')}"),
-        "map": _svg(selection, groups, extraction),
-    })
-    return ctx
+    }
+    page_list = [{"number": n, "url": url(selection_path(slug, n))} for n in range(1, len(split) + 1)]
+    result = []
+    for number, part in enumerate(split, start=1):
+        path = selection_path(slug, number)
+        ctx = common(site, theme, path, theme.tr("selection_title", title=wiki.title), "selection")
+        ctx.update(shared)
+        ctx.update({"blocks": _blocks(part), "pages": page_list if len(split) > 1 else [], "page_number": number,
+                    "oppositions": oppositions, "map": svg if number == 1 else "", "first_page": number == 1})
+        result.append((path, ctx))
+    return result
 
 
-def _svg(selection: Selection, groups: list[_GroupView], extraction: dict[str, tuple[Note, Extraction]]) -> str:
-    if not selection.points:
-        return ""
-    xs = [p[0] for p in selection.points.values()]
-    ys = [p[1] for p in selection.points.values()]
-    low_x, low_y = min(xs), min(ys)  # once: per point, this was quadratic in the perimeter
-    span_x, span_y = (max(xs) - low_x) or 1.0, (max(ys) - low_y) or 1.0
-    width, height, pad = 640, 420, 24
+def _blocks(part: list[tuple[_GroupView, _ExtractionView]]) -> list[_Block]:
+    """One page's members as the template lists them: each group with its members on this
+    page (``continued``/``continues`` when it spans pages); consecutive singletons as one run."""
+    blocks: list[_Block] = []
+    for index, (group, member) in enumerate(part):
+        if group["size"] == 1:
+            run = blocks[-1] if blocks and blocks[-1]["kind"] == "singletons" else None
+            if run is None:
+                run = {"kind": "singletons", "first": group["number"], "last": group["number"], "members": []}
+                blocks.append(run)
+            run["last"] = group["number"]
+            run["members"].append({**member, "number": group["number"]})
+            continue
+        last = blocks[-1] if blocks else None
+        if last is None or last["kind"] != "group" or last["group"]["number"] != group["number"]:
+            shown: _GroupView = {**group, "members": [],
+                                 "continued": index == 0 and member is not group["members"][0]}
+            blocks.append({"kind": "group", "group": shown})
+        view = blocks[-1]["group"]
+        view["members"].append(member)
+        view["continues"] = member is part[-1][1] and member is not group["members"][-1]
+    return blocks
 
-    def place(point: tuple[float, float]) -> tuple[float, float]:
-        return (round(pad + (point[0] - low_x) / span_x * (width - 2 * pad), 1),
-                round(pad + (point[1] - low_y) / span_y * (height - 2 * pad), 1))
 
-    colour = {m["id"]: g["colour"] for g in groups for m in g["members"]}
-    lines, dots = [], []
-    for group in selection.groups:
-        for edge in group.edges:
-            (x1, y1), (x2, y2) = place(selection.points[edge.member]), place(selection.points[edge.via])
-            lines.append(f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" stroke="{colour[edge.member]}" stroke-width="1.5"/>')
-    for ext_id in sorted(selection.points):
-        x, y = place(selection.points[ext_id])
-        quote = escape(extraction[ext_id][1].quote[:80])
-        dots.append(f'<circle cx="{x}" cy="{y}" r="5" fill="{colour[ext_id]}" data-ext="{escape(ext_id)}">'
-                    f'<title>{escape(ext_id)} — {quote}</title></circle>')
-    return (f'<svg class="selection-map" viewBox="0 0 {width} {height}" role="img" '
-            f'aria-labelledby="{MAP_CAPTION_ID}" xmlns="http://www.w3.org/2000/svg">'
-            + "".join(lines) + "".join(dots) + "</svg>")
+def _svg(theme: Theme, selection: Selection, groups: list[_GroupView]) -> str:
+    styles = {index: GroupStyle(view["number"], view["colour"], theme.tr("group_title", number=view["number"], n=view["size"]),
+                                theme.tr("map_chain", number=view["number"]) if view["chaining"] else str(view["number"]))
+              for index, view in enumerate(groups) if view["size"] > 1}
+    singles = sum(len(g.members) == 1 for g in selection.groups)
+    return render_map(selection, styles, theme.tr("map_singles", n=singles), MAP_CAPTION_ID)

@@ -12,17 +12,7 @@ from generator.problems import Problem, Severity
 from generator.result import BuildSummary
 from generator.site.model import SiteModel
 from generator.site.output import SiteFiles
-
-DEFAULT_PAGE_BUDGET_KB = 60
-"""A page's budget, gzipped (Tesserae's rule of thumb for a detail page): a reader on a
-slow line gets any page of the site in a few seconds."""
-
-
-def page_budget(site: SiteModel) -> int:
-    """``outputs.page_budget_kb`` of the settings (checked when they are read), in bytes."""
-    raw = site.publication.settings.extra.get("outputs")
-    value = raw.get("page_budget_kb", DEFAULT_PAGE_BUDGET_KB) if isinstance(raw, dict) else DEFAULT_PAGE_BUDGET_KB
-    return int(value) * 1024
+from generator.site.paging import page_budget
 
 
 def over_budget(files: Mapping[str, bytes], sizes: Mapping[str, int], budget: int) -> list[tuple[str, int]]:

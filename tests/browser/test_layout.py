@@ -70,3 +70,11 @@ def test_a_notebooks_filters_count_the_notes_of_the_tab_on_show(page) -> None:
       .filter(i => !i.hidden).length""")
     status = page.locator(".facet-status").inner_text()
     assert status.split()[0] == str(visible), ("the tab's own count", status, visible)
+    # and every tab's label counts what its list shows under the filters, out of its total
+    for tab in ("notes", "wikis", "syntheses"):
+        shown, total = page.evaluate(f"""() => {{
+          const items = [...document.querySelectorAll('#tab-{tab} .note-item')];
+          return [items.filter(i => !i.hidden).length, items.length]; }}""")
+        assert page.locator(f"#tab-{tab}-label .count").inner_text() == f"{shown}/{total}", tab
+    toggle.click()  # no filter left: the totals again
+    assert page.locator("#tab-notes-label .count").inner_text() == str(page.locator("#tab-notes .note-item").count())

@@ -103,7 +103,9 @@ def test_the_selection_page_enumerates_every_member(example_site: Path) -> None:
     shown = [li["data-ext"] for li in page.select(".members > li")]
     assert sorted(shown) == sorted(ids), "no group is represented by one member"
     assert page.select_one(".group.chaining .warning") is not None
-    assert len(page.select("svg.selection-map circle")) == len(ids)
+    drawn = [d for path in page.select("svg.selection-map path.map-points, svg.selection-map path.map-singletons")
+             for d in path["d"].split("M")[1:]]
+    assert len(drawn) == len(ids), "every extraction is a point of the map"
     assert "effacerait" in page.select_one(".limit").get_text()
     assert "méthode human" in page.select_one(".oppositions").get_text()
     foyer = BeautifulSoup((example_site / "notes" / "cvl-wiki-foyer.selection.html").read_bytes(), "html.parser")

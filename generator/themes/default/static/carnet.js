@@ -61,6 +61,15 @@
         var label = shown < 2 ? document.body.dataset.shownLabelOne : document.body.dataset.shownLabel;
         status.textContent = axes.length ? label.replace(/\d+/, String(shown)) : "";
       }
+      // each tab's count is what its list shows under the filters ("1/3"), its total without them
+      document.querySelectorAll(".tabs a[role=tab]").forEach(function (tab) {
+        var count = tab.querySelector(".count");
+        var panel = document.getElementById(tab.getAttribute("aria-controls"));
+        if (!count || !panel) return;
+        if (count.dataset.total === undefined) count.dataset.total = count.textContent;
+        var visible = panel.querySelectorAll(".note-item:not([hidden])").length;
+        count.textContent = axes.length ? visible + "/" + count.dataset.total : count.dataset.total;
+      });
     }
     buttons.forEach(function (b) {
       b.addEventListener("click", function () {
