@@ -327,7 +327,8 @@ def note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: Iterable[P
 def derived_outputs(site: SiteModel, files: SiteFiles, memo: Memo = NO_MEMO, theme: Theme | None = None,
                     made: Mapping[str, NoteOutputs] | None = None) -> dict[str, bytes]:
     """Outputs read from the pages themselves, in order: siblings of every page, llms.txt,
-    llms-full.txt, the sitemap, the graph — then the manifest of everything. ``theme``
+    llms-full.txt, the sitemap — then the manifest of everything; the graph is added to
+    ``files`` here, streamed. ``theme``
     words llms.txt and llms-full.txt (the default theme's, without one); ``made``: note →
     what was made of it already, note by note (:func:`note_outputs`; its siblings and
     mirror are in ``files``). A page's bytes are read from ``files`` only when an output
@@ -355,7 +356,8 @@ def derived_outputs(site: SiteModel, files: SiteFiles, memo: Memo = NO_MEMO, the
                                          {note_path(slug): o.full_chunk for slug, o in made.items() if o.full_chunk},
                                          lines_of)
     derived["sitemap.xml"] = sitemap(site, everything)
-    derived.update(graph_outputs(site, memo, {slug: outputs.graph for slug, outputs in made.items()}))
+    for path, chunks in graph_outputs(site, memo, {slug: outputs.graph for slug, outputs in made.items()}).items():
+        files.add(path, chunks)  # written as they are made: at 50,000 notes the graph weighs 330 MB
     digests = {**files.digests, **{path: hashlib.sha256(data).hexdigest() for path, data in derived.items()}}
     sizes = {**files.sizes, **{path: len(data) for path, data in derived.items()}}
     derived["manifest.json"] = manifest(sizes, digests)

@@ -34,8 +34,12 @@ no network) and declares every term used, so nothing is dropped on expansion:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import json
+from array import array
+from bisect import bisect_left
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
@@ -45,7 +49,6 @@ if TYPE_CHECKING:
 from generator.corpus.model import NoteType
 from generator.memo import NO_MEMO, Memo, digest_of
 from generator.site.jsonout import ENCODER as _ENCODER
-from generator.site.jsonout import dumps_encoded
 from generator.site.model import SiteModel, base_path, note_path, notebook_path
 
 NODE_TYPES = frozenset({"base", "notebook", "category", "note", "element", "extraction", "comment", "wiki",
@@ -79,7 +82,7 @@ class TypedGraph:
         self.nodes.setdefault(target, {})
         self.edges.setdefault((source, target, kind), {}).update(type=kind, **attributes)
 
-    def __contains__(self, key: str) -> bool:
+    def __contains__(self, key: object) -> bool:
         return key in self.nodes
 
     def merge(self, other: TypedGraph) -> None:
@@ -131,9 +134,9 @@ def note_part(site: SiteModel, slug: str) -> TypedGraph:
     return g
 
 
-def site_part(site: SiteModel, known: TypedGraph) -> TypedGraph:
-    """Everything that is not one note's: ``known`` (the notes' parts) answers whether an
-    extraction, comment or note is in the graph."""
+def site_part(site: SiteModel, known: Container[str]) -> TypedGraph:
+    """Everything that is not one note's: ``known`` (the notes' parts' nodes) answers whether
+    an extraction, comment or note is in the graph."""
     publication = site.publication
     g = TypedGraph()
 
@@ -202,7 +205,7 @@ class EncodedPart:
     A note's part also keeps ``records``: the graph.jsonld lines of each node it defines,
     made from its own edges, with the ``@id`` it took for each node outside the part
     (``assumed``). They are used as they are when, every part in, the node has no edge
-    from another part and those ``@id`` are right (:func:`assemble_jsonld`); otherwise
+    from another part and those ``@id`` are right (:meth:`_Assembly.records`); otherwise
     the node's lines are made again from the whole graph."""
 
     nodes: dict[str, str]
@@ -312,73 +315,294 @@ def _records(base_url: str, keys: list[str], fields: Mapping[str, dict[str, str]
     return result
 
 
-def assemble_jsonld(base_url: str, parts: list[EncodedPart]) -> list[str]:
-    """graph.jsonld's ``@graph`` as encoded records: every node by id (the defined ones and
-    the bare edge ends), each followed by its statements. A part's own ``records`` are
-    taken as they are where they hold: the node is defined in that part only and every
-    ``@id`` the part assumed is the node's. A node another part adds edges from (a group
-    membership, say) has its record made again with every edge; its statements are the
-    part's own unless an added edge carries data too (then all its lines are made again)."""
-    fields: dict[str, dict[str, str]] = {}
-    links: dict[tuple[str, str, str], dict[str, Any]] = {}
-    defined_in: dict[str, int] = {}
-    twice: set[str] = set()
-    for number, part in enumerate(parts):
-        for key in part.jsonld:
-            if key in defined_in:
-                twice.add(key)
-            defined_in[key] = number
-        fields.update(part.jsonld)
-        links.update(part.links)
-    ends = {end for source, target, _ in links for end in (source, target)}
-    iris: dict[str, str] = {}
+class Lines:
+    """Many short encoded lines in one UTF-8 buffer, each read back by its index: a part's
+    lines wait for every other part's, and a str each costs some 50 bytes more than its text."""
 
-    def iri(key: str) -> str:
-        if key not in iris:
-            iris[key] = node_iri(base_url, key, fields.get(key))
-        return iris[key]
+    __slots__ = ("data", "ends")
 
-    taken: dict[str, list[str]] = {}
-    for number, part in enumerate(parts):
-        if part.records and all(iri(key) == assumed for key, assumed in part.assumed.items()):
-            taken.update((key, lines) for key, lines in part.records.items()
-                         if defined_in[key] == number and key not in twice)
-    added: dict[str, list[tuple[str, str, str]]] = {}  # taken node → edges from it in other parts
-    for number, part in enumerate(parts):
-        for edge in part.links:
-            if edge[0] in taken and defined_in.get(edge[0]) != number:
-                added.setdefault(edge[0], []).append(edge)
-    own: dict[int, dict[str, list[tuple[str, str, str]]]] = {}  # part → node → its edges there
-    for key, edges in added.items():
-        if any(links[edge] for edge in edges):
-            del taken[key]  # a statement to place among the part's own: every line made again
-            continue
-        number = defined_in[key]
-        if number not in own:
-            own[number] = {}
-            for edge in parts[number].links:
-                own[number].setdefault(edge[0], []).append(edge)
-        every = sorted({*own[number].get(key, []), *edges})
-        taken[key] = [_record_line(key, fields.get(key, {}), every, iri), *taken[key][1:]]
-    keys = sorted(fields.keys() | ends)
-    made = _records(base_url, [key for key in keys if key not in taken], fields, links, iri)
-    return [line for key in keys for line in (taken[key] if key in taken else made[key])]
+    def __init__(self, lines: Iterable[str]) -> None:
+        encoded = [line.encode("utf-8") for line in lines]
+        self.data = b"".join(encoded)
+        self.ends = array("Q", accumulate(len(line) for line in encoded))
+
+    def __len__(self) -> int:
+        return len(self.ends)
+
+    def __getitem__(self, index: int) -> bytes:
+        return self.data[self.ends[index - 1] if index else 0:self.ends[index]]
+
+    def __eq__(self, other: object) -> bool:  # a recalled part is checked against one made again
+        return isinstance(other, Lines) and (self.data, self.ends) == (other.data, other.ends)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable-looking and compared by value, as a list is
+
+    def __getstate__(self) -> tuple[bytes, array[int]]:
+        return self.data, self.ends
+
+    def __setstate__(self, state: tuple[bytes, array[int]]) -> None:
+        self.data, self.ends = state
 
 
-NotePart = tuple[EncodedPart, list[str]]
-"""A note's part of the graph, encoded, and the keys of its nodes."""
+RECORD_JOIN = b",\n  "
+"""Between two records of graph.jsonld's ``@graph`` (one item a line, as :func:`dumps_encoded`
+lays lists out): a node's own lines are kept joined by it."""
+
+
+@dataclass
+class PackedPart:
+    """A part of the graph as it waits for the others (:func:`assemble`): its published
+    lines in :class:`Lines`, its defined nodes' keys sorted, and no per-node or per-edge
+    object. What the assembly seldom needs (a node's fields, an edge's data) is read back
+    from its line.
+
+    Attributes:
+        node_keys: the nodes the part defines, sorted.
+        node_lines: their graph.json lines, in that order.
+        edge_lines: the graph.json lines of the edges from those nodes, sorted by source,
+            target and type; ``edge_starts[i]``: the first of node ``i``'s.
+        foreign: the edges from nodes the part does not define, as ``(source, target,
+            type, line)`` (the site's part: a group's member is a note's extraction).
+        bare: the nodes its edges end at without its defining them.
+        urls: the defined nodes' page addresses (their graph.jsonld ``@id``).
+        records: a note's part: each defined node's graph.jsonld lines (joined by
+            :data:`RECORD_JOIN`), in ``node_keys`` order; ``assumed``: the ``@id`` they
+            took for each bare node (see :class:`EncodedPart`).
+    """
+
+    node_keys: list[str]
+    node_lines: Lines
+    edge_lines: Lines
+    edge_starts: array[int]
+    foreign: list[tuple[str, str, str, str]]
+    bare: list[str]
+    urls: dict[str, str]
+    records: Lines | None = None
+    assumed: dict[str, str] = field(default_factory=dict)
+
+    def edges_of(self, index: int) -> range:
+        """The indexes in ``edge_lines`` of node ``index``'s edges."""
+        end = self.edge_starts[index + 1] if index + 1 < len(self.edge_starts) else len(self.edge_lines)
+        return range(self.edge_starts[index], end)
+
+
+def pack(encoded: EncodedPart) -> PackedPart:
+    keys = sorted(encoded.nodes)
+    defined = set(keys)
+    own = sorted(edge for edge in encoded.edges if edge[0] in defined)
+    starts, position = array("Q"), 0
+    for key in keys:  # both sorted by the source: each node's edges are one run
+        starts.append(position)
+        while position < len(own) and own[position][0] == key:
+            position += 1
+    return PackedPart(
+        node_keys=keys, node_lines=Lines(encoded.nodes[key] for key in keys),
+        edge_lines=Lines(encoded.edges[edge] for edge in own), edge_starts=starts,
+        foreign=[(*edge, encoded.edges[edge]) for edge in sorted(encoded.edges) if edge[0] not in defined],
+        bare=sorted(encoded.bare), urls={key: f["url"] for key, f in encoded.jsonld.items() if "url" in f},
+        records=Lines(RECORD_JOIN.decode().join(encoded.records[key]) for key in keys) if encoded.records else None,
+        assumed=encoded.assumed)
+
+
+NotePart = PackedPart
+"""A note's part of the graph, packed."""
 
 
 def encoded_note_part(site: SiteModel, slug: str) -> NotePart:
-    part = note_part(site, slug)
-    return encode_part(site, part, records=True), sorted(part.nodes)
+    return pack(encode_part(site, note_part(site, slug), records=True))
 
 
-def graph_outputs(site: SiteModel, memo: Memo = NO_MEMO, made: Mapping[str, NotePart] | None = None) -> dict[str, bytes]:
-    """graph.json and graph.jsonld, from each note's part (``made``: note → its part, made
+def _edge_fields(line: bytes) -> tuple[str, str, dict[str, Any]]:
+    """An edge's target, type and data, read back from its graph.json line."""
+    data = json.loads(line)
+    return data.pop("target"), data.pop("type"), {k: v for k, v in data.items() if k != "source"}
+
+
+class _Assembly:
+    """Every part's nodes and edges in the published order, found once for both files:
+    each defined node's key sorted, with the part whose definition wins (the last, as a
+    dict updated part by part would keep) and, for the odd node defined twice, every part
+    that defines it; the bare ends no part defines; the edges from other parts' nodes."""
+
+    def __init__(self, base_url: str, parts: list[PackedPart]) -> None:
+        self.base_url, self.parts = base_url, parts
+        keys: list[str] = []
+        where = array("Q")
+        for number, part in enumerate(parts):
+            keys += part.node_keys
+            where.extend(range(number << 32, (number << 32) + len(part.node_keys)))
+        order = sorted(range(len(keys)), key=keys.__getitem__)  # stable: the later part last among equals
+        self.keys: list[str] = []
+        self.winner = array("Q")
+        self.every: dict[int, list[int]] = {}  # position → each (part, index) defining it, when more than one
+        for n in order:
+            key = keys[n]
+            if self.keys and self.keys[-1] == key:
+                self.every.setdefault(len(self.keys) - 1, [self.winner[-1]]).append(where[n])
+                self.winner[-1] = where[n]
+            else:
+                self.keys.append(key)
+                self.winner.append(where[n])
+        del keys, where, order
+        self.foreign: dict[str, list[tuple[str, str, int, str]]] = {}  # source → (target, type, part, line)
+        bare: set[str] = set()
+        for number, part in enumerate(parts):
+            bare.update(part.bare)
+            for source, target, kind, line in part.foreign:
+                self.foreign.setdefault(source, []).append((target, kind, number, line))
+        self.bare = sorted(key for key in bare if self.position(key) is None)
+        self._iris: dict[str, str] = {}
+
+    def position(self, key: str) -> int | None:
+        at = bisect_left(self.keys, key)
+        return at if at < len(self.keys) and self.keys[at] == key else None
+
+    def order(self) -> Iterator[tuple[str, int | None]]:
+        """Every node's key in order, with its position among the defined ones (``None``: bare)."""
+        bare, b = self.bare, 0
+        for at, key in enumerate(self.keys):
+            while b < len(bare) and bare[b] < key:
+                yield bare[b], None
+                b += 1
+            yield key, at
+        for key in bare[b:]:
+            yield key, None
+
+    def part(self, where: int) -> tuple[PackedPart, int]:
+        return self.parts[where >> 32], where & 0xFFFFFFFF
+
+    def url(self, key: str) -> str | None:
+        at = self.position(key)
+        if at is None:
+            return None
+        part, _ = self.part(self.winner[at])
+        return part.urls.get(key)
+
+    def iri(self, key: str) -> str:
+        if key not in self._iris:
+            url = self.url(key)
+            self._iris[key] = node_iri(self.base_url, key, {"url": url} if url else None)
+        return self._iris[key]
+
+    def node_line(self, key: str, at: int | None) -> bytes:
+        if at is None:
+            return _ENCODER.encode({"id": key}).encode("utf-8")
+        part, index = self.part(self.winner[at])
+        return part.node_lines[index]
+
+    def fields(self, key: str, at: int | None) -> dict[str, str]:
+        """A defined node's graph.jsonld fields, read back from its graph.json line."""
+        if at is None:
+            return {}
+        data = json.loads(self.node_line(key, at))
+        data.pop("id")
+        return jsonld_fields(key, data)
+
+    def _runs(self, key: str, at: int | None) -> tuple[list[tuple[int, range]], list[tuple[str, str, int, str]]]:
+        """Where the node's edges are: each defining part's run (in part order), and the
+        other parts' edges from it."""
+        runs = []
+        for where in (self.every.get(at, [self.winner[at]]) if at is not None else []):
+            part, index = self.part(where)
+            run = part.edges_of(index)
+            if run:
+                runs.append((where >> 32, run))
+        return runs, self.foreign.get(key, [])
+
+    def edge_lines(self, key: str, at: int | None) -> list[bytes]:
+        """The node's edges' graph.json lines, sorted by target and type: one run as it is."""
+        runs, foreign = self._runs(key, at)
+        if not foreign and len(runs) <= 1:
+            return [self.parts[runs[0][0]].edge_lines[i] for i in runs[0][1]] if runs else []
+        return [line for _target, _kind, _data, line in self._merged(runs, foreign)]
+
+    def edge_triples(self, key: str, at: int | None) -> list[tuple[str, str, dict[str, Any], bytes]]:
+        """The node's edges as ``(target, type, data, line)``, sorted by target and type."""
+        return self._merged(*self._runs(key, at))
+
+    def _merged(self, runs: list[tuple[int, range]], foreign: list[tuple[str, str, int, str]]
+                ) -> list[tuple[str, str, dict[str, Any], bytes]]:
+        # as a dict updated part by part: an edge two parts make is the later one's
+        made: list[tuple[int, bytes]] = [(number, self.parts[number].edge_lines[i]) for number, run in runs for i in run]
+        made += [(number, line.encode("utf-8")) for _target, _kind, number, line in foreign]
+        merged: dict[tuple[str, str], tuple[dict[str, Any], bytes]] = {}
+        for _number, line in sorted(made, key=lambda item: item[0]):
+            target, kind, data = _edge_fields(line)
+            merged[(target, kind)] = (data, line)
+        return [(target, kind, data, line) for (target, kind), (data, line) in sorted(merged.items())]
+
+    def node_link(self) -> Iterator[bytes]:
+        """graph.json, as :func:`dumps_encoded` lays it out, in chunks."""
+        yield b'{\n "directed": true,\n "links": '
+        yield from _items(line for key, at in self.order() for line in self.edge_lines(key, at))
+        yield b',\n "multigraph": true,\n "nodes": '
+        yield from _items(self.node_line(key, at) for key, at in self.order())
+        yield b"\n}\n"
+
+    def records(self) -> Iterator[bytes]:
+        """graph.jsonld's ``@graph`` items: every node by id (the defined ones and the bare
+        edge ends), each followed by its statements. A note part's own records are taken as
+        they are where they hold: the node is defined in that part only and every ``@id``
+        the part assumed is the node's. A node another part adds edges from (a group
+        membership, say) has its record made again with every edge; its statements are the
+        part's own unless an added edge carries data too (then all its lines are made again)."""
+        holds = [part.records is not None and all(self.iri(key) == iri for key, iri in part.assumed.items())
+                 for part in self.parts]
+        for key, at in self.order():
+            if at is not None and at not in self.every and holds[self.winner[at] >> 32]:
+                part, index = self.part(self.winner[at])
+                assert part.records is not None
+                entry = part.records[index]
+                foreign = self.foreign.get(key)
+                if not foreign:
+                    yield entry
+                    continue
+                added: dict[tuple[str, str], dict[str, Any]] = {}
+                for _target, _kind, _number, line in sorted(foreign, key=lambda item: item[2]):
+                    target, kind, data = _edge_fields(line.encode("utf-8"))
+                    added[(target, kind)] = data
+                if not any(added.values()):
+                    # edges from it in other parts (a group's membership): its record made again
+                    # with them, its statements kept
+                    own = {(target, kind) for target, kind, _data in map(_edge_fields, map(part.edge_lines.__getitem__,
+                                                                                          part.edges_of(index)))}
+                    every = [(key, target, kind) for target, kind in sorted(own | added.keys())]
+                    record = _record_line(key, self.fields(key, at), every, self.iri).encode("utf-8")
+                    yield RECORD_JOIN.join([record, *entry.split(RECORD_JOIN)[1:]])
+                    continue
+            # a statement to place among the node's own, a node defined twice, a bare end,
+            # the site's part: every line made from the whole graph
+            links = {(key, target, kind): data for target, kind, data, _line in self.edge_triples(key, at)}
+            lines = _records(self.base_url, [key], {key: self.fields(key, at)}, links, self.iri)[key]
+            yield RECORD_JOIN.join(line.encode("utf-8") for line in lines)
+
+
+def _items(lines: Iterable[bytes]) -> Iterator[bytes]:
+    """A list of encoded items as :func:`dumps_encoded` lays it out, in chunks of ~64 KB."""
+    chunk: list[bytes] = []
+    size = 0
+    first = True
+    for line in lines:
+        chunk.append((b"[\n  " if first else b",\n  ") + line)
+        first = False
+        size += len(line)
+        if size > 1 << 16:
+            yield b"".join(chunk)
+            chunk, size = [], 0
+    if first:
+        yield b"[]"
+        return
+    chunk.append(b"\n ]")
+    yield b"".join(chunk)
+
+
+def graph_outputs(site: SiteModel, memo: Memo = NO_MEMO,
+                  made: Mapping[str, NotePart] | None = None) -> dict[str, Iterator[bytes]]:
+    """graph.json and graph.jsonld, in chunks (the graph of a large site weighs hundreds of
+    MB: never one string), from each note's packed part (``made``: note → its part, made
     already by a worker process) and the site's."""
-    parts: list[EncodedPart] = []
-    known = TypedGraph()
+    parts: list[PackedPart] = []
+    known: set[str] = set()  # what the site's part asks about: notes, extractions, comments
     made = made or {}
     for slug in site.publication.notes:
         def make(slug: str = slug) -> NotePart:
@@ -389,21 +613,16 @@ def graph_outputs(site: SiteModel, memo: Memo = NO_MEMO, made: Mapping[str, Note
             return digest_of((slug, site.publication.notes[slug], site.base_url,
                               [(e.id, e.kind) for e in anchored.document.elements], sorted(anchored.anchors.items())))
 
-        encoded, keys = made[slug] if slug in made else memo.memo("graph", key, make)
-        parts.append(encoded)
-        known.nodes.update((k, {}) for k in keys)
-    parts.append(encode_part(site, site_part(site, known)))
-    nodes: dict[str, str] = {}
-    edges: dict[tuple[str, str, str], str] = {}
-    bare: set[str] = set()
-    for part in parts:
-        nodes.update(part.nodes)
-        edges.update(part.edges)
-        bare |= part.bare
-    for bare_key in bare - nodes.keys():  # not ``key``: that is the memo key function above
-        nodes[bare_key] = _ENCODER.encode({"id": bare_key})
-    node_link: dict[str, str | list[str]] = {"directed": "true", "multigraph": "true", "nodes": [nodes[k] for k in sorted(nodes)],
-                 "links": [edges[k] for k in sorted(edges)]}
-    return {"graph.json": dumps_encoded(node_link),
-            "graph.jsonld": dumps_encoded({"@context": _ENCODER.encode(jsonld_context(site.base_url)),
-                                           "@graph": assemble_jsonld(site.base_url, parts)})}
+        part = made[slug] if slug in made else memo.memo("graph", key, make)
+        parts.append(part)
+        known.update(k for k in part.node_keys if not k.startswith("element:"))  # elements: most of the graph
+    parts.append(pack(encode_part(site, site_part(site, known))))
+    del known
+    assembly = _Assembly(site.base_url, parts)
+
+    def jsonld() -> Iterator[bytes]:
+        yield b'{\n "@context": ' + _ENCODER.encode(jsonld_context(site.base_url)).encode("utf-8") + b',\n "@graph": '
+        yield from _items(assembly.records())
+        yield b"\n}\n"
+
+    return {"graph.json": assembly.node_link(), "graph.jsonld": jsonld()}

@@ -24,6 +24,7 @@ import json
 import os
 import posixpath
 import shutil
+import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
@@ -148,20 +149,51 @@ class SiteFiles(Mapping[str, bytes]):
         self._folders: set[str] = set()
         self._order: list[str] | None = None
 
-    def add(self, path: str, data: bytes) -> None:
-        """Add the file at ``path`` (a site-relative POSIX path, not there yet)."""
+    def add(self, path: str, data: bytes | Iterable[bytes]) -> None:
+        """Add the file at ``path`` (a site-relative POSIX path, not there yet): its bytes, or
+        its chunks (written as they come, never joined: a large site's graph)."""
         if not _safe_relative(path) or path == MARKER:
             raise OutputDirectoryError(f"refusing to write {path!r}: outside the output directory")
+        if path in self.digests:
+            raise OutputDirectoryError(f"refusing to write {path!r} twice in one build")
+        self._order = None
+        if not isinstance(data, bytes):
+            if self.tree is not None:
+                self._add_chunks(path, data)
+                return
+            data = b"".join(data)
         digest = hashlib.sha256(data).hexdigest()
         self.digests[path], self.sizes[path] = digest, len(data)
-        self._order = None
         if self.tree is None:
             self._held[path] = data
         elif path not in self.previous or self.previous[path][0] != digest:
             self.changed.add(path)
             self._write(path, data)
 
-    def _write(self, path: str, data: bytes) -> None:
+    def _add_chunks(self, path: str, chunks: Iterable[bytes]) -> None:
+        """Chunks into a new file of the staging tree, hashed as they go; a file that comes
+        out as the last build's stays the link to it."""
+        assert self.tree is not None
+        hasher, size = hashlib.sha256(), 0
+        descriptor, temporary = tempfile.mkstemp(dir=self.tree, prefix=".carnet-chunks-")
+        try:
+            with os.fdopen(descriptor, "wb") as stream:
+                for chunk in chunks:
+                    hasher.update(chunk)
+                    size += len(chunk)
+                    stream.write(chunk)
+            digest = hasher.hexdigest()
+            self.digests[path], self.sizes[path] = digest, size
+            if path in self.previous and self.previous[path][0] == digest:
+                return
+            self.changed.add(path)
+            self._write(path, None, temporary)
+        finally:
+            if os.path.exists(temporary):
+                os.unlink(temporary)
+
+    def _write(self, path: str, data: bytes | None, written: str | None = None) -> None:
+        """``data`` (or the file ``written`` already, moved there) at ``path`` in the tree."""
         assert self.tree is not None
         folder = posixpath.dirname(path)
         target = os.path.join(self.tree, path)
@@ -179,7 +211,11 @@ class SiteFiles(Mapping[str, bytes]):
                 pass
             except IsADirectoryError:  # the last build's folder of that name: only links (a file of this
                 shutil.rmtree(target)  # build under it would clash with this one, refused before)
-        _write_file(target, data)
+        if written is not None:
+            os.rename(written, target)
+        else:
+            assert data is not None
+            _write_file(target, data)
 
     def _clear_way(self, folder: str) -> None:
         """A last build's file where this build needs a folder: only a link to the live
