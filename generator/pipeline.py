@@ -104,6 +104,9 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1) -> Che
             "anchors", partial(anchors_key, slug),
             partial(_first_two, made) if made else partial(anchor_note, note))
         problems += anchor_problems
+        document = anchored[slug].document
+        if document.body is not note.body and document.body == note.body:
+            document.body = note.body  # one copy, not a second one from a worker or the cache
 
         def collect(document: Document = anchored[slug].document, line: int = note.body_line) -> list[LinkUse]:
             return collect_links(document.tokens, line)  # the tokens: parsed again if the memo dropped them

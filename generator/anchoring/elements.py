@@ -72,7 +72,6 @@ class Document:
             first character in the element's text).
         block_at: token index of a ``fence``/``code_block`` token → element index.
         id_at: token index of the opening tag that carries an element's ``id``.
-        projection: element texts joined by :data:`SEPARATOR`.
         starts: offset of each element's text in ``projection``.
         heading_ids: element index of a heading → readable id (``budget``), so that
             ``note.md#budget`` links work as in any markdown editor.
@@ -84,10 +83,15 @@ class Document:
     inline_at: dict[int, tuple[int, int]] = field(default_factory=dict)
     block_at: dict[int, int] = field(default_factory=dict)
     id_at: dict[int, str] = field(default_factory=dict)
-    projection: str = ""
     starts: list[int] = field(default_factory=list)
     heading_ids: dict[int, str] = field(default_factory=dict)
     _by_id: dict[str, int] = field(default_factory=dict, repr=False)
+
+    @property
+    def projection(self) -> str:
+        """The element texts joined by :data:`SEPARATOR` (the text annotation offsets count
+        in): made when asked, not kept, as it repeats every element's text."""
+        return SEPARATOR.join(element.text for element in self.elements)
 
     @property
     def tokens(self) -> list[Token]:
@@ -207,7 +211,6 @@ def segment(tokens: list[Token], body_line: int, transcript: bool = False, body:
             add("code", token.content.rstrip("\n"), line, index, [], index)
 
     seen: dict[str, int] = {}
-    texts: list[str] = []
     offset = 0
     for kind, text, line_index, id_token, inlines, block, level in pending:
         digest = hashlib.sha1(f"{kind}\x00{text}".encode()).hexdigest()[:10]
@@ -223,12 +226,10 @@ def segment(tokens: list[Token], body_line: int, transcript: bool = False, body:
             doc.block_at[block] = element_index
         if id_token is not None:
             doc.id_at[id_token] = element_id
-        if texts:
+        if doc.starts:
             offset += len(SEPARATOR)
         doc.starts.append(offset)
-        texts.append(text)
         offset += len(text)
-    doc.projection = SEPARATOR.join(texts)
     taken: set[str] = set()
     for index, element in enumerate(doc.elements):
         if element.kind == "heading":

@@ -68,6 +68,7 @@ def note_annotations(site: SiteModel, slug: str) -> dict[str, Any]:
     note = publication.notes[slug]
     anchored = site.anchored[slug]
     document = anchored.document
+    projection = document.projection  # made once here: the document keeps its elements' texts only
     base = site.base_url
     collection_id = base + annotations_path(slug)
     text_iri, page_iri = base + text_path(slug), base + note_path(slug)
@@ -89,9 +90,9 @@ def note_annotations(site: SiteModel, slug: str) -> dict[str, Any]:
                 "type": "SpecificResource",
                 "source": text_iri,
                 "selector": [
-                    {"type": "TextQuoteSelector", "exact": document.projection[start:end],
-                     "prefix": document.projection[max(0, start - CONTEXT_CHARS):start],
-                     "suffix": document.projection[end:end + CONTEXT_CHARS]},
+                    {"type": "TextQuoteSelector", "exact": projection[start:end],
+                     "prefix": projection[max(0, start - CONTEXT_CHARS):start],
+                     "suffix": projection[end:end + CONTEXT_CHARS]},
                     {"type": "TextPositionSelector", "start": start, "end": end},
                 ],
             })
