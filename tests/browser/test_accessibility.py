@@ -534,3 +534,46 @@ def test_the_pointer_can_reach_the_previews_links(page) -> None:
     assert page.locator("#citation-preview").is_visible()
     page.mouse.click(*end)
     page.wait_for_url("**/cvl-2024-11-14.html#ext-cvl-1114-budget-total")
+
+
+@pytest.fixture(scope="module")
+def paged_site(tmp_path_factory: pytest.TempPathFactory):
+    """The example under a page budget of 3 KB: its wikis' discarded evidence and selections
+    go on pages of their own (issue 24, item 3), served as the example is."""
+    import functools
+    import shutil
+    import threading
+    from http.server import ThreadingHTTPServer
+
+    from generator.pipeline import build
+    from tests.browser.conftest import _Handler
+
+    content = tmp_path_factory.mktemp("paged") / "content"
+    shutil.copytree(ROOT / "content", content)
+    with (content / "carnet.yaml").open("a", encoding="utf-8") as stream:
+        stream.write("outputs:\n  page_budget_kb: 3\n")
+    site = content.parent / "site"
+    build(content, site, search=False)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Handler, directory=str(site)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield site, f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe_finds_nothing_serious_on_the_audits_own_pages(browser, paged_site, axe_source, scheme) -> None:
+    """A wiki's discarded evidence and selection over pages of their own, and the wiki's panel
+    that points to them, both schemes, panels open."""
+    site, url = paged_site
+    pages = sorted(p.relative_to(site).as_posix() for p in (site / "notes").glob("cvl-wiki-budget.*.html"))
+    assert "notes/cvl-wiki-budget.discarded-2.html" in pages and "notes/cvl-wiki-budget.selection-2.html" in pages
+    context = browser.new_context(base_url=url, color_scheme=scheme)
+    page = context.new_page()
+    problems: list[str] = []
+    for path in [WIKI, *pages]:
+        _goto(page, path)
+        page.evaluate(OPEN_EVERYTHING)
+        problems += _axe(page, axe_source, f"{scheme} {path} (details open)")
+    context.close()
+    assert not problems, _report(problems)
