@@ -399,7 +399,7 @@ def build(content_dir: Path, out_dir: Path, *, strict: bool = False, base_url: s
     result = BuildResult(out_dir, len(files) + 1, analysis.publication.reports, analysis.problems, language,
                          changed=changed, summary=summarise(analysis.problems, site, files))
     if cache is not None:
-        cache.written = written_state(files, files.digests, out_dir, previous, rewritten if incremental else None)
+        cache.record_output(written_state(files, files.digests, out_dir, previous, rewritten if incremental else None))
         cache.inputs, cache.result = cache.pending, result
         cache.save()
     return result

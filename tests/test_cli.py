@@ -139,3 +139,25 @@ def test_console_script_is_installed() -> None:
     assert script.exists(), "pip install -e . provides the 'carnet' command"
     result = subprocess.run([str(script), "--version"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0
+
+
+def test_a_no_op_build_still_sees_a_hand_touched_output(small: Path, tmp_path: Path) -> None:
+    """The no-op check compares a digest of the output tree's paths, sizes and times, not the
+    last build's whole record: a file edited, removed or added by hand is still seen, and put right."""
+    import os
+    out = tmp_path / "site"
+    assert carnet("build", str(small), "--out", str(out), "--no-search").returncode == 0
+    page = out / "notes" / "conseil-c.html"
+    built = page.read_bytes()
+    touches = [
+        lambda: os.utime(page, ns=(page.stat().st_atime_ns, page.stat().st_mtime_ns + 10**9)),  # same bytes, later
+        lambda: page.write_bytes(built.replace(b"reconduit", b"RECONDUIT")),  # same size, other bytes
+        lambda: page.unlink(),
+        lambda: (out / "notes" / "stray.html").write_text("x", encoding="utf-8"),
+    ]
+    for touch in touches:
+        assert "(nothing changed;" in carnet("build", str(small), "--out", str(out), "--no-search").stdout
+        touch()
+        again = carnet("build", str(small), "--out", str(out), "--no-search")
+        assert again.returncode == 0 and "(nothing changed;" not in again.stdout, again.stdout
+        assert page.read_bytes() == built and not (out / "notes" / "stray.html").exists()

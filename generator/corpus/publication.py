@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from generator.corpus.authors import display_names, governing_notebook, laxer_notebooks
-from generator.corpus.links import LinkTarget, LinkUse
 from generator.corpus.model import Base, Corpus, Note, Notebook, SiteSettings
 from generator.problems import Problem
 from generator.text import natural_key
+
+if TYPE_CHECKING:  # a rebuild with nothing to do unpickles a publication's reports: no markdown parser for it
+    from generator.corpus.links import LinkTarget, LinkUse
 
 
 @dataclass(frozen=True)
