@@ -311,8 +311,10 @@ def every_note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: list
     worker processes when there are enough, while this one takes what they made)."""
     notes = list(site.publication.notes)
     shell = reads.shell_digest(site, theme, [e.name for e in emitters])
-    keys = {slug: functools.cache(partial(reads.note_key, shell, site, theme, slug))
-            for slug in notes if reads.keyed(site, slug)}
+    # each key asked twice (held?, then recalled or stored): made once, here; a functools.cache
+    # per note cost more than the keys
+    digests = {slug: reads.note_key(shell, site, theme, slug) for slug in notes if reads.keyed(site, slug)}
+    keys = {slug: partial(digests.__getitem__, slug) for slug in digests}
     held = {slug for slug, key in keys.items() if memo.holds("note-outputs", key)}
     todo = [slug for slug in notes if slug not in held]
     fresh: Iterator[tuple[NoteOutputs, list[tuple[str, str, object]]]] | None = None

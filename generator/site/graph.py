@@ -337,11 +337,13 @@ class Lines:
 
     __hash__ = None  # type: ignore[assignment]  # mutable-looking and compared by value, as a list is
 
-    def __getstate__(self) -> tuple[bytes, array[int]]:
-        return self.data, self.ends
+    def __getstate__(self) -> tuple[bytes, bytes]:
+        return self.data, self.ends.tobytes()  # plain bytes: an array unpickles through a slower path
 
-    def __setstate__(self, state: tuple[bytes, array[int]]) -> None:
-        self.data, self.ends = state
+    def __setstate__(self, state: tuple[bytes, bytes]) -> None:
+        self.data = state[0]
+        self.ends = array("Q")
+        self.ends.frombytes(state[1])
 
 
 RECORD_JOIN = b",\n  "
