@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, NotRequired, TypedDict
 
-from generator.selection.select import Selection
+from generator.selection.select import MAP_LIMIT, Selection
 from generator.site import paging
 from generator.site.model import SiteModel, note_path, selection_path
 from generator.site.pages import common
@@ -116,6 +116,9 @@ def selection_pages(site: SiteModel, theme: Theme, slug: str) -> list[tuple[str,
         "threshold": f"{selection.threshold:g}", "groups_count": len(groups),
         "total": len(selection.order), "erased": erased, "lost": lost,
         "vectors": theme.tr(f"vectors_{selection.vectors.replace('-', '_')}"),
+        # above the map's limit no positions are computed: the groups are drawn, their shapes not
+        "map_caption": theme.tr("selection_map") if selection.points or len(selection.order) < 2
+        else theme.tr("selection_map_unplaced", limit=MAP_LIMIT),
     }
     page_list = [{"number": n, "url": url(selection_path(slug, n))} for n in range(1, len(split) + 1)]
     result = []
