@@ -353,7 +353,7 @@ lays lists out): a node's own lines are kept joined by it."""
 
 @dataclass
 class PackedPart:
-    """A part of the graph as it waits for the others (:func:`assemble`): its published
+    """A part of the graph as it waits for the others (:class:`_Assembly`): its published
     lines in :class:`Lines`, its defined nodes' keys sorted, and no per-node or per-edge
     object. What the assembly seldom needs (a node's fields, an edge's data) is read back
     from its line.

@@ -9,6 +9,7 @@ import functools
 import hashlib
 import posixpath
 import re
+from collections import Counter
 from collections.abc import Callable, Container, Iterator, Mapping
 from dataclasses import dataclass
 from html import escape, unescape
@@ -306,7 +307,8 @@ def llms_txt(site: SiteModel, files: Mapping[str, bytes], theme: Theme | None = 
     others = sorted((p for p in files if p.endswith(".html") and p not in listed and p != "404.html"),
                     key=reading_order)
     described = _descriptions(site, tr)
-    optional = [(_page_title(files[p]) or p, p, described.get(p) or _audit_description(site, tr, p, files))
+    audits = Counter(audit[:2] for p in others if (audit := audit_page(p)) is not None)  # (article, kind) → pages
+    optional = [(_page_title(files[p]) or p, p, described.get(p) or _audit_description(site, tr, p, audits))
                 for p in others] + [
         ("llms-full.txt", "llms-full.txt", tr("llms_full_desc")),
         ("graph.json", "graph.json", tr("llms_graph_desc")),
@@ -331,15 +333,17 @@ def _descriptions(site: SiteModel, tr: Callable[..., str]) -> dict[str, str]:
     return result
 
 
-def _audit_description(site: SiteModel, tr: Callable[..., str], path: str, files: Mapping[str, bytes]) -> str:
+def _audit_description(site: SiteModel, tr: Callable[..., str], path: str, pages_of: Mapping[tuple[str, str], int]
+                       ) -> str:
     """What an article's selection or discarded page is, with its page number when the
-    article's audit goes over several (``llms_page_desc`` for any other page)."""
+    article's audit goes over several (``pages_of``: (article, kind) → its pages; else
+    ``llms_page_desc``)."""
     audit = audit_page(path)
     if audit is None or audit[0] not in site.publication.notes:
         return tr("llms_page_desc")
     slug, kind, number = audit
     description = tr(f"llms_{kind}_desc", title=site.publication.notes[slug].title)
-    pages = sum(1 for p in files if (a := audit_page(p)) is not None and a[:2] == (slug, kind))
+    pages = pages_of[(slug, kind)]
     return description + (f" ({tr('llms_page_of', page=number, pages=pages)})" if pages > 1 else "")
 
 

@@ -3,11 +3,12 @@ warnings, the oppositions, and the 2-D map (SVG, no script). Pure."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, NotRequired, TypedDict
 
 from generator.selection.select import MAP_LIMIT, Selection
 from generator.site import paging
-from generator.site.model import SiteModel, note_path, selection_path
+from generator.site.model import SiteModel, note_path, relative, selection_path
 from generator.site.pages import common
 from generator.site.selection_map import GroupStyle
 from generator.site.selection_map import render as render_map
@@ -65,7 +66,7 @@ def selection_pages(site: SiteModel, theme: Theme, slug: str) -> list[tuple[str,
     wiki = publication.notes[slug]
     selection = site.selections[slug]
     first_path = selection_path(slug)
-    url = common(site, theme, first_path, "", "selection")["url"]  # every page is in notes/: one set of links
+    url = partial(relative, page=first_path)  # every page is in notes/: one set of links
     extraction = site.extractions
 
     def describe(ext_id: str) -> _ExtractionView:
