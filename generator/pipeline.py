@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Final
+from typing import Final, TypeVar
 
 from generator.anchoring import AnchoredNote, Document, anchor_note
 from generator.cache import BuildCache, build_options, unchanged_build
@@ -37,7 +37,7 @@ from generator.selection.select import Selection, select, selection_threshold
 from generator.selection.vectors import embeddings_settings, load_cache
 from generator.site import reads
 from generator.site.addresses import address_problems, content_behind
-from generator.site.emitters import EMITTERS, Emitter, NoteOutputs, PerNote, derived_outputs, note_outputs
+from generator.site.emitters import EMITTERS, Emitter, FiledOutputs, NoteOutputs, PerNote, derived_outputs, note_outputs
 from generator.site.model import SiteModel
 from generator.site.output import SiteFiles, check_output_dir, go_live, is_carnet_tree, staged_site, written_state
 from generator.site.search import index_site
@@ -47,6 +47,8 @@ from generator.synthesis.audit import ArticleAudit, audit_articles
 from generator.synthesis.coverage import coverage
 from generator.verification.assess import Assessment, assess, verification_strict
 from generator.verification.tally import tally
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -74,6 +76,7 @@ class CheckedContent:
     @property
     def errors(self) -> list[Problem]:
         return [p for p in self.problems if p.is_error]
+
 
 
 def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1) -> CheckedContent:
@@ -274,16 +277,28 @@ def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = E
         files.add(path, data)
         owner[path] = name
 
-    def take(outputs: NoteOutputs) -> NoteOutputs:
-        """A note's files go into ``files`` at once; what the site-wide outputs still read is kept."""
+    def take(outputs: NoteOutputs) -> FiledOutputs:
+        """A note's files go into ``files`` at once; they are kept by their digests."""
         for name, path, data in outputs.emitted:
             add(path, data, name)
         for path, data in outputs.derived.items():
             add(path, data, "a derived output")
-        return dataclasses.replace(outputs, emitted=[], derived={})
+        return FiledOutputs.of(outputs, files.digests)
+
+    def keep(filed: FiledOutputs) -> bool:
+        """A recalled note's files, each the last build's in the live tree: kept as they are."""
+        if not all(files.can_keep(path, digest) for _name, path, digest in filed.files):
+            return False
+        for name, path, _digest in filed.files:
+            if path in files:
+                raise SettingsError(_clash(site, path, name or "a derived output", owner[path]))
+            files.keep(path)
+            owner[path] = name or "a derived output"
+        return True
 
     per_note = [e for e in emitters if isinstance(e, PerNote)]
-    made = every_note_outputs(site, theme, memo, per_note, jobs, take) if per_note else {}
+    made = every_note_outputs(site, theme, memo, per_note, jobs, take,
+                              keep if files.previous else None) if per_note else {}
     for emitter in emitters:
         if emitter in per_note:
             continue
@@ -294,7 +309,7 @@ def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = E
     return files
 
 
-def _same(value: NoteOutputs) -> NoteOutputs:
+def _same(value: T) -> T:
     return value
 
 
@@ -303,24 +318,27 @@ BODIES: Final = frozenset({"bodies"})
 can change the page around it, seldom the body itself)."""
 
 
-def every_note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: list[PerNote],
-                       jobs: int = 1, take: Callable[[NoteOutputs], NoteOutputs] = _same) -> dict[str, NoteOutputs]:
-    """Each published note's own outputs, passed to ``take`` as they come (what it returns
-    is kept): recalled whole when what they read is unchanged (with
-    ``CARNET_CHECK_READS=1``, made again and compared), the others made (in ``jobs``
-    worker processes when there are enough, while this one takes what they made)."""
+def every_note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: list[PerNote], jobs: int = 1,
+                       take: Callable[[NoteOutputs], FiledOutputs] = FiledOutputs.of,
+                       keep: Callable[[FiledOutputs], bool] | None = None) -> dict[str, FiledOutputs]:
+    """Each published note's own outputs, passed to ``take`` as they are made (it files
+    them: digests, not bytes). With ``keep`` (given the last build's files of a note, it
+    keeps them, or says it cannot), a note whose reads are unchanged is recalled by its
+    files' digests and its files kept, never made again (with ``CARNET_CHECK_READS=1``,
+    made again and compared); the others are made (in ``jobs`` worker processes when
+    there are enough, while this one takes what they made)."""
     notes = list(site.publication.notes)
     shell = reads.shell_digest(site, theme, [e.name for e in emitters])
     # each key asked twice (held?, then recalled or stored): made once, here; a functools.cache
     # per note cost more than the keys
     digests = {slug: reads.note_key(shell, site, theme, slug) for slug in notes if reads.keyed(site, slug)}
     keys = {slug: partial(digests.__getitem__, slug) for slug in digests}
-    held = {slug for slug, key in keys.items() if memo.holds("note-outputs", key)}
+    held = {slug for slug, key in keys.items() if memo.holds("note-outputs", key)} if keep is not None else set()
     todo = [slug for slug in notes if slug not in held]
     fresh: Iterator[tuple[NoteOutputs, list[tuple[str, str, object]]]] | None = None
     if workers_for(len(todo), jobs) > 1:
         fresh = fork_iter(partial(_note_work, site, theme, memo, emitters, frozenset(keys)), todo, jobs)
-    made: dict[str, NoteOutputs] = {}
+    made: dict[str, FiledOutputs] = {}
     for slug in notes:
         inner = KindsOnly(memo, BODIES) if slug in keys else memo
         compute = partial(note_outputs, site, theme, inner, emitters, slug)
@@ -330,12 +348,26 @@ def every_note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: list
             compute = partial(_same, outputs)
         if slug not in keys:
             made[slug] = take(compute())
-            continue
-        outputs = memo.memo("note-outputs", keys[slug], compute)
-        if slug in held and reads.checking():
-            reads.check_recalled(slug, outputs, note_outputs(site, theme, NO_MEMO, emitters, slug))
-        made[slug] = take(outputs)
+        elif slug in held:
+            assert keep is not None
+            taken: list[FiledOutputs] = []
+            filed = memo.memo("note-outputs", keys[slug], partial(_taken, taken, take, compute))
+            if not taken and not keep(filed):  # a file of the live tree is not the one filed: made again
+                filed = take(compute())
+            if not taken and reads.checking():
+                reads.check_recalled(slug, filed, FiledOutputs.of(note_outputs(site, theme, NO_MEMO, emitters, slug)))
+            made[slug] = filed
+        else:
+            made[slug] = filed = take(compute())
+            memo.memo("note-outputs", keys[slug], partial(_same, filed))
     return made
+
+
+def _taken(taken: list[FiledOutputs], take: Callable[[NoteOutputs], FiledOutputs],
+           compute: Callable[[], NoteOutputs]) -> FiledOutputs:
+    """A held note's outputs that the memo could not give after all: made, taken, noted in ``taken``."""
+    taken.append(take(compute()))
+    return taken[0]
 
 
 def _note_work(site: SiteModel, theme: Theme, memo: Memo, emitters: list[PerNote], keyed: frozenset[str],

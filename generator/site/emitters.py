@@ -310,6 +310,33 @@ class NoteOutputs:
     full_chunk: str | None
 
 
+@dataclass(frozen=True)
+class FiledOutputs:
+    """A note's outputs as the build cache keeps them: each file by its digest, not its
+    bytes (a rebuild keeps the last build's file, linked from the live tree, when the
+    digest is the one it left there), and what the site-wide outputs still read.
+
+    Attributes:
+        files: (emitter name, or ``""`` for a derived output; path; sha256) of each file.
+        graph: the note's part of graph.json and graph.jsonld.
+        full_chunk: the page's text in llms-full.txt (``None`` without a page).
+    """
+
+    files: tuple[tuple[str, str, str], ...]
+    graph: NotePart
+    full_chunk: str | None
+
+    @classmethod
+    def of(cls, outputs: NoteOutputs, digests: Mapping[str, str] | None = None) -> FiledOutputs:
+        """``outputs`` filed; ``digests``: path → sha256 of their files, when known already."""
+        def digest(path: str, data: bytes) -> str:
+            return digests[path] if digests is not None else hashlib.sha256(data).hexdigest()
+
+        files = [(name, path, digest(path, data)) for name, path, data in outputs.emitted]
+        files += [("", path, digest(path, data)) for path, data in outputs.derived.items()]
+        return cls(tuple(files), outputs.graph, outputs.full_chunk)
+
+
 def note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: Iterable[PerNote], slug: str) -> NoteOutputs:
     emitted = [(emitter.name, path, data) for emitter in emitters
                for path, data in emitter.emit_notes(site, theme, memo, [slug])]
@@ -325,7 +352,7 @@ def note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: Iterable[P
 
 
 def derived_outputs(site: SiteModel, files: SiteFiles, memo: Memo = NO_MEMO, theme: Theme | None = None,
-                    made: Mapping[str, NoteOutputs] | None = None) -> dict[str, bytes]:
+                    made: Mapping[str, FiledOutputs] | None = None) -> dict[str, bytes]:
     """Outputs read from the pages themselves, in order: siblings of every page, llms.txt,
     llms-full.txt, the sitemap — then the manifest of everything; the graph is added to
     ``files`` here, streamed. ``theme``

@@ -24,7 +24,6 @@ import json
 import os
 import posixpath
 import shutil
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
@@ -170,14 +169,30 @@ class SiteFiles(Mapping[str, bytes]):
             self.changed.add(path)
             self._write(path, data)
 
+    def can_keep(self, path: str, digest: str) -> bool:
+        """Whether the last build's file at ``path`` (not added yet) is the one of ``digest``,
+        linked into the staging tree."""
+        return self.tree is not None and path not in self.digests and path in self.previous \
+            and self.previous[path][0] == digest
+
+    def keep(self, path: str) -> None:
+        """Add the last build's file at ``path`` as it is (see :meth:`can_keep`): its bytes
+        are neither made nor read again."""
+        if not self.can_keep(path, self.previous[path][0] if path in self.previous else ""):
+            raise OutputDirectoryError(f"cannot keep {path!r}: the last build left no such file")
+        self._order = None
+        self.digests[path], self.sizes[path] = self.previous[path][0], self.previous[path][1]
+
     def _add_chunks(self, path: str, chunks: Iterable[bytes]) -> None:
         """Chunks into a new file of the staging tree, hashed as they go; a file that comes
         out as the last build's stays the link to it."""
         assert self.tree is not None
         hasher, size = hashlib.sha256(), 0
-        descriptor, temporary = tempfile.mkstemp(dir=self.tree, prefix=".carnet-chunks-")
+        # opened as every other file of the site is (mode from the umask: mkstemp's 0600 would
+        # hide graph.json from a web server running as another user)
+        temporary = os.path.join(self.tree, f".carnet-chunks-{os.getpid()}-{len(self.digests)}")
         try:
-            with os.fdopen(descriptor, "wb") as stream:
+            with open(temporary, "xb") as stream:
                 for chunk in chunks:
                     hasher.update(chunk)
                     size += len(chunk)

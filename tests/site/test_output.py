@@ -297,3 +297,20 @@ def test_a_bad_page_budget_stops_the_build_at_its_line(small: Path, tmp_path: Pa
     assert (problem.file, problem.code) == ("carnet.yaml", "invalid-value") and "page_budget_kb" in problem.message
     lines = (small / "carnet.yaml").read_text(encoding="utf-8").split("\n")
     assert lines[problem.line - 1].startswith("  page_budget_kb:")
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027])
+def test_every_published_file_has_the_mode_the_umask_gives_even_one_written_in_chunks(
+        small: Path, tmp_path: Path, umask: int) -> None:
+    """A web server running as another user must be able to read graph.json (streamed in
+    chunks through a temporary file) as it reads every page."""
+    import os
+    previous = os.umask(umask)
+    try:
+        build(small, tmp_path / "site", search=False)
+    finally:
+        os.umask(previous)
+    modes = {path.relative_to(tmp_path / "site").as_posix(): path.stat().st_mode & 0o777
+             for path in (tmp_path / "site").rglob("*") if path.is_file()}
+    assert "graph.json" in modes and "graph.jsonld" in modes
+    assert {path: mode for path, mode in modes.items() if mode != 0o666 & ~umask} == {}
