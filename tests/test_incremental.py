@@ -16,11 +16,12 @@ from hypothesis import strategies as st
 
 import generator.anchoring.elements as elements
 import generator.jobs as carnet_jobs
+import generator.site.graph as graph
 from generator.cache import BuildCache, default_cache_path
 from generator.markup import parse
 from generator.pipeline import build, check_content
 from generator.problems import ContentError
-from support.corpus import copy_fixture, site_files
+from support.corpus import copy_fixture, replace, site_files
 
 pytestmark = pytest.mark.slow  # the incremental property: random edits, each followed by two builds
 
@@ -235,6 +236,29 @@ def test_noop_rebuild_writes_nothing_and_an_edit_rewrites_only_what_shows_it(sma
                 if re.search(r"^type: (wiki|synthesis)$", n.read_text(encoding="utf-8"), re.M)]
     # only articles, whose claims are read from their tokens
     assert reparsed and all(any(article.endswith(body) for article in articles) for body in reparsed)
+
+
+def test_the_graph_is_kept_when_an_edit_leaves_every_part_as_it_was(small: Path, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A private note edited leaves every node and edge of the public graph as they were:
+    graph.json and graph.jsonld stay the last build's files (never assembled again). A
+    word changed in a public paragraph changes its element's id: they are written again.
+    Either way the site is a full build's."""
+    out = tmp_path / "site"
+    build(small, out, search=False, cache=BuildCache.open(default_cache_path(out)))
+    graphs = ("graph.json", "graph.jsonld")
+    stamps = {name: (out / name).stat().st_mtime_ns for name in graphs}
+    assembled: list[int] = []
+    monkeypatch.setattr(graph._Assembly, "__init__", lambda self, *a, __init__=graph._Assembly.__init__:
+                        assembled.append(1) or __init__(self, *a))
+    replace(small, "notes/secret-a.md", "le contrat de quelqu'un", "le contrat signé de quelqu'un")
+    build(small, out, search=False, cache=BuildCache.open(default_cache_path(out)))
+    assert {name: (out / name).stat().st_mtime_ns for name in graphs} == stamps and not assembled
+    assert site_files(out, search=False) == _full(small, tmp_path / "full")
+    replace(small, "notes/conseil-c.md", "Le budget est reconduit.", "Le budget est prolongé.")
+    build(small, out, search=False, cache=BuildCache.open(default_cache_path(out)))
+    assert all((out / name).stat().st_mtime_ns != stamps[name] for name in graphs) and assembled
+    assert site_files(out, search=False) == _full(small, tmp_path / "full")
 
 
 def test_an_output_directory_touched_by_hand_gets_a_full_build(small: Path, tmp_path: Path) -> None:

@@ -320,11 +320,13 @@ class FiledOutputs:
         files: (emitter name, or ``""`` for a derived output; path; sha256) of each file.
         graph: the note's part of graph.json and graph.jsonld.
         full_chunk: the page's text in llms-full.txt (``None`` without a page).
+        graph_digest: :func:`generator.memo.digest_of` the part (what graph.json's key is made of).
     """
 
     files: tuple[tuple[str, str, str], ...]
     graph: NotePart
     full_chunk: str | None
+    graph_digest: str = ""
 
     @classmethod
     def of(cls, outputs: NoteOutputs, digests: Mapping[str, str] | None = None) -> FiledOutputs:
@@ -334,7 +336,7 @@ class FiledOutputs:
 
         files = [(name, path, digest(path, data)) for name, path, data in outputs.emitted]
         files += [("", path, digest(path, data)) for path, data in outputs.derived.items()]
-        return cls(tuple(files), outputs.graph, outputs.full_chunk)
+        return cls(tuple(files), outputs.graph, outputs.full_chunk, digest_of(outputs.graph))
 
 
 def note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: Iterable[PerNote], slug: str) -> NoteOutputs:
@@ -383,12 +385,27 @@ def derived_outputs(site: SiteModel, files: SiteFiles, memo: Memo = NO_MEMO, the
                                          {note_path(slug): o.full_chunk for slug, o in made.items() if o.full_chunk},
                                          lines_of)
     derived["sitemap.xml"] = sitemap(site, everything)
-    for path, chunks in graph_outputs(site, memo, {slug: outputs.graph for slug, outputs in made.items()}).items():
-        files.add(path, chunks)  # written as they are made: at 50,000 notes the graph weighs 330 MB
+    graph = graph_outputs(site, memo, {slug: o.graph for slug, o in made.items()},
+                          {slug: o.graph_digest for slug, o in made.items() if o.graph_digest})
+    _kept_or_added(files, memo, "graph-files", graph.key, graph.streams)  # 330 MB at 50,000 notes: streamed
     digests = {**files.digests, **{path: hashlib.sha256(data).hexdigest() for path, data in derived.items()}}
     sizes = {**files.sizes, **{path: len(data) for path, data in derived.items()}}
     derived["manifest.json"] = manifest(sizes, digests)
     return derived
+
+
+def _kept_or_added(files: SiteFiles, memo: Memo, kind: str, key: str, streams: Mapping[str, Iterable[bytes]]) -> None:
+    """Files made from what ``key`` digests: the last build's kept when it made them from
+    the same (and left them in the live tree), else their chunks added as they are made."""
+    last: dict[str, str] = memo.memo(kind, lambda: key, dict) if memo.holds(kind, lambda: key) else {}
+    if last.keys() == streams.keys() and all(files.can_keep(path, digest) for path, digest in last.items()):
+        for path in sorted(last):
+            files.keep(path)
+        return
+    for path, chunks in streams.items():
+        files.add(path, chunks)
+    if not last:
+        memo.memo(kind, lambda: key, lambda: {path: files.digests[path] for path in streams})
 
 
 class _Both(Mapping[str, bytes]):

@@ -34,6 +34,7 @@ no network) and declares every term used, so nothing is dropped on expansion:
 
 from __future__ import annotations
 
+import functools
 import json
 from array import array
 from bisect import bisect_left
@@ -598,14 +599,30 @@ def _items(lines: Iterable[bytes]) -> Iterator[bytes]:
     yield b"".join(chunk)
 
 
-def graph_outputs(site: SiteModel, memo: Memo = NO_MEMO,
-                  made: Mapping[str, NotePart] | None = None) -> dict[str, Iterator[bytes]]:
+@dataclass
+class GraphFiles:
+    """graph.json and graph.jsonld as a build adds them.
+
+    Attributes:
+        key: digest of every part they are made from, in order (equal keys, equal files).
+        streams: path → its chunks, assembled only when read (a rebuild that keeps the
+            last build's files never sorts the graph).
+    """
+
+    key: str
+    streams: dict[str, Iterator[bytes]]
+
+
+def graph_outputs(site: SiteModel, memo: Memo = NO_MEMO, made: Mapping[str, NotePart] | None = None,
+                  digests: Mapping[str, str] | None = None) -> GraphFiles:
     """graph.json and graph.jsonld, in chunks (the graph of a large site weighs hundreds of
     MB: never one string), from each note's packed part (``made``: note → its part, made
-    already by a worker process) and the site's."""
+    already by a worker process; ``digests``: note → its part's :func:`digest_of`, when
+    known) and the site's."""
     parts: list[PackedPart] = []
+    keys: list[str] = []
     known: set[str] = set()  # what the site's part asks about: notes, extractions, comments
-    made = made or {}
+    made, digests = made or {}, digests or {}
     for slug in site.publication.notes:
         def make(slug: str = slug) -> NotePart:
             return made[slug] if slug in made else encoded_note_part(site, slug)
@@ -617,14 +634,22 @@ def graph_outputs(site: SiteModel, memo: Memo = NO_MEMO,
 
         part = made[slug] if slug in made else memo.memo("graph", key, make)
         parts.append(part)
+        keys.append(digests[slug] if slug in digests else digest_of(part))
         known.update(k for k in part.node_keys if not k.startswith("element:"))  # elements: most of the graph
     parts.append(pack(encode_part(site, site_part(site, known))))
+    keys.append(digest_of(parts[-1]))
     del known
-    assembly = _Assembly(site.base_url, parts)
+
+    @functools.cache
+    def assembly() -> _Assembly:
+        return _Assembly(site.base_url, parts)
+
+    def node_link() -> Iterator[bytes]:
+        yield from assembly().node_link()
 
     def jsonld() -> Iterator[bytes]:
         yield b'{\n "@context": ' + _ENCODER.encode(jsonld_context(site.base_url)).encode("utf-8") + b',\n "@graph": '
-        yield from _items(assembly.records())
+        yield from _items(assembly().records())
         yield b"\n}\n"
 
-    return {"graph.json": assembly.node_link(), "graph.jsonld": jsonld()}
+    return GraphFiles(digest_of((site.base_url, keys)), {"graph.json": node_link(), "graph.jsonld": jsonld()})
