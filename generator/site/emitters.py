@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from generator.memo import NO_MEMO, Memo, digest_of
 from generator.site import pages, reads
 from generator.site.annotations import note_annotations
-from generator.site.graph import NotePart, encoded_note_part, graph_outputs
+from generator.site.graph import NotePart, encoded_note_part, graph_outputs, part_digest
 from generator.site.jsonout import dumps
 from generator.site.machine import (
     DEFAULT_FULL_CAP,
@@ -320,7 +320,7 @@ class FiledOutputs:
         files: (emitter name, or ``""`` for a derived output; path; sha256) of each file.
         graph: the note's part of graph.json and graph.jsonld.
         full_chunk: the page's text in llms-full.txt (``None`` without a page).
-        graph_digest: :func:`generator.memo.digest_of` the part (what graph.json's key is made of).
+        graph_digest: the part's :func:`~generator.site.graph.part_digest` (what graph.json's key is made of).
     """
 
     files: tuple[tuple[str, str, str], ...]
@@ -336,7 +336,7 @@ class FiledOutputs:
 
         files = [(name, path, digest(path, data)) for name, path, data in outputs.emitted]
         files += [("", path, digest(path, data)) for path, data in outputs.derived.items()]
-        return cls(tuple(files), outputs.graph, outputs.full_chunk, digest_of(outputs.graph))
+        return cls(tuple(files), outputs.graph, outputs.full_chunk, part_digest(outputs.graph))
 
 
 def note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: Iterable[PerNote], slug: str) -> NoteOutputs:

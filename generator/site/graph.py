@@ -411,6 +411,17 @@ NotePart = PackedPart
 """A note's part of the graph, packed."""
 
 
+def part_digest(part: PackedPart) -> str:
+    """sha256 of what a part publishes, whatever order its mappings were filled in (a part
+    made in another process, with another string hash seed, fills them in another order)."""
+    def lines(value: Lines | None) -> tuple[bytes, bytes] | None:
+        return None if value is None else (value.data, value.ends.tobytes())
+
+    return digest_of((part.node_keys, lines(part.node_lines), lines(part.edge_lines), part.edge_starts.tobytes(),
+                      sorted(part.foreign), part.bare, sorted(part.urls.items()), lines(part.records),
+                      sorted(part.assumed.items())))
+
+
 def encoded_note_part(site: SiteModel, slug: str) -> NotePart:
     return pack(encode_part(site, note_part(site, slug), records=True))
 
@@ -634,10 +645,10 @@ def graph_outputs(site: SiteModel, memo: Memo = NO_MEMO, made: Mapping[str, Note
 
         part = made[slug] if slug in made else memo.memo("graph", key, make)
         parts.append(part)
-        keys.append(digests[slug] if slug in digests else digest_of(part))
+        keys.append(digests[slug] if slug in digests else part_digest(part))
         known.update(k for k in part.node_keys if not k.startswith("element:"))  # elements: most of the graph
     parts.append(pack(encode_part(site, site_part(site, known))))
-    keys.append(digest_of(parts[-1]))
+    keys.append(part_digest(parts[-1]))
     del known
 
     @functools.cache
