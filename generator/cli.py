@@ -188,6 +188,24 @@ def _parser() -> argparse.ArgumentParser:
     context.add_argument("query")
     context.add_argument("--content", type=Path, default=Path("content"), help="content directory (default: content)")
     context.add_argument("--budget", type=int, default=8000, help="characters (default: 8000)")
+    ask = commands.add_parser(
+        "ask", help="answer a question from the corpus, every citation anchored and checked",
+        description="Search the published passages (through the model's tool calls where the endpoint of "
+                    "carnet.yaml takes them, else Carnet searches and sends them in one request), ask the model "
+                    "for an answer that quotes them, anchor every quote exactly in its note (a quote that does "
+                    "not anchor is refused, never shown) and give each (statement, passage) pair its state. "
+                    "Nothing relevant found: 'not in the corpus', with the notebooks searched. Private notes "
+                    "and masked passages are never sent.")
+    ask.add_argument("question")
+    ask.add_argument("--content", type=Path, default=Path("content"), help="content directory (default: content)")
+    ask.add_argument("--notebook", default="", help="search this public notebook only")
+    ask.add_argument("--category", action="append", default=[], metavar="AXIS=VALUE",
+                     help="only notes with this category (repeatable: all must hold)")
+    ask.add_argument("--format", choices=("text", "json"), default="text", help="output (default: text)")
+    ask.add_argument("--no-tools", action="store_true",
+                     help="do not offer the model tools: Carnet searches and sends the passages in one request")
+    ask.add_argument("--no-judge", action="store_true",
+                     help="leave the (statement, passage) pairs unjudged (verbatim check only)")
     serve = commands.add_parser(
         "serve", help="build, serve on 127.0.0.1 and rebuild on every change (live reload)",
         description="Build the site, serve it with the published security headers, watch content/, the theme and "
@@ -214,6 +232,23 @@ def run_serve(args: argparse.Namespace) -> int:
             time.sleep(3600)
     finally:
         server.close()
+
+
+def run_ask(args: argparse.Namespace) -> int:
+    from generator.answering import Scope, parse_category
+    from generator.answering.render import as_json, as_text
+    from generator.commands.ask import ask, judge_answer, library
+    from generator.llm import LLMClient, llm_settings
+
+    scope = Scope(args.notebook.strip(), tuple(parse_category(value) for value in args.category))
+    found = library(args.content, scope)
+    client = LLMClient(llm_settings(found.analysis.corpus.settings.extra))
+    answer = ask(found, client, args.question, notice=client.say, tools=not args.no_tools)
+    if not args.no_judge:
+        answer = judge_answer(answer, client, notice=client.say)
+    render = as_json if args.format == "json" else as_text
+    sys.stdout.write(render(answer, found.base_url))
+    return EXIT_OK
 
 
 def run_context(args: argparse.Namespace) -> int:
@@ -505,7 +540,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     handler = {"build": run_build, "check": run_check, "adopt": run_adopt, "propose": run_propose,
                "analyse": run_analyse, "review": run_review, "apply": run_apply, "verify": run_verify,
-               "select": run_selection, "context": run_context, "serve": run_serve}[args.command]
+               "select": run_selection, "context": run_context, "ask": run_ask, "serve": run_serve}[args.command]
     try:
         _interrupted_change(args)
         return handler(args)

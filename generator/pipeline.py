@@ -7,7 +7,6 @@ reads the clock: the same content gives the same bytes.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass

@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 import openai
 
 from generator.llm.config import LLMSettings
-from generator.llm.errors import LLMAnswerError, LLMTransportError
+from generator.llm.errors import LLMAnswerError, LLMTransportError, ToolsRefused
 from generator.llm.prompts import Prompt
 from generator.llm.schema import shown, strict_form, validate
 from generator.llm.transport import BoundedTransport
@@ -156,6 +156,32 @@ class Provenance:
         if self.usage:
             record["usage"] = dict(self.usage)
         return record
+
+
+MAX_TOOL_CALLS = 8
+"""Tool calls one turn may make."""
+MAX_TOOL_ARGUMENTS_CHARS = 4_000
+"""Longest arguments of one tool call (a query, a few ids)."""
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A call the model made: ``id`` (to answer it), the tool's ``name``, its ``arguments``
+    parsed (a JSON object) and as sent (``raw``, to send back in the conversation)."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    raw: str
+
+
+@dataclass(frozen=True)
+class ToolTurn:
+    """One turn of a conversation with tools: the text, or the calls; ``usage`` its tokens."""
+
+    content: str
+    calls: tuple[ToolCall, ...]
+    usage: dict[str, int]
 
 
 class LLMClient:
@@ -309,6 +335,72 @@ class LLMClient:
             exc.usage = dict(spent)
             raise
         return data, provenance
+
+    def chat_tools(self, prompt: Prompt, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *,
+                   max_tokens: int, tool_choice: str = "auto") -> tuple[ToolTurn, Provenance]:
+        """One turn of a conversation where the model may call ``tools`` (OpenAI's function
+        calling): what it said, or the calls it made, checked as data (each call's name and
+        arguments bounded, the arguments parsed as a JSON object). A server that refuses
+        tools raises :class:`ToolsRefused`, so the caller can do without them."""
+        limit = self.settings.max_output_tokens
+        tokens = min(max_tokens, limit) if limit else max_tokens
+        try:
+            sent: list[Any] = messages
+            response = self._client.chat.completions.create(
+                model=self.settings.model, messages=sent, temperature=0,
+                extra_body={self.token_field: tokens, "tools": tools, "tool_choice": tool_choice})
+        except openai.APIStatusError as exc:
+            if self._too_large() is None and exc.status_code in (400, 404, 422, 500, 501) and \
+                    "tool" in str(exc.message).lower():
+                raise ToolsRefused(f"the endpoint {self.endpoint} refused tool calls: "
+                                   f"{shown(str(exc.message), MAX_SERVER_MESSAGE_CHARS)}") from exc
+            raise self._too_large() or self._transport_error(exc, "the chat request") from exc
+        except openai.APIError as exc:
+            raise self._too_large() or self._transport_error(exc, "the chat request") from exc
+        except (ValueError, TypeError, RecursionError) as exc:
+            raise self._too_large() or LLMAnswerError(f"the endpoint's response to the chat request is "
+                                                      f"unreadable: {shown(str(exc), 120)}") from exc
+        too_large = self._too_large()
+        if too_large is not None:
+            raise too_large
+        spent = _usage_counts(getattr(response, "usage", None))
+        provenance = self._provenance(prompt, getattr(response, "model", None), getattr(response, "usage", None))
+        choices = getattr(response, "choices", None)
+        if not isinstance(choices, list) or not choices:
+            raise LLMAnswerError("the endpoint returned no answer", spent)
+        choice = choices[0]
+        if getattr(choice, "finish_reason", None) == "length":
+            raise LLMAnswerError(f"the answer was cut off at {tokens:,} tokens (finish_reason: length): nothing "
+                                 "was recorded", spent)
+        message = getattr(choice, "message", None)
+        content = getattr(message, "content", None) or ""
+        if not isinstance(content, str) or len(content) > MAX_ANSWER_CHARS or _unpaired_surrogate(content):
+            raise LLMAnswerError("the answer's text is not text of at most "
+                                 f"{MAX_ANSWER_CHARS:,} characters: nothing was recorded", spent)
+        calls = getattr(message, "tool_calls", None) or []
+        if not isinstance(calls, list) or len(calls) > MAX_TOOL_CALLS:
+            raise LLMAnswerError(f"the answer makes more than {MAX_TOOL_CALLS} tool calls at once (or not a list of "
+                                 "them): nothing was recorded", spent)
+        made = []
+        for number, call in enumerate(calls, 1):
+            function = getattr(call, "function", None)
+            name, arguments = getattr(function, "name", None), getattr(function, "arguments", None)
+            identifier = getattr(call, "id", None) or f"call-{number}"
+            if not (isinstance(name, str) and isinstance(arguments, str) and isinstance(identifier, str)) or \
+                    len(name) > 64 or len(arguments) > MAX_TOOL_ARGUMENTS_CHARS or len(identifier) > 100 or \
+                    _unpaired_surrogate([name, arguments, identifier]):
+                raise LLMAnswerError(f"tool call {number} is not a name and arguments of at most "
+                                     f"{MAX_TOOL_ARGUMENTS_CHARS:,} characters: nothing was recorded", spent)
+            try:
+                parsed = json.loads(arguments or "{}", strict=False)
+            except (json.JSONDecodeError, RecursionError) as exc:
+                raise LLMAnswerError(f"tool call {number}'s arguments are not JSON: nothing was recorded",
+                                     spent) from exc
+            if not isinstance(parsed, dict):
+                raise LLMAnswerError(f"tool call {number}'s arguments are not a JSON object: nothing was recorded",
+                                     spent)
+            made.append(ToolCall(identifier, name, parsed, arguments))
+        return ToolTurn(content, tuple(made), spent), provenance
 
     def embed(self, texts: list[str]) -> tuple[list[list[float]], Provenance]:
         model = self.settings.embeddings_model or self.settings.model

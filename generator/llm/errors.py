@@ -29,3 +29,8 @@ class LLMAnswerError(LLMError):
     """The answer is truncated, not JSON, too large, does not follow the requested
     schema, or breaks the request's rules (an item it was not asked about, a
     placeholder where text was asked for)."""
+
+
+class ToolsRefused(LLMError):
+    """The endpoint does not take tool calls (function calling): a caller that can do
+    without them (``carnet ask`` retrieves itself) does."""

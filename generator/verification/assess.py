@@ -45,6 +45,15 @@ class Assessment:
     state: PairState
 
     @property
+    def claim_text(self) -> str:
+        return self.claim.text
+
+    @property
+    def source(self) -> str:
+        """The cited source as a verdict names it (``ext:ID``, ``com:ID``)."""
+        return f"{self.link.marker.kind}:{self.link.marker.key}"
+
+    @property
     def judgeable(self) -> bool:
         """Sent to the judge: an extraction pair that passed verbatim and has no verdict yet."""
         return (self.link.marker.kind == "ext" and not self.link.broken and self.link.state is SourceState.PRESENT

@@ -23,12 +23,12 @@ reported as refused.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, Protocol, TypedDict
 
 from generator.jobs import in_order
 from generator.llm import LLMClient, LLMError, LLMTransportError
@@ -168,7 +168,23 @@ def verdicts_constraint(keys: list[str]) -> dict[str, Any]:
     return constraint
 
 
-def judge_batch(client: LLMClient, prompt: Prompt, batch: list[Assessment], article: str = "",
+class Judgeable(Protocol):
+    """A (claim, source) pair as the judge reads it: an article's :class:`Assessment`, or a
+    pair of an answer (``carnet ask``)."""
+
+    @property
+    def claim_text(self) -> str: ...
+    @property
+    def passage(self) -> str: ...
+    @property
+    def claim_sha256(self) -> str: ...
+    @property
+    def source_sha256(self) -> str: ...
+    @property
+    def source(self) -> str: ...
+
+
+def judge_batch(client: LLMClient, prompt: Prompt, batch: Sequence[Judgeable], article: str = "",
                 first: int = 1) -> BatchVerdicts:
     """One request for ``batch``, whose first pair is number ``first`` of ``article``.
     Every item of the answer must name a pair of the batch, once, with a verdict and a
@@ -177,7 +193,7 @@ def judge_batch(client: LLMClient, prompt: Prompt, batch: list[Assessment], arti
     # one verdict per pair sent, naming a pair of the batch, in no more tokens than that takes
     data, provenance = client.chat_json(prompt, SCHEMA, constraint=verdicts_constraint(list(keys)),
                                         max_tokens=answer_tokens(len(batch), VERDICT_TOKENS), pairs=[
-        {"key": key, "claim": item.claim.text, "passage": item.passage} for key, item in keys.items()])
+        {"key": key, "claim": item.claim_text, "passage": item.passage} for key, item in keys.items()])
     number = {key: first + index for index, key in enumerate(keys)}
     examples = prompt_examples(prompt.text).get("rationale", frozenset())
     refused: list[RefusedPair] = []
@@ -202,8 +218,8 @@ def judge_batch(client: LLMClient, prompt: Prompt, batch: list[Assessment], arti
             refused.append(RefusedPair(article, number[key], fault, detail))
             continue
         records.append({
-            "claim": item.claim.text, "claim_sha256": item.claim_sha256,
-            "source": f"{item.link.marker.kind}:{item.link.marker.key}", "source_sha256": item.source_sha256,
+            "claim": item.claim_text, "claim_sha256": item.claim_sha256,
+            "source": item.source, "source_sha256": item.source_sha256,
             "verdict": given[0]["verdict"], "rationale": rationale,
             "provenance": dict(provenance.as_record(), threshold="supported"),
         })

@@ -1,7 +1,8 @@
 """An OpenAI-compatible server on 127.0.0.1 with scripted answers, so the real
 ``openai`` client code runs over real HTTP in tests (the one stand-in allowed).
 
-    server.script(reply(json.dumps({...})), status(429), reply("{", finish="length"), delay(3))
+    server.script(reply(json.dumps({...})), status(429), reply("{", finish="length"), delay(3),
+                  calls(("search_passages", {"query": "budget"})))
 
 When the script runs out, a responder given with ``server.respond(fn)`` is asked:
 ``fn(body)`` gets the request's JSON body and returns a :class:`Scripted` (or None for
@@ -31,10 +32,21 @@ class Scripted:
     usage: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 120, "completion_tokens": 40,
                                                            "total_tokens": 160})
     model: str | None = None  # the model the answer names (default: the server's model_name, else the asked one)
+    tool_calls: list[dict[str, Any]] | None = None  # the calls the answer makes (OpenAI's function calling)
 
 
 def reply(content: str, finish: str = "stop", usage: dict[str, int] | None = None) -> Scripted:
     return Scripted(200, content, finish, usage=usage or Scripted().usage)
+
+
+def calls(*made: tuple[str, object], content: str = "") -> Scripted:
+    """An answer that calls tools: each ``(name, arguments)``, the arguments a dict (sent
+    as JSON) or a string (sent as it is, however broken)."""
+    tool_calls = [{"id": f"call_{number}", "type": "function",
+                   "function": {"name": name, "arguments": arguments if isinstance(arguments, str)
+                                else json.dumps(arguments, ensure_ascii=False)}}
+                  for number, (name, arguments) in enumerate(made, 1)]
+    return Scripted(200, content, "tool_calls", tool_calls=tool_calls)
 
 
 def status(code: int, message: str = "") -> Scripted:
@@ -112,7 +124,8 @@ class ScriptedLLMServer:
                     "id": "chatcmpl-scripted", "object": "chat.completion", "created": 0,
                     "model": outer._named(step, body, "scripted-model"),
                     "choices": [{"index": 0, "finish_reason": step.finish,
-                                 "message": {"role": "assistant", "content": step.content}}],
+                                 "message": {"role": "assistant", "content": step.content or None,
+                                             **({"tool_calls": step.tool_calls} if step.tool_calls else {})}}],
                     "usage": step.usage,
                 })
 

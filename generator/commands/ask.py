@@ -1,0 +1,289 @@
+"""``carnet ask QUESTION``: an answer from the corpus, every citation anchored and checked.
+
+Retrieval comes first. Through OpenAI tool calling where the endpoint takes it: the
+model searches the published passages (``search_passages``, BM25) and reads them
+(``read_passages``: their exact text, ids and note titles), within bounds of turns,
+calls and passages; then answers in JSON, citing passages by id with the words quoted.
+Without tool support (the endpoint refuses tools, or answers without searching), Carnet
+searches with the question itself and sends the passages in one request. Which mode
+ran is said. Only what the site publishes is ever sent: no private note, no passage a
+masked extraction covers (:mod:`generator.answering.passages`).
+
+The answer is then assembled by the pure core (:mod:`generator.answering.answer`):
+quotes anchored exactly or refused, pairs given their states; nothing relevant
+retrieved is "not in the corpus", with the notebooks searched.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from generator.answering.answer import (
+    ANSWER_SCHEMA,
+    MAX_STATEMENTS,
+    Answer,
+    Mode,
+    assemble,
+    bounds_problem,
+    unjudged_pairs,
+    with_verdicts,
+)
+from generator.answering.passages import Passage, Scope, check_scope, masked_elements, passages
+from generator.answering.search import MAX_QUERY_CHARS, Index
+from generator.corpus.verdicts import Verdict
+from generator.llm import LLMAnswerError, LLMClient, Provenance, ToolsRefused
+from generator.llm.prompts import load_prompt
+from generator.llm.schema import answer_tokens, validate
+from generator.pipeline import CheckedContent, blocking, check_content
+from generator.problems import ContentError
+from generator.verification.judge import BATCH_SIZE, judge_batch
+
+MAX_TURNS = 6
+"""Turns of tool calls before the model is asked to answer with what it read."""
+MAX_RESULTS = 8
+"""Passages one search returns (and the passages Carnet sends itself without tools)."""
+MAX_READ = 24
+"""Passages the model may be given in all, searched or read."""
+MAX_PASSAGE_CHARS = 4_000
+"""Characters of one passage sent (a quote must still be found in the note's own text)."""
+SNIPPET_CHARS = 300
+"""Characters of a passage a search result shows."""
+STATEMENT_TOKENS = 160
+"""Tokens an answer's statement takes, with its citations (the answer's bound)."""
+
+TOOLS: list[dict[str, Any]] = [
+    {"type": "function", "function": {
+        "name": "search_passages",
+        "description": "Search the corpus's published passages by keywords; returns passage ids, note titles, "
+                       "dates and the start of each passage, best first.",
+        "parameters": {"type": "object", "properties": {
+            "query": {"type": "string", "description": "a few keywords"}},
+            "required": ["query"], "additionalProperties": False}}},
+    {"type": "function", "function": {
+        "name": "read_passages",
+        "description": "Read passages by id: their exact text, with the note's title and date.",
+        "parameters": {"type": "object", "properties": {
+            "ids": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_RESULTS}},
+            "required": ["ids"], "additionalProperties": False}}},
+]
+
+
+@dataclass
+class Library:
+    """What a question is answered from: the passages in scope and their index.
+
+    Attributes:
+        analysis: the checked content (its anchors land the quotes).
+        passages: by id, in slug then reading order.
+        searched: the notebooks searched (the scope's, or every public one).
+        base_url: where the site is published (the citations' addresses).
+    """
+
+    analysis: CheckedContent
+    passages: dict[str, Passage]
+    index: Index
+    searched: tuple[str, ...]
+    base_url: str
+
+
+def library(content: Path, scope: Scope) -> Library:
+    analysis = check_content(content)
+    stopping = blocking(analysis.problems, False)
+    if stopping:
+        raise ContentError(analysis.problems)
+    publication = analysis.publication
+    check_scope(scope, publication.notebooks)
+    found = passages(publication.notes, analysis.anchored, masked_elements(analysis.corpus.notes, analysis.anchored),
+                     scope)
+    searched = (scope.notebook,) if scope.notebook else tuple(sorted(publication.notebooks))
+    return Library(analysis, {p.id: p for p in found}, Index.of(found), searched, publication.settings.base_url)
+
+
+@dataclass
+class Conversation:
+    """What the model was given so far, within the bounds."""
+
+    library: Library
+    given: dict[str, Passage] = field(default_factory=dict)
+    queries: list[str] = field(default_factory=list)
+
+    def give(self, passage: Passage) -> bool:
+        if passage.id in self.given:
+            return True
+        if len(self.given) >= MAX_READ:
+            return False
+        self.given[passage.id] = passage
+        return True
+
+    def search(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        query = arguments.get("query")
+        if not isinstance(query, str) or not query.strip():
+            return {"error": "search_passages takes a query: a few keywords"}
+        self.queries.append(query[:MAX_QUERY_CHARS])
+        results = []
+        for passage, _score in self.library.index.search(query, MAX_RESULTS):
+            if not self.give(passage):
+                break
+            results.append({"id": passage.id, "note": passage.title, "date": passage.date,
+                            "text": _cut(passage.text, SNIPPET_CHARS)})
+        return {"results": results} if results else {"results": [], "note": "no passage matches these words"}
+
+    def read(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        ids = arguments.get("ids")
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            return {"error": "read_passages takes ids: a list of passage ids from search_passages"}
+        read, unknown = [], []
+        for passage_id in ids[:MAX_RESULTS]:
+            passage = self.library.passages.get(passage_id)
+            if passage is None or not self.give(passage):
+                unknown.append(passage_id[:100])
+                continue
+            read.append(_shown(passage))
+        return {"passages": read, **({"unknown": unknown} if unknown else {})}
+
+
+def ask(library: Library, client: LLMClient, question: str, notice: Callable[[str], None] = lambda _m: None,
+        tools: bool = True) -> Answer:
+    """The answer to ``question`` from ``library``, through ``client``."""
+    if tools:
+        try:
+            answered = _with_tools(library, client, question)
+        except ToolsRefused as exc:
+            notice(f"{exc}; Carnet searched the corpus itself and sent the passages in one request")
+        else:
+            if answered is not None:
+                return answered
+            notice("the model answered without searching: Carnet searched the corpus itself and sent the "
+                   "passages in one request")
+    return _one_request(library, client, question)
+
+
+def judge_answer(answer: Answer, client: LLMClient, notice: Callable[[str], None] = lambda _m: None) -> Answer:
+    """The answer's pairs that passed the verbatim check, read by the judge articles' pairs
+    get (``verify_pairs``, in batches): each takes its verdict's state. A pair the judge's
+    answer leaves out, or answers badly, stays "not judged" (and is said)."""
+    pairs = unjudged_pairs(answer)
+    if not pairs:
+        return answer
+    prompt = load_prompt("verify_pairs")
+    verdicts: dict[tuple[str, str], Verdict] = {}
+    usage: dict[str, int] = {}
+    provenance: dict[str, Any] = {}
+    for start in range(0, len(pairs), BATCH_SIZE):
+        batch = judge_batch(client, prompt, pairs[start:start + BATCH_SIZE], "the answer", start + 1)
+        _add(usage, batch.provenance.get("usage", {}))
+        provenance = batch.provenance
+        for refused in batch.refused:
+            notice(f"the judge's answer was refused for a pair: {refused.describe()}")
+        for record in batch.records:
+            verdicts[(record["claim_sha256"], record["source_sha256"])] = Verdict(
+                record["claim_sha256"], record["source_sha256"], record["verdict"], record["rationale"],
+                record["provenance"], "", 0)
+    judged = with_verdicts(answer, verdicts)
+    recorded = {**answer.provenance, "judge": {**provenance, **({"usage": usage} if usage else {})}}
+    return dataclasses.replace(judged, provenance=recorded)
+
+
+def _with_tools(library: Library, client: LLMClient, question: str) -> Answer | None:
+    """The conversation with tools, or ``None`` when the model never searched."""
+    prompt = load_prompt("ask_tools")
+    conversation = Conversation(library)
+    messages: list[dict[str, Any]] = [{"role": "user", "content": prompt.render(
+        question=question, notebooks=", ".join(library.searched))}]
+    usage: dict[str, int] = {}
+    provenance: Provenance | None = None
+    for turn_number in range(MAX_TURNS + 1):
+        last = turn_number == MAX_TURNS  # past the bound: answer with what was read
+        turn, provenance = client.chat_tools(prompt, messages, TOOLS, tool_choice="none" if last else "auto",
+                                             max_tokens=answer_tokens(MAX_STATEMENTS, STATEMENT_TOKENS))
+        _add(usage, turn.usage)
+        if not turn.calls:
+            if turn_number == 0:
+                return None
+            data = _answer_data(turn.content, usage)
+            return assemble(question, data, conversation.given, library.analysis.anchored, Mode.TOOLS,
+                            library.searched, _record(provenance, usage, Mode.TOOLS, conversation.queries))
+        if last:
+            raise LLMAnswerError(f"the model kept calling tools after {MAX_TURNS} turns: nothing was recorded", usage)
+        messages.append({"role": "assistant", "content": turn.content or None, "tool_calls": [
+            {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.raw}}
+            for call in turn.calls]})
+        for call in turn.calls:
+            result = (conversation.search(call.arguments) if call.name == "search_passages" else
+                      conversation.read(call.arguments) if call.name == "read_passages" else
+                      {"error": "no such tool: use search_passages or read_passages"})
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(result, ensure_ascii=False)})
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _one_request(library: Library, client: LLMClient, question: str) -> Answer:
+    """Without tools: Carnet's own search with the question, the passages in one request
+    (none found: "not in the corpus", and no request at all)."""
+    hits = [passage for passage, _score in library.index.search(question, MAX_RESULTS)]
+    given = {p.id: p for p in hits}
+    if not given:
+        return assemble(question, {"not_in_corpus": True, "statements": []}, {}, library.analysis.anchored,
+                        Mode.RETRIEVAL, library.searched, {"method": "build", "mode": Mode.RETRIEVAL.value})
+    prompt = load_prompt("ask_passages")
+    constraint = json.loads(json.dumps(ANSWER_SCHEMA))
+    citation = constraint["properties"]["statements"]["items"]["properties"]["citations"]["items"]
+    citation["properties"]["passage"]["enum"] = list(given)  # the server is asked to cite only what it was sent
+    data, provenance = client.chat_json(prompt, ANSWER_SCHEMA, constraint=constraint,
+                                        max_tokens=answer_tokens(MAX_STATEMENTS, STATEMENT_TOKENS),
+                                        question=question, notebooks=", ".join(library.searched),
+                                        passages=[_shown(p) for p in hits])
+    _bounded(data, dict(provenance.usage))
+    return assemble(question, data, given, library.analysis.anchored, Mode.RETRIEVAL, library.searched,
+                    _record(provenance, dict(provenance.usage), Mode.RETRIEVAL, [question]))
+
+
+def _answer_data(content: str, usage: dict[str, int]) -> dict[str, Any]:
+    try:
+        data = json.loads(content, strict=False)
+    except json.JSONDecodeError as exc:
+        raise LLMAnswerError(f"the answer is not JSON ({exc.msg} at character {exc.pos}): nothing was recorded",
+                             usage) from exc
+    except RecursionError as exc:
+        raise LLMAnswerError("the answer is JSON nested too deep to read: nothing was recorded", usage) from exc
+    try:
+        validate(data, ANSWER_SCHEMA)
+    except LLMAnswerError as exc:
+        exc.usage = dict(usage)
+        raise
+    assert isinstance(data, dict)
+    _bounded(data, usage)
+    return data
+
+
+def _bounded(data: dict[str, Any], usage: dict[str, int]) -> None:
+    problem = bounds_problem(data)
+    if problem:
+        raise LLMAnswerError(f"the answer is refused: {problem}; nothing was recorded", usage)
+
+
+def _shown(passage: Passage) -> dict[str, str]:
+    return {"id": passage.id, "note": passage.title, "date": passage.date, "text": _cut(passage.text, MAX_PASSAGE_CHARS)}
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit].rstrip() + " […]"
+
+
+def _add(total: dict[str, int], usage: dict[str, int]) -> None:
+    for key, value in usage.items():
+        total[key] = total.get(key, 0) + value
+
+
+def _record(provenance: Provenance, usage: dict[str, int], mode: Mode, queries: list[str]) -> dict[str, Any]:
+    """The answer's provenance: the model as the server named it, the tokens of every turn."""
+    record = dict(provenance.as_record(), mode=mode.value, queries=[q[:MAX_QUERY_CHARS] for q in queries])
+    if usage:
+        record["usage"] = dict(usage)
+    else:
+        record.pop("usage", None)
+    return record

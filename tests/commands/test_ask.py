@@ -1,0 +1,275 @@
+"""``carnet ask``: retrieval first (tool calls, or Carnet's own search), every quote
+anchored exactly or refused, "not in the corpus" when nothing is found, and nothing
+private or masked ever sent — over real HTTP to the scripted endpoint."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator.answering import Mode, Refusal, Scope
+from generator.answering.render import as_json, as_text
+from generator.cli import main
+from generator.commands.ask import MAX_TURNS, ask, judge_answer, library
+from generator.llm import LLMAnswerError, LLMClient, llm_settings
+from generator.problems import SettingsError
+from generator.verification.states import Reason, State
+from support.llm_server import Scripted, calls, reply, status
+
+PRIVATE = ("PRIVATETOKEN", "Gaston Confidentiel", "PRIVATETITLE")
+MASKED = "MASKEDPASSAGE"
+
+
+def configure(small: Path, url: str) -> None:
+    with (small / "carnet.yaml").open("a", encoding="utf-8") as f:
+        f.write(f"llm:\n  base_url: {url}\n  model: modele-test\n  timeout: 5\n  max_retries: 0\n")
+
+
+def client_for(small: Path) -> LLMClient:
+    found = library(small, Scope())
+    return LLMClient(llm_settings(found.analysis.corpus.settings.extra), notice=lambda message: None)
+
+
+def passage_with(small: Path, words: str) -> str:
+    """The id of the published passage holding ``words``."""
+    found = library(small, Scope())
+    (passage,) = [p for p in found.passages.values() if words in p.text]
+    return passage.id
+
+
+def answer(*statements: tuple[str, list[tuple[str, str]]], not_in_corpus: bool = False) -> str:
+    return json.dumps({"not_in_corpus": not_in_corpus, "statements": [
+        {"text": text, "citations": [{"passage": p, "quote": q} for p, q in cited]} for text, cited in statements]},
+        ensure_ascii=False)
+
+
+def sent(server: Any) -> str:
+    """Every request the endpoint received, as one text."""
+    return json.dumps([r["body"] for r in server.requests], ensure_ascii=False)
+
+
+def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
+    return [json.loads(m["content"]) for m in body["messages"] if m.get("role") == "tool"]
+
+
+def test_a_tool_calling_conversation_searches_reads_then_answers_with_anchored_citations(small: Path,
+                                                                                          llm_server) -> None:
+    configure(small, llm_server.url)
+    budget = passage_with(small, "quatre mille")
+
+    def respond(body: dict[str, Any]) -> Scripted:
+        results = tool_results(body)
+        if not results:
+            assert [t["function"]["name"] for t in body["tools"]] == ["search_passages", "read_passages"]
+            return calls(("search_passages", {"query": "budget voté unanimité"}))
+        if len(results) == 1:
+            found = [r["id"] for r in results[0]["results"]]
+            assert budget in found, "the search found the passage"
+            return calls(("read_passages", {"ids": found[:2]}))
+        (read,) = [r for r in results if "passages" in r]
+        text = next(p["text"] for p in read["passages"] if p["id"] == budget)
+        assert "quatre mille" in text and "*" not in text, "the passage's exact text, not its markdown"
+        return reply(answer(("Le budget a été voté à l'unanimité.", [(budget, "voté à l'unanimité")]),
+                            ("Il s'élève à « quatre mille euros ».", [(budget, "quatre mille euros")])))
+
+    llm_server.respond(respond)
+    result = ask(library(small, Scope()), client_for(small), "Comment le budget a-t-il été voté ?")
+    assert result.mode is Mode.TOOLS and not result.not_in_corpus
+    assert [s.citations for s in result.statements] == [(1,), (2,)]
+    first, second = result.citations
+    assert first.note == second.note == "conseil-a" and first.text == "voté à l'unanimité"
+    assert first.passages == (budget,) and first.element == budget.split("#")[1]
+    # verbatim first (the second statement's quoted words are in its source), then no judge yet
+    assert [s.states[0].state for s in result.statements] == [State.WEAK, State.WEAK]
+    assert {s.states[0].reason for s in result.statements} == {Reason.NOT_JUDGED}
+    assert budget in result.retrieved and budget not in result.discarded
+    assert result.provenance["method"] == "llm" and result.provenance["model"] == "modele-test"
+    assert result.provenance["usage"]["total_tokens"] == 3 * 160, "every turn's tokens"
+    text = as_text(result, "https://example.org/")
+    assert "[1]" in text and "https://example.org/notes/conseil-a.html#" + first.element + ":~:text=" in text
+    data = json.loads(as_json(result, "https://example.org/"))
+    assert data["citations"][0]["quote"] == "voté à l'unanimité" and data["mode"] == "tools"
+
+
+def test_without_tool_support_carnet_retrieves_and_sends_one_request(small: Path, llm_server) -> None:
+    configure(small, llm_server.url)
+    budget = passage_with(small, "quatre mille")
+    notices: list[str] = []
+    llm_server.script(status(400, "tools are not supported by this model"),
+                      reply(answer(("La réserve est de 800 euros.", [(passage_with(small, "réserve"),
+                                                                       "la réserve est de 800 euros")]))))
+    client = LLMClient(llm_settings(library(small, Scope()).analysis.corpus.settings.extra), notice=notices.append)
+    result = ask(library(small, Scope()), client, "Quel est le montant de la réserve du budget ?", notice=notices.append)
+    assert result.mode is Mode.RETRIEVAL and len(llm_server.requests) == 2
+    assert "tools" not in llm_server.requests[1]["body"], "the one request offers no tools"
+    assert any("refused tool calls" in n for n in notices)
+    assert [c.text for c in result.citations] == ["la réserve est de 800 euros"]
+    assert budget in result.retrieved, "Carnet's own search sent the passages"
+    # the server was asked to cite only the passages it was sent
+    body = llm_server.requests[1]["body"]
+    schema = json.dumps(body["response_format"])
+    assert all(p in schema for p in result.retrieved)
+
+
+def test_a_model_that_answers_without_searching_gets_the_passages_sent(small: Path, llm_server) -> None:
+    configure(small, llm_server.url)
+    reserve = passage_with(small, "réserve")
+    llm_server.script(reply(answer(("Le budget est connu de tous.", []))),
+                      reply(answer(("La réserve est de 800 euros.", [(reserve, "la réserve est de 800 euros")]))))
+    result = ask(library(small, Scope()), client_for(small), "Quelle est la réserve du budget ?")
+    assert result.mode is Mode.RETRIEVAL and result.citations[0].text == "la réserve est de 800 euros"
+
+
+def test_a_quote_that_does_not_anchor_is_refused_and_its_statement_unsourced(small: Path, llm_server) -> None:
+    configure(small, llm_server.url)
+    budget = passage_with(small, "quatre mille")
+    llm_server.script(reply(answer(
+        ("Le budget a été voté à la majorité.", [(budget, "voté à la majorité")]),  # not what the note says
+        ("Le budget s'élève à cinq mille euros.", [(budget, "quatre mille euros voté")]),  # words not in this order
+        ("La réserve est ailleurs.", [("conseil-a#e-0000000000", "la réserve")]),  # a passage it was not given
+        ("Le budget est voté.", [(budget, "voté à l'unanimité")]))))
+    result = ask(library(small, Scope()), client_for(small), "Le budget a-t-il été voté ?", tools=False)
+    assert [s.sourced for s in result.statements] == [False, False, False, True]
+    assert [c.text for c in result.citations] == ["voté à l'unanimité"]
+    assert [r.refusal for r in result.refused] == [Refusal.NOT_FOUND, Refusal.NOT_FOUND, Refusal.NOT_GIVEN]
+    assert [r.statement for r in result.refused] == [1, 2, 3]
+    text = as_text(result, "https://example.org/")
+    assert text.count("(unsourced: no citation anchored)") == 3 and "Quotes refused" in text
+    assert "voté à la majorité" not in text.split("Sources")[1].split("Quotes refused")[0]
+
+
+def test_a_quote_found_twice_in_the_note_is_ambiguous_never_placed(small: Path, llm_server) -> None:
+    configure(small, llm_server.url)
+    budget = passage_with(small, "quatre mille")
+    llm_server.script(reply(answer(("Des euros.", [(budget, "euros")]))))  # "quatre mille euros", "800 euros"
+    result = ask(library(small, Scope()), client_for(small), "Le budget ?", tools=False)
+    assert result.citations == () and [r.refusal for r in result.refused] == [Refusal.AMBIGUOUS]
+
+
+def test_nothing_retrieved_is_not_in_the_corpus_and_names_the_notebooks(small: Path, llm_server) -> None:
+    configure(small, llm_server.url)
+    result = ask(library(small, Scope()), client_for(small), "Quelle est la vitesse de la lumière ?", tools=False)
+    assert result.not_in_corpus and result.statements == () and llm_server.requests == [], "no request at all"
+    assert result.searched == ("club", "conseil", "veille")
+    assert "Not in the corpus: the notebooks searched (club, conseil, veille)" in as_text(result, "/")
+    # with tools: the model searched, found nothing, and answered anyway: not shown as the corpus's
+    llm_server.script(calls(("search_passages", {"query": "vitesse lumière"})),
+                      reply(answer(("La lumière va à 300 000 km/s.", []))))
+    result = ask(library(small, Scope(notebook="conseil")), client_for(small), "Quelle est la vitesse de la lumière ?")
+    assert result.not_in_corpus and result.dropped == 1 and result.searched == ("conseil",)
+    assert "300 000" not in as_text(result, "/")
+
+
+def test_private_and_masked_text_never_enters_a_request(small: Path, llm_server) -> None:
+    configure(small, llm_server.url)
+    queries = ["contrat fichier PRIVATETOKEN Gaston", "MASKEDPASSAGE passage texte extraction", "budget réserve"]
+
+    def respond(body: dict[str, Any]) -> Scripted:
+        results = tool_results(body)
+        if len(results) < len(queries):
+            return calls(("search_passages", {"query": queries[len(results)]}))
+        if len(results) == len(queries):
+            return calls(("read_passages", {"ids": ["secret-a#e-0000000000"] + [
+                r["id"] for result in results for r in result.get("results", [])]}))
+        return reply(answer(not_in_corpus=True))
+
+    llm_server.respond(respond)
+    ask(library(small, Scope()), client_for(small), "Que dit le contrat PRIVATETOKEN de Gaston Confidentiel ?")
+    ask(library(small, Scope()), client_for(small), "Que dit le contrat signé ?", tools=False)
+    everything = sent(llm_server).replace("Que dit le contrat PRIVATETOKEN de Gaston Confidentiel ?", "")
+    everything = everything.replace(json.dumps(queries[0], ensure_ascii=False)[1:-1], "")
+    everything = everything.replace(json.dumps(queries[1], ensure_ascii=False)[1:-1], "")
+    assert len(llm_server.requests) >= 5
+    for secret in (*PRIVATE, MASKED, "le contrat de quelqu"):
+        assert secret not in everything, f"{secret!r} went to the endpoint"
+
+
+def test_the_conversation_is_bounded_and_hostile_calls_are_data(small: Path, llm_server) -> None:
+    configure(small, llm_server.url)
+    # an unknown tool and broken arguments are answered as errors to the model; it never stops calling
+    llm_server.respond(lambda body: calls(("rm_rf", {"path": "/"}), ("search_passages", {"query": 42}),
+                                          ("read_passages", {"ids": "not a list"})))
+    with pytest.raises(LLMAnswerError, match="kept calling tools"):
+        ask(library(small, Scope()), client_for(small), "Le budget ?")
+    assert len(llm_server.requests) == MAX_TURNS + 1
+    assert llm_server.requests[-1]["body"]["tool_choice"] == "none"
+    errors = [r for r in tool_results(llm_server.requests[-1]["body"]) if "error" in r]
+    assert any("no such tool" in e["error"] for e in errors) and any("query" in e["error"] for e in errors)
+    # arguments that are no JSON object: the answer is refused, nothing shown as an answer
+    llm_server.requests.clear()
+    llm_server.respond(None)
+    llm_server.script(calls(("search_passages", "{not json")))
+    with pytest.raises(LLMAnswerError, match="not JSON"):
+        ask(library(small, Scope()), client_for(small), "Le budget ?")
+    llm_server.script(calls(("search_passages", {"query": "x" * 5000})))
+    with pytest.raises(LLMAnswerError, match="at most"):
+        ask(library(small, Scope()), client_for(small), "Le budget ?")
+    llm_server.script(calls(("search_passages", {"query": "budget"})), reply('{"statements": "no"}'))
+    with pytest.raises(LLMAnswerError, match=r"not_in_corpus|must be"):
+        ask(library(small, Scope()), client_for(small), "Le budget ?")
+    budget = passage_with(small, "quatre mille")
+    llm_server.script(reply(answer(("x" * 3000, [(budget, "voté")]))))
+    with pytest.raises(LLMAnswerError, match="3,000 characters, more than the 2,000"):
+        ask(library(small, Scope()), client_for(small), "Le budget ?", tools=False)
+    llm_server.script(reply(answer(*[("Le budget est voté.", [(budget, "voté")])] * 21)))
+    with pytest.raises(LLMAnswerError, match="21 statements"):
+        ask(library(small, Scope()), client_for(small), "Le budget ?", tools=False)
+
+
+def test_the_scope_narrows_the_search_and_refuses_what_is_not_public(small: Path) -> None:
+    everything = library(small, Scope())
+    assert not any(p.note == "secret-a" for p in everything.passages.values())
+    assert not any(MASKED in p.text for p in everything.passages.values())
+    assert not any(p.note in ("wiki-budget", "synthese-2025") for p in everything.passages.values()), \
+        "a wiki or a synthesis is never a source"
+    conseil = library(small, Scope(notebook="conseil", categories=(("theme", "Budget"),)))
+    assert conseil.passages and all("conseil" in p.notebooks for p in conseil.passages.values())
+    assert len(conseil.passages) < len(everything.passages)
+    with pytest.raises(SettingsError, match=r"no public notebook.*club, conseil, veille"):
+        library(small, Scope(notebook="secret"))
+    with pytest.raises(SettingsError, match="no such category"):
+        library(small, Scope(notebook="conseil", categories=(("theme", "Inconnue"),)))
+
+
+def verdicts(*given: tuple[str, str]) -> Scripted:
+    return reply(json.dumps({"verdicts": [{"pair": pair, "verdict": verdict,
+                                           "rationale": "Le passage dit exactement ce que la phrase avance."}
+                                          for pair, verdict in given]}))
+
+
+def test_the_judge_reads_the_pairs_that_passed_verbatim_and_gives_their_states(small: Path, llm_server) -> None:
+    configure(small, llm_server.url)
+    budget, reserve = passage_with(small, "quatre mille"), passage_with(small, "réserve")
+    llm_server.script(reply(answer(("Le budget a été voté à l'unanimité.", [(budget, "voté à l'unanimité")]),
+                                   ("La réserve est de 800 euros.", [(reserve, "la réserve est de 800 euros")]),
+                                   ("Il a dit « neuf mille ».", [(budget, "quatre mille euros")]))),
+                      verdicts(("p1", "supported"), ("p2", "partial")))
+    client = client_for(small)
+    result = judge_answer(ask(library(small, Scope()), client, "Le budget et sa réserve ?", tools=False), client)
+    states = [(s.states[0].state, s.states[0].reason) for s in result.statements]
+    assert states == [(State.VERIFIED, Reason.SUPPORTED), (State.WEAK, Reason.PARTIAL),
+                      (State.WEAK, Reason.VERBATIM_FAILED)], "a quotation nobody said never reaches the judge"
+    pairs = llm_server.requests[1]["body"]["messages"][1]["content"]
+    assert "voté à l'unanimité" in pairs and "neuf mille" not in pairs
+    assert result.statements[0].states[0].verdict.provenance["model"] == "modele-test"
+    assert result.provenance["judge"]["usage"]["total_tokens"] == 160
+
+
+def test_the_command_line_prints_text_or_json(small: Path, llm_server, capsys: pytest.CaptureFixture[str]) -> None:
+    configure(small, llm_server.url)
+    reserve = passage_with(small, "réserve")
+    llm_server.script(reply(answer(("La réserve est de 800 euros.", [(reserve, "la réserve est de 800 euros")]))),
+                      verdicts(("p1", "supported")))
+    code = main(["ask", "Quelle est la réserve ?", "--content", str(small), "--no-tools", "--format", "json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["citations"][0]["url"].startswith("https://test.example.org/site/notes/")
+    assert data["statements"][0]["states"] == [{"state": "verified", "reason": "supported"}]
+    llm_server.script(reply(answer(("La réserve est de 800 euros.", [(reserve, "la réserve est de 800 euros")]))))
+    assert main(["ask", "Quelle est la réserve ?", "--content", str(small), "--no-tools", "--no-judge"]) == 0
+    out = capsys.readouterr().out
+    assert "weak (not-judged)" in out and "Mode: retrieval" in out
+    assert main(["ask", "x", "--content", str(small), "--category", "nothing"]) == 2
+    assert "AXIS=VALUE" in capsys.readouterr().err
