@@ -50,7 +50,7 @@ def as_text(answer: Answer, base_url: str) -> str:
     if answer.refused:
         lines += ["", "Quotes refused (not shown as citations)"]
         for refused in answer.refused:
-            lines.append(f"  statement {refused.statement}, passage {visible(refused.passage[:100])!s}: "
+            lines.append(f"  statement {refused.statement}, passage {visible(refused.passage[:100])}: "
                          f"{refused.refusal.value} — {visible(refused.detail)}: «{visible(refused.quote[:120])}»")
     lines += ["", f"Mode: {answer.mode.value}; notebooks searched: {searched}; passages retrieved: "
                   f"{len(answer.retrieved)}, cited: {len(answer.retrieved) - len(answer.discarded)}"]

@@ -137,14 +137,18 @@ class Conversation:
         ids = arguments.get("ids")
         if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
             return {"error": "read_passages takes ids: a list of passage ids from search_passages"}
-        read, unknown = [], []
+        read, unknown, over = [], [], []
         for passage_id in ids[:MAX_RESULTS]:
             passage = self.library.passages.get(passage_id)
-            if passage is None or not self.give(passage):
+            if passage is None:
                 unknown.append(passage_id[:100])
-                continue
-            read.append(_shown(passage))
-        return {"passages": read, **({"unknown": unknown} if unknown else {})}
+            elif not self.give(passage):
+                over.append(passage_id[:100])
+            else:
+                read.append(_shown(passage))
+        return {"passages": read, **({"unknown": unknown} if unknown else {}),
+                **({"not_read": over, "note": f"at most {MAX_READ} passages in all: answer with those read"}
+                   if over else {})}
 
 
 def ask(library: Library, client: LLMClient, question: str, notice: Callable[[str], None] = lambda _m: None,

@@ -273,3 +273,17 @@ def test_the_command_line_prints_text_or_json(small: Path, llm_server, capsys: p
     assert "weak (not-judged)" in out and "Mode: retrieval" in out
     assert main(["ask", "x", "--content", str(small), "--category", "nothing"]) == 2
     assert "AXIS=VALUE" in capsys.readouterr().err
+
+
+def test_what_the_model_is_given_is_bounded(small: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import generator.commands.ask as ask_module
+
+    monkeypatch.setattr(ask_module, "MAX_READ", 2)
+    conversation = ask_module.Conversation(library(small, Scope()))
+    found = conversation.search({"query": "budget réserve euros séance"})["results"]
+    assert len(found) == 2 and len(conversation.given) == 2
+    others = [p for p in conversation.library.passages if p not in conversation.given]
+    read = conversation.read({"ids": [*others[:2], "secret-a#e-1", "x" * 500]})
+    assert read["passages"] == [] and read["not_read"] == others[:2] and "at most 2" in read["note"]
+    assert read["unknown"] == ["secret-a#e-1", "x" * 100], "an unknown id is echoed cut short"
+    assert conversation.search({"query": "   "}) == {"error": "search_passages takes a query: a few keywords"}

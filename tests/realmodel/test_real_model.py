@@ -373,3 +373,39 @@ def test_a_timeout_is_bounded(timed_out: dict[str, Any]) -> None:
     run, segment = timed_out["run"], timed_out["segment"]
     assert "did not answer the chat request within 1 s" in run.out + run.err, str(run)
     assert len(segment.generations) == segment.answered + 1, segment.text[-3000:]
+
+
+# --- ask -------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def asked(model_server: ModelServer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """``carnet ask`` once on the example: tool calls if the server takes them, else Carnet's
+    own search and one request; then the judge on the pairs that passed verbatim."""
+    content = configured_copy(tmp_path_factory.mktemp("ask"), model_server)
+    before = tree(content)
+    run, segment = run_command(model_server, "ask", "Quand le foyer ouvre-t-il le mercredi ?", "--format", "json",
+                               "--content", content)
+    return {"content": content, "before": before, "run": run, "segment": segment}
+
+
+def test_ask_answers_or_refuses_cleanly(asked: dict[str, Any], model_server: ModelServer) -> None:
+    run, segment, content, before = asked["run"], asked["segment"], asked["content"], asked["before"]
+    assert_clear(run)
+    assert_idle(segment)
+    assert changed(before, assert_intact(content, before)) == set(), "ask writes nothing"
+    if run.code:
+        return
+    data = json.loads(run.out)
+    assert data["mode"] in ("tools", "retrieval") and data["retrieved"], str(run)
+    assert "Mode: " not in run.out  # JSON only on stdout
+    provenance = data["provenance"]
+    assert_provenance(provenance, model_server)
+    # the tokens recorded are the server's: the answer's turns and the judge's batches, all of its log
+    judge = provenance.get("judge", {}).get("usage", {})
+    assert provenance["usage"]["prompt_tokens"] + judge.get("prompt_tokens", 0) == segment.prompt_tokens, \
+        (provenance, segment.generations)
+    texts = {path.stem: path.read_text(encoding="utf-8") for path in (content / "notes").glob("*.md")}
+    for citation in data["citations"]:  # what is shown as a citation is the note's own words
+        words = [w.strip(".,;:!?«»()*_\"'") for w in citation["quote"].split()]
+        assert all(w in texts[citation["note"]] for w in words if w), citation
