@@ -206,6 +206,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="do not offer the model tools: Carnet searches and sends the passages in one request")
     ask.add_argument("--no-judge", action="store_true",
                      help="leave the (statement, passage) pairs unjudged (verbatim check only)")
+    ask.add_argument("--save", metavar="SLUG", default="",
+                     help="keep the answer as content/notes/answers/SLUG.md (type answer: the build publishes it "
+                          "like a synthesis) and the judge's verdicts in content/verdicts/SLUG.yaml")
     serve = commands.add_parser(
         "serve", help="build, serve on 127.0.0.1 and rebuild on every change (live reload)",
         description="Build the site, serve it with the published security headers, watch content/, the theme and "
@@ -237,17 +240,24 @@ def run_serve(args: argparse.Namespace) -> int:
 def run_ask(args: argparse.Namespace) -> int:
     from generator.answering import Scope, parse_category
     from generator.answering.render import as_json, as_text
-    from generator.commands.ask import ask, judge_answer, library
+    from generator.commands.ask import ask, judge_answer, library, save
+    from generator.commands.save_answer import check_slug
     from generator.llm import LLMClient, llm_settings
 
     scope = Scope(args.notebook.strip(), tuple(parse_category(value) for value in args.category))
     found = library(args.content, scope)
+    if args.save:  # before the model is paid: a slug that cannot be saved is said first
+        check_slug(args.save, set(found.analysis.corpus.notes), args.content)
     client = LLMClient(llm_settings(found.analysis.corpus.settings.extra))
     answer = ask(found, client, args.question, notice=client.say, tools=not args.no_tools)
     if not args.no_judge:
         answer = judge_answer(answer, client, notice=client.say)
     render = as_json if args.format == "json" else as_text
     sys.stdout.write(render(answer, found.base_url))
+    if args.save:
+        written = save(args.content, found, answer, args.save, scope, dt.date.today())
+        print(f"saved: {', '.join(f'content/{rel}' for rel in written)} — 'carnet build' publishes the answer",
+              file=sys.stderr)
     return EXIT_OK
 
 

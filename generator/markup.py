@@ -53,12 +53,17 @@ def site_address_problem(url: str) -> str | None:
     return None
 
 
+CITATION_KINDS = ("ext", "com", "quote")
+"""What a ``[[kind:ID]]`` citation marker can name (anything else names a note)."""
+
+
 @dataclass(frozen=True)
 class WikiTarget:
     """What a ``[[…]]`` names.
 
     Attributes:
-        kind: ``note`` (a slug), ``ext`` (an extraction id) or ``com`` (a comment id).
+        kind: ``note`` (a slug), ``ext`` (an extraction id), ``com`` (a comment id) or
+            ``quote`` (a quote of a saved answer, by its id in the answer's file).
         key: the slug or id.
         fragment: ``#…`` part of a note link, without the ``#``.
     """
@@ -70,7 +75,7 @@ class WikiTarget:
 
 def parse_wiki_target(raw: str) -> WikiTarget:
     raw = raw.strip()
-    for kind in ("ext", "com"):
+    for kind in CITATION_KINDS:
         if raw.startswith(kind + ":"):
             return WikiTarget(kind, raw[len(kind) + 1:].strip())
     slug, _, fragment = raw.partition("#")
@@ -160,7 +165,7 @@ def leaf_text(token: Token) -> str:
     """
     if token.type == "wikilink":
         # a citation marker without a label is shown as a number, not as text
-        if not token.meta.get("label") and parse_wiki_target(token.meta["target"]).kind in ("ext", "com"):
+        if not token.meta.get("label") and parse_wiki_target(token.meta["target"]).kind in CITATION_KINDS:
             return ""
         return token.content
     if token.type in ("text", "code_inline"):

@@ -23,6 +23,7 @@ from generator.anchoring.resolve import AnchorStatus, Portion, portions_text, pr
 from generator.answering.passages import Passage
 from generator.corpus.verdicts import Verdict, text_hash
 from generator.synthesis.audit import SourceState
+from generator.synthesis.claims import claim_text
 from generator.verification.states import PairState, Reason, pair_state, verbatim
 
 MAX_STATEMENTS = 20
@@ -130,6 +131,7 @@ class Answer:
             ``discarded``: those no citation lands in.
         dropped: statements the model wrote that are not shown (the answer is "not in
             the corpus").
+        verdicts: the judge's verdict records on its pairs, as ``content/verdicts/`` keeps them.
     """
 
     question: str
@@ -142,6 +144,7 @@ class Answer:
     retrieved: tuple[str, ...] = ()
     dropped: int = 0
     provenance: dict[str, Any] = field(default_factory=dict)
+    verdicts: tuple[dict[str, Any], ...] = ()
 
     @property
     def discarded(self) -> tuple[str, ...]:
@@ -182,7 +185,7 @@ def assemble(question: str, data: Mapping[str, Any], given: Mapping[str, Passage
     refused: list[RefusedQuote] = []
     statements: list[Statement] = []
     for number, item in enumerate(written, 1):
-        text = " ".join(str(item.get("text", "")).split())
+        text = claim_text(str(item.get("text", "")))  # as a saved answer's claims will be read
         numbers: list[int] = []
         for cited in list(item.get("citations", []))[:MAX_CITATIONS]:
             passage_id, quote = str(cited.get("passage", "")).strip(), str(cited.get("quote", ""))
@@ -258,7 +261,12 @@ class AnswerPair:
 
     @property
     def source(self) -> str:
-        return f"quote:{self.citation}"
+        return f"quote:{quote_id(self.citation)}"
+
+
+def quote_id(number: int) -> str:
+    """A citation's quote id in a saved answer (``[[quote:q1]]``): its display number's."""
+    return f"q{number}"
 
 
 def unjudged_pairs(answer: Answer) -> list[AnswerPair]:

@@ -17,6 +17,7 @@ retrieved is "not in the corpus", with the notebooks searched.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -176,6 +177,7 @@ def judge_answer(answer: Answer, client: LLMClient, notice: Callable[[str], None
         return answer
     prompt = load_prompt("verify_pairs")
     verdicts: dict[tuple[str, str], Verdict] = {}
+    records: list[dict[str, Any]] = []
     usage: dict[str, int] = {}
     provenance: dict[str, Any] = {}
     for start in range(0, len(pairs), BATCH_SIZE):
@@ -185,12 +187,13 @@ def judge_answer(answer: Answer, client: LLMClient, notice: Callable[[str], None
         for refused in batch.refused:
             notice(f"the judge's answer was refused for a pair: {refused.describe()}")
         for record in batch.records:
+            records.append(dict(record))
             verdicts[(record["claim_sha256"], record["source_sha256"])] = Verdict(
                 record["claim_sha256"], record["source_sha256"], record["verdict"], record["rationale"],
                 record["provenance"], "", 0)
     judged = with_verdicts(answer, verdicts)
     recorded = {**answer.provenance, "judge": {**provenance, **({"usage": usage} if usage else {})}}
-    return dataclasses.replace(judged, provenance=recorded)
+    return dataclasses.replace(judged, provenance=recorded, verdicts=tuple(records))
 
 
 def _with_tools(library: Library, client: LLMClient, question: str) -> Answer | None:
@@ -291,3 +294,19 @@ def _record(provenance: Provenance, usage: dict[str, int], mode: Mode, queries: 
     else:
         record.pop("usage", None)
     return record
+
+
+def save(content: Path, library: Library, answer: Answer, slug: str, scope: Scope, day: dt.date) -> list[str]:
+    """``--save SLUG``: the answer kept under ``content/`` (:mod:`generator.commands.save_answer`),
+    listed in the scope's notebook, else in the public notebooks of the notes it cites, else
+    in those searched."""
+    from generator.commands.save_answer import save_answer
+
+    publication = library.analysis.publication
+    cited = sorted({c.note for c in answer.citations})
+    listed = ([scope.notebook] if scope.notebook else
+              sorted({m.notebook for note in cited for m in publication.notes[note].memberships
+                      if m.notebook in publication.notebooks}) or list(library.searched))
+    elements = {note: library.analysis.anchored[note].document.elements for note in cited}
+    texts = {pid: library.passages[pid].text for pid in answer.retrieved if pid in library.passages}
+    return save_answer(content, answer, slug, day, elements, texts, listed, scope.categories)

@@ -1,6 +1,7 @@
-"""Front matter of wiki articles and directed syntheses: perimeter, recorded (frozen)
-perimeter, adoption, status history, supersedes. Parsed into typed values; checks
-that need the whole corpus live in :mod:`generator.synthesis`."""
+"""Front matter of wiki articles, directed syntheses and saved answers: perimeter,
+recorded (frozen) perimeter, adoption, status history, supersedes; an answer's question,
+retrieved passages and quotes. Parsed into typed values; checks that need the whole
+corpus live in :mod:`generator.synthesis`."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 from generator.corpus.fields import Fields
 from generator.corpus.source import YamlList, YamlMap
 from generator.problems import Problem
+from generator.yamledit import plain
 
 STATUSES = ("draft", "adopted")
 """Statuses written in a history; "superseded" is derived, never written."""
@@ -62,6 +64,68 @@ class StatusEntry:
     line: int
 
 
+ANSWER_MODES = ("tools", "retrieval")
+"""How the passages reached the model (:class:`generator.answering.answer.Mode`)."""
+
+
+@dataclass(frozen=True)
+class RetrievedPassage:
+    """A passage the model was given: ``<note>#<element id>``, and the hash of its text then."""
+
+    passage: str
+    sha256: str
+    line: int
+
+    @property
+    def note(self) -> str:
+        return self.passage.partition("#")[0]
+
+    @property
+    def element(self) -> str:
+        return self.passage.partition("#")[2]
+
+
+@dataclass(frozen=True)
+class AnswerQuote:
+    """A quote an answer cites (``[[quote:ID]]``): the passage it was anchored in when the
+    answer was saved, the words quoted, and the hash of the text it landed on then."""
+
+    id: str
+    passage: str
+    quote: str
+    sha256: str
+    line: int
+
+    @property
+    def note(self) -> str:
+        return self.passage.partition("#")[0]
+
+
+@dataclass(frozen=True)
+class AnswerRecord:
+    """What ``carnet ask --save`` recorded of an answer (everything else is recomputed).
+
+    Attributes:
+        question: as asked.
+        mode: ``tools`` or ``retrieval``.
+        searched: the notebooks searched; ``categories``: the categories asked for.
+        not_in_corpus: the answer is "not in the corpus" (its body says nothing as the corpus's).
+        retrieved: the passages the model was given, its perimeter.
+        quotes: the anchored quotes, by id.
+        provenance: who answered: ``method`` (``llm``, ``scripted``, ``human``), model, usage…
+    """
+
+    question: str
+    mode: str
+    searched: tuple[str, ...]
+    categories: tuple[tuple[str, str], ...]
+    not_in_corpus: bool
+    retrieved: tuple[RetrievedPassage, ...]
+    quotes: tuple[AnswerQuote, ...]
+    provenance: dict[str, Any]
+    line: int
+
+
 @dataclass(frozen=True)
 class ArticleSpec:
     """Attributes:
@@ -71,6 +135,7 @@ class ArticleSpec:
         history: the status history, oldest first (empty: a draft).
         supersedes: slug of the act this one replaces.
         raw: the front-matter values the integrity hash covers, as written.
+        answer: for a saved answer, what was asked and cited.
     """
 
     perimeter: PerimeterSpec | None
@@ -79,6 +144,7 @@ class ArticleSpec:
     history: tuple[StatusEntry, ...]
     supersedes: str | None
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
+    answer: AnswerRecord | None = None
 
     @property
     def adopted(self) -> bool:
@@ -94,6 +160,74 @@ def parse_article(f: Fields) -> ArticleSpec:
         supersedes=f.text("supersedes", "") or None,
         raw={key: f.data[key] for key in ("perimeter", "proposed", "adoption") if key in f.data},
     )
+
+
+ANSWER_KEYS = ("question", "asked")
+"""The front-matter fields of a saved answer (``type: answer``) and of nothing else."""
+
+
+def parse_answer(f: Fields) -> ArticleSpec:
+    """A saved answer: ``question`` and the ``asked`` block ``carnet ask --save`` writes."""
+    return ArticleSpec(None, None, None, (), None, answer=_answer(f))
+
+
+def _answer(f: Fields) -> AnswerRecord:
+    question = f.text("question", hint="Write the question asked: 'question: …' (carnet ask --save writes it).")
+    a = Fields(f.data.get("asked"), f.file, "the answer's 'asked' block", f.problems, line=f.line_of("asked"))
+    if not f.has("asked"):
+        f.error(None, "missing-field", "the answer has no 'asked' block (its retrieved passages and quotes)",
+                "Let 'carnet ask --save' write the answer.")
+    a.check_known(("mode", "searched", "categories", "not_in_corpus", "retrieved", "quotes", "provenance"))
+    mode = a.text("mode", "retrieval")
+    if mode not in ANSWER_MODES:
+        a.error("mode", "invalid-value", f"'mode' is {mode!r}", f"Use one of: {', '.join(ANSWER_MODES)}.")
+    categories: list[tuple[str, str]] = []
+    raw_categories = a.data.get("categories")
+    if isinstance(raw_categories, YamlMap):
+        c = Fields(raw_categories, f.file, "the answer's categories", f.problems, line=a.line_of("categories"))
+        categories = [(str(axis), value) for axis in c.data for value in c.text_list(axis)]
+    elif raw_categories is not None:
+        a.error("categories", "wrong-type", "'categories' must map axes to categories",
+                "Write e.g. 'categories:\n    theme: [Budget]'.")
+    retrieved = [RetrievedPassage(item.text("passage"), item.text("sha256"), item.line)
+                 for item in _items(a, "retrieved", ("passage", "sha256"))]
+    quotes = [AnswerQuote(item.text("id"), item.text("passage"), item.text("quote"), item.text("sha256"), item.line)
+              for item in _items(a, "quotes", ("id", "passage", "quote", "sha256"))]
+    seen: set[str] = set()
+    for quote in quotes:
+        if quote.id in seen:
+            f.problems.append(Problem(f.file, quote.line, "duplicate-id", f"quote id {quote.id!r} is given twice",
+                                      "Give each quote of the answer its own id."))
+        seen.add(quote.id)
+    for passage, line in [(r.passage, r.line) for r in retrieved] + [(q.passage, q.line) for q in quotes]:
+        if passage and not passage.partition("#")[2]:
+            f.problems.append(Problem(f.file, line, "invalid-value",
+                                      f"passage {passage!r} is not '<note>#<element id>'",
+                                      "Let 'carnet ask --save' write the passages."))
+    provenance = a.data.get("provenance")
+    if not isinstance(provenance, YamlMap) or not isinstance(provenance.get("method"), str):
+        a.error("provenance" if a.has("provenance") else None, "missing-provenance",
+                "the answer does not say who answered it (provenance with a 'method')",
+                "Write 'provenance: {method: llm, model: …}' (or 'scripted' / 'human' where no model ran).")
+        provenance = {}
+    return AnswerRecord(question, mode, tuple(a.text_list("searched")), tuple(categories),
+                        a.flag("not_in_corpus", False), tuple(retrieved), tuple(quotes), plain(provenance),
+                        f.line_of("asked"))
+
+
+def _items(parent: Fields, key: str, known: tuple[str, ...]) -> list[Fields]:
+    raw = parent.data.get(key)
+    if raw is None:
+        return []
+    if not isinstance(raw, YamlList):
+        parent.error(key, "wrong-type", f"{key!r} must be a list", "Let 'carnet ask --save' write it.")
+        return []
+    items = []
+    for index, value in enumerate(raw):
+        item = Fields(value, parent.file, f"{key} item {index + 1}", parent.problems, line=raw.line_of(index))
+        item.check_known(known)
+        items.append(item)
+    return items
 
 
 def _perimeter(f: Fields) -> PerimeterSpec | None:

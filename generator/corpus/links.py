@@ -12,7 +12,7 @@ from urllib.parse import unquote, urlsplit
 
 from markdown_it.token import Token
 
-from generator.corpus.model import Corpus, Note
+from generator.corpus.model import Corpus, Note, NoteType
 from generator.markup import parse_wiki_target
 from generator.problems import Problem, Severity
 
@@ -109,6 +109,18 @@ def _resolve(use: LinkUse, note: Note, corpus: Corpus, index: CorpusIndex) -> tu
             return LinkTarget("broken", use.raw), Problem(
                 file, use.line, "broken-link", f"[[{use.raw}]] names no note",
                 "Fix the slug (the note's file name without .md).", Severity.WARNING)
+        if target.kind == "quote":  # a saved answer's own quote: its file says where it lies
+            answer = note.article.answer if note.type is NoteType.ANSWER and note.article else None
+            quote = next((q for q in answer.quotes if q.id == target.key), None) if answer else None
+            if quote is not None:
+                return LinkTarget("quote", target.key, note=quote.note), None
+            return LinkTarget("broken", use.raw), Problem(
+                file, use.line, "broken-citation",
+                f"[[{use.raw}]] names no quote of this answer" if answer else
+                f"[[{use.raw}]]: only a saved answer cites quotes",
+                "Cite a quote listed under 'asked: quotes:'." if answer else
+                "Cite an extraction with [[ext:ID]] (quotes belong to answers saved by 'carnet ask --save').",
+                Severity.WARNING)
         owners = index.extraction_note if target.kind == "ext" else index.comment_note
         kind = "extraction" if target.kind == "ext" else "comment"
         if target.key in owners:

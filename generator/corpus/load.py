@@ -19,7 +19,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from generator.corpus.article import parse_article
+from generator.corpus.article import ANSWER_KEYS, ArticleSpec, parse_answer, parse_article
 from generator.corpus.assets import AssetRefusal, asset_refusal
 from generator.corpus.fields import ID_PATTERN, MAX_SLUG, SLUG_PATTERN, Fields, slug_too_long
 from generator.corpus.model import (
@@ -544,14 +544,28 @@ def _parse_note(rel: str, slug: str, data: bytes, sidecar: tuple[str, Any] | Non
     f = Fields(doc.meta, rel, f"note {slug!r}", problems, line=2)
     note_type = f.choice("type", NoteType, NoteType.NOTE)
     article_keys = ("perimeter", "proposed", "adoption", "history", "supersedes")
+    answer_keys = ANSWER_KEYS
     later_keys = ("generated",)
     if "extractions" in f.data:
         f.error("extractions", "misplaced-extractions", "extractions are not read from the front matter",
                 f"Move them to {slug}.extractions.yaml beside the note (see docs/content-format.md).")
     f.check_known(("title", "date", "type", "authors", "summary", "notebooks", "media", "duration", "extractions", "aliases",
-                   *article_keys, *later_keys))
-    article = parse_article(f) if note_type is not NoteType.NOTE else None
-    if article is None:
+                   *article_keys, *answer_keys, *later_keys))
+    if note_type is NoteType.ANSWER:
+        article: ArticleSpec | None = parse_answer(f)
+        for key in article_keys:
+            if key in f.data:
+                f.error(key, "invalid-value", f"{key!r} belongs to wiki articles and syntheses, not to answers",
+                        "An answer's perimeter is the passages it retrieved ('asked: retrieved:'); remove the field.")
+    else:
+        article = parse_article(f) if note_type is not NoteType.NOTE else None
+        for key in answer_keys:
+            if key in f.data:
+                f.error(key, "invalid-value", f"{key!r} belongs to saved answers ('type: answer')",
+                        "Set 'type: answer' (carnet ask --save writes answers), or remove the field.")
+    if note_type is NoteType.ANSWER:
+        pass  # checked above
+    elif article is None:
         for key in article_keys:
             if key in f.data:
                 f.error(key, "invalid-value", f"{key!r} belongs to wiki articles and syntheses, not to notes",

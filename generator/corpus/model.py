@@ -151,6 +151,7 @@ class NoteType(str, Enum):
     NOTE = "note"
     WIKI = "wiki"
     SYNTHESIS = "synthesis"
+    ANSWER = "answer"  # a question answered from the corpus, saved by ``carnet ask --save``
 
 
 @dataclass(frozen=True)

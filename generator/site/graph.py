@@ -53,10 +53,10 @@ from generator.site.jsonout import ENCODER as _ENCODER
 from generator.site.model import SiteModel, base_path, note_path, notebook_path
 
 NODE_TYPES = frozenset({"base", "notebook", "category", "note", "element", "extraction", "comment", "wiki",
-                        "synthesis", "section", "claim", "group", "opposition"})
+                        "synthesis", "answer", "section", "claim", "group", "opposition"})
 EDGE_TYPES = frozenset({"groups", "member-of", "in-category", "anchored-in", "comments-on", "cites", "discarded-from",
                         "member-of-group", "opposes", "supersedes", "has-element", "has-section", "has-claim"})
-JSONLD_TYPES = {"note": "Article", "wiki": "Article", "synthesis": "Report", "notebook": "Collection",
+JSONLD_TYPES = {"note": "Article", "wiki": "Article", "synthesis": "Report", "answer": "Answer", "notebook": "Collection",
                 "base": "Collection", "extraction": "Quotation", "claim": "Claim"}
 EDGE_ATTRIBUTES = frozenset({"start", "end", "state"})
 """The data an edge may carry, each a term of graph.jsonld's context."""
@@ -109,7 +109,8 @@ def note_part(site: SiteModel, slug: str) -> TypedGraph:
     """The part of the graph one published note makes on its own."""
     g = TypedGraph()
     note = site.publication.notes[slug]
-    kind = {NoteType.NOTE: "note", NoteType.WIKI: "wiki", NoteType.SYNTHESIS: "synthesis"}[note.type]
+    kind = {NoteType.NOTE: "note", NoteType.WIKI: "wiki", NoteType.SYNTHESIS: "synthesis",
+            NoteType.ANSWER: "answer"}[note.type]
     g.node(f"note:{slug}", kind, title=note.title, url=site.base_url + note_path(slug),
            date=note.date.isoformat() if note.date else "")
     for membership in note.memberships:
@@ -163,12 +164,14 @@ def site_part(site: SiteModel, known: Container[str]) -> TypedGraph:
             g.edge(f"section:{slug}/{claim.section_index}", f"claim:{slug}/{claim.id}", "has-claim")
         for assessment in site.assessments.get(slug, []):
             link = assessment.link
-            target = f"extraction:{link.extraction}" if link.marker.kind == "ext" else f"comment:{link.marker.key}"
+            target = {"ext": f"extraction:{link.extraction}", "com": f"comment:{link.marker.key}",
+                      "quote": f"element:{link.note}/{link.element}"}[link.marker.kind]
             if exists(target):
                 g.edge(f"claim:{slug}/{assessment.claim.id}", target, "cites", state=assessment.state.state)
         for item in audit.discarded or []:
-            if exists(f"extraction:{item.extraction}"):
-                g.edge(f"extraction:{item.extraction}", f"note:{slug}", "discarded-from")
+            source = f"element:{item.note}/{item.extraction}" if item.passage else f"extraction:{item.extraction}"
+            if exists(source):
+                g.edge(source, f"note:{slug}", "discarded-from")
         if audit.supersedes and exists(f"note:{audit.supersedes}"):
             g.edge(f"note:{slug}", f"note:{audit.supersedes}", "supersedes")
     for slug, selection in site.selections.items():

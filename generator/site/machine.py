@@ -29,6 +29,7 @@ from generator.site.model import (
     note_path,
     notebook_path,
     reading_order,
+    source_address,
 )
 from generator.site.theme import Theme
 from generator.verification.states import State
@@ -208,10 +209,9 @@ def _evidence(site: SiteModel, path: str) -> dict[str, Any]:
             link, state = assessment.link, assessment.state
             if not link.note or link.note not in site.publication.notes:
                 continue  # an unpublished source: named nowhere (INV-12)
-            fragment = f"ext-{link.extraction}" if link.marker.kind == "ext" else f"com-{link.marker.key}"
             verifier = state.verifier
             pairs.setdefault(assessment.claim.id, []).append({
-                "source_url": f"{site.base_url}{note_path(link.note)}#{fragment}", "state": state.state,
+                "source_url": f"{site.base_url}{source_address(link)}", "state": state.state,
                 "reason": state.reason, "verifier": {"method": verifier.method, "model": verifier.model,
                                                      "date": verifier.date}})
         claims = [{"id": claim.id, "text": claim.text, "section": claim.section,
@@ -261,8 +261,7 @@ def _citations(site: SiteModel, path: str) -> list[dict[str, str]]:
         link = assessment.link
         if not link.note or link.note not in site.publication.notes:
             continue
-        fragment = f"ext-{link.extraction}" if link.marker.kind == "ext" else f"com-{link.marker.key}"
-        result.append({"claim": assessment.claim.text, "source_url": f"{site.base_url}{note_path(link.note)}#{fragment}",
+        result.append({"claim": assessment.claim.text, "source_url": f"{site.base_url}{source_address(link)}",
                        "quote": assessment.passage, "state": assessment.state.state,
                        "verifier": assessment.state.verifier.method})
     return result

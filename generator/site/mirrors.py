@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 
 from generator.site.machine import canonical_url, note_body_lines
-from generator.site.model import SiteModel, note_path
+from generator.site.model import SiteModel, discarded_fragment, note_path, source_address
 from generator.site.theme import Theme
 
 
@@ -87,9 +87,8 @@ def _article_sections(site: SiteModel, theme: Theme, slug: str) -> list[str]:
         number = audit.numbers.get((link.marker.kind, link.marker.key))
         if number is None or not link.note or link.note not in published:
             continue
-        fragment = f"ext-{link.extraction}" if link.marker.kind == "ext" else f"com-{link.marker.key}"
         state, verifier = assessment.state, assessment.state.verifier
-        entry = by_number.setdefault(number, [f"[{number}]: {site.base_url}{note_path(link.note)}#{fragment} "
+        entry = by_number.setdefault(number, [f"[{number}]: {site.base_url}{source_address(link)} "
                                               f"{theme.tr('quoted', text=_line(assessment.passage))}"])
         entry.append(f"  - {theme.tr('quoted', text=_line(assessment.claim.text))} — {theme.tr(f'state_{state.state}')}, "
                      f"{theme.tr('reason_' + state.reason.replace('-', '_'))} ({verifier.method}"
@@ -111,10 +110,8 @@ def _article_sections(site: SiteModel, theme: Theme, slug: str) -> list[str]:
         for item in audit.discarded:
             if item.note in published:
                 # as the page links it: to the passage when it lands, else to its entry in the note's list
-                anchored = site.anchored.get(item.note)
-                anchor = anchored.anchors.get(item.extraction) if anchored else None
-                fragment = "ext" if anchor is not None and anchor.status.is_live else "entry"
-                out.append(f"- {site.base_url}{note_path(item.note)}#{fragment}-{item.extraction} "
+                fragment = discarded_fragment(item, site.anchored)
+                out.append(f"- {site.base_url}{note_path(item.note)}#{fragment} "
                            f"{theme.tr('quoted', text=_line(item.quote))}")
     covered = [(s, c) for s, c in sorted(audit.coverage.items()) if s in published]
     if covered:

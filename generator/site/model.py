@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, urlencode
 
 from generator.anchoring import AnchoredNote
 from generator.corpus.links import LinkTarget, LinkUse
@@ -16,7 +17,7 @@ from generator.corpus.model import Extraction, Note, members_by_notebook
 from generator.corpus.proposal import Proposal
 from generator.corpus.publication import Publication
 from generator.selection.select import Selection
-from generator.synthesis.audit import ArticleAudit
+from generator.synthesis.audit import ArticleAudit, CitationLink, DiscardedItem
 from generator.synthesis.coverage import Coverage
 from generator.text import category_slug
 from generator.verification.assess import Assessment
@@ -25,6 +26,35 @@ from generator.verification.tally import Tally
 
 def note_path(slug: str) -> str:
     return f"notes/{slug}.html"
+
+
+def source_address(link: CitationLink) -> str:
+    """Where a citation lands, site-relative: its note's page at the extraction's highlight
+    or the comment; for a saved answer's quote, at the element it starts in, with the
+    note's text there in ``?quote=`` (what the page's script highlights)."""
+    if link.marker.kind != "quote":
+        return f"{note_path(link.note)}#{link.fragment}"
+    if not link.element:  # the quote no longer lands: the note's page, nowhere in it
+        return note_path(link.note)
+    return f"{note_path(link.note)}?{urlencode({'quote': link.text}, quote_via=quote)}#{link.fragment}"
+
+
+def discarded_fragment(item: DiscardedItem, anchored: dict[str, AnchoredNote]) -> str:
+    """Where a discarded item lands on its note's page: a retrieved passage at its element;
+    an extraction at its highlight when it lands, else at its entry in the note's list."""
+    if item.passage:
+        return item.extraction
+    anchor = anchored[item.note].anchors.get(item.extraction) if item.note in anchored else None
+    return f"ext-{item.extraction}" if anchor is not None and anchor.status.is_live else f"entry-{item.extraction}"
+
+
+def relative_address(address: str, page: str) -> str:
+    """:func:`relative` for an address that may hold a ``?query``."""
+    path, mark, rest = address.partition("?")
+    if not mark:
+        return relative(address, page)
+    query, hash_mark, fragment = rest.partition("#")
+    return f"{relative(path, page)}?{query}{hash_mark}{fragment}"
 
 
 def text_path(slug: str) -> str:

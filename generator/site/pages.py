@@ -26,16 +26,19 @@ from generator.site.model import (
     annotations_path,
     base_path,
     category_path,
+    discarded_fragment,
     discarded_path,
     note_path,
     notebook_path,
     relative,
+    relative_address,
     selection_path,
+    source_address,
     text_path,
 )
 from generator.site.structured import structured_data
 from generator.site.theme import Theme
-from generator.synthesis.audit import ArticleAudit, SourceState
+from generator.synthesis.audit import ArticleAudit, CitationLink, SourceState
 from generator.verification.assess import Assessment
 from generator.verification.states import Method, State
 
@@ -237,7 +240,35 @@ def notebook_context(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any]
     ctx["notes"] = [note_summary(site, theme, n, slug, url) for n in notes if n.type is NoteType.NOTE]
     ctx["wikis"] = [note_summary(site, theme, n, slug, url) for n in notes if n.type is NoteType.WIKI]
     ctx["syntheses"] = [note_summary(site, theme, n, slug, url) for n in notes if n.type is NoteType.SYNTHESIS]
+    ctx["answers"] = [note_summary(site, theme, n, slug, url) for n in notes if n.type is NoteType.ANSWER]
     return ctx
+
+
+def answer_context(site: SiteModel, theme: Theme, note: Note) -> dict[str, Any] | None:
+    """What a saved answer's page says of the asking: the question, how the passages reached
+    the model, the notebooks searched (the public ones), who answered and what it cost."""
+    spec: ArticleSpec | None = note.article
+    record = spec.answer if spec else None
+    if record is None:
+        return None
+    notebooks = site.publication.notebooks
+    provenance = record.provenance
+    raw_usage = provenance.get("usage")
+    usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
+    return {
+        "question": record.question,
+        "not_in_corpus": record.not_in_corpus,
+        "mode": theme.tr(f"answer_mode_{record.mode}"),
+        "searched": [notebooks[nb].title for nb in record.searched if nb in notebooks],
+        "categories": [f"{axis} = {value}" for axis, value in record.categories],
+        "method": str(provenance.get("method", "")),
+        "method_label": theme.tr(f"method_{provenance.get('method')}")
+        if provenance.get("method") in ("llm", "scripted", "human") else str(provenance.get("method", "")),
+        "model": str(provenance.get("model", "")),
+        "tokens": sum(int(v) for k, v in usage.items() if k in ("prompt_tokens", "completion_tokens")
+                      and isinstance(v, int) and not isinstance(v, bool)),
+        "retrieved": len(record.retrieved),
+    }
 
 
 def category_notes(site: SiteModel, notebook: str, axis_key: str, category: str) -> list[Note]:
@@ -354,6 +385,7 @@ def note_context(site: SiteModel, theme: Theme, slug: str, memo: Memo = NO_MEMO)
         "coverage": {"covered": covered.count, "total": covered.total},
         "annotations_url": url(annotations_path(slug)),
         "audit": audit_context(site, theme, audit, path) if audit else None,
+        "answer": answer_context(site, theme, note) if note.type is NoteType.ANSWER else None,
         "text_url": url(text_path(slug)),
         "date": note.date, "authors": [name(a) for a in note.authors], "summary": note.summary,
         "body": body, "media": media, "contexts": contexts, "extractions": extractions,
@@ -455,6 +487,9 @@ def citation_views(site: SiteModel, theme: Theme, audit: ArticleAudit, page: str
             reason = theme.tr(f"citation_broken_{link.broken}")
             views[key] = CitationView(None, None, reason, state, "citation broken state-unsourced", after)
             continue
+        if link.marker.kind == "quote":
+            views[key] = _quote_view(site, theme, link, number, state, after, page, assessment)
+            continue
         source = published.get(link.note)
         extraction = next((e for e in source.extractions if e.id == link.extraction), None) if source else None
         if link.state is SourceState.DELETED or extraction is None:
@@ -483,6 +518,28 @@ def citation_views(site: SiteModel, theme: Theme, audit: ArticleAudit, page: str
         views[key] = CitationView(number, relative(f"{note_path(link.note)}#{fragment}", page), title, preview, css,
                                   after)
     return views
+
+
+def _quote_view(site: SiteModel, theme: Theme, link: CitationLink, number: int | None, state: dict[str, str],
+                after: str, page: str, assessment: Assessment | None) -> CitationView:
+    """A saved answer's citation: the note's own words where the quote lands now, or why
+    there is nothing to land on (the note unpublished, or changed past the quote)."""
+    source = site.publication.notes.get(link.note)
+    if source is None:  # neither its words nor its address: the note is no longer public (INV-12)
+        return CitationView(number, None, theme.tr("link_source_unpublished"), state,
+                            "citation deleted state-unsourced", after, label=theme.tr("link_source_unpublished"))
+    if link.state is not SourceState.PRESENT:
+        preview = {"quote": "", "note": source.title, **state}
+        return CitationView(number, relative(note_path(link.note), page), theme.tr("quote_detached"), preview,
+                            f"citation {link.state} state-unsourced" if link.state is SourceState.DELETED
+                            else f"citation {link.state}" + (f" state-{assessment.state.state} reason-"
+                                                              f"{assessment.state.reason}" if assessment else ""),
+                            after)
+    preview = {"quote": link.text, "note": source.title,
+               "date": format_date(source.date, theme) if source.date else "", "comments": "", "debate": "", **state}
+    css = "citation quote" + (f" state-{assessment.state.state} reason-{assessment.state.reason}" if assessment else "")
+    return CitationView(number, relative_address(source_address(link), page), theme.tr("citation_title", note=source.title), preview,
+                        css, after)
 
 
 def unsourced_marks(theme: Theme, audit: ArticleAudit) -> dict[int, str]:
@@ -584,10 +641,11 @@ def discarded_context(site: SiteModel, theme: Theme, audit: ArticleAudit, page: 
         membership = source.membership(notebook_slug) if source else None
         if membership:
             categories = [c for values in membership.categories.values() for c in values]
-        anchor = site.anchored[item.note].anchors.get(item.extraction) if item.note in site.anchored else None
-        fragment = (f"#ext-{item.extraction}" if anchor and anchor.status.is_live else f"#entry-{item.extraction}")
+        fragment = "#" + discarded_fragment(item, site.anchored)
         discarded.append({
-            "id": item.extraction, "quote": item.quote, "exists": item.exists, "slug": item.note,
+            # a passage of a note no longer published is not shown (INV-12)
+            "id": item.extraction, "quote": item.quote if source or not item.passage else "",
+            "exists": item.exists, "slug": item.note,
             "note": source.title if source else item.note,
             "url": relative(note_path(item.note), page) + fragment if source and item.exists else None,
             "categories": categories, "comments": item.comments, "disagreements": item.disagreements,
@@ -718,8 +776,11 @@ def audit_context(site: SiteModel, theme: Theme, audit: ArticleAudit, page: str)
                            if audit.supersedes in publication.notes else None),
             "superseded_by": [{"title": publication.notes[s].title, "url": url(note_path(s))}
                               for s in audit.superseded_by if s in publication.notes],
-            "changed": audit.changed,
+            "changed": audit.changed, "changed_label": theme.tr("changed_evidence"),
         }
+    elif audit.kind == "answer":
+        status = {"status": "answer", "label": theme.tr("status_answer"), "adoption": None, "supersedes": None,
+                  "superseded_by": [], "changed": audit.changed, "changed_label": theme.tr("changed_since_answer")}
     public_ids = site.public_ids
 
     def redact(text: str) -> str:

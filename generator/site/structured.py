@@ -17,7 +17,7 @@ from typing import Any
 
 from generator.corpus.model import Note
 from generator.site.graph import jsonld_vocabulary
-from generator.site.model import SiteModel, note_path, notebook_path
+from generator.site.model import SiteModel, note_path, notebook_path, source_address
 from generator.synthesis.audit import ArticleAudit, CitationLink
 
 XSD_DATE = "http://www.w3.org/2001/XMLSchema#date"
@@ -51,8 +51,7 @@ def source_iri(site: SiteModel, link: CitationLink) -> str | None:
     published (no address to give, and its ids stay private)."""
     if not link.note or link.note not in site.publication.notes:
         return None
-    anchor = f"ext-{link.extraction}" if link.marker.kind == "ext" else f"com-{link.marker.key}"
-    return f"{site.base_url}{note_path(link.note)}#{anchor}"
+    return f"{site.base_url}{source_address(link)}"
 
 
 def _verification(site: SiteModel, assessment: Any) -> dict[str, Any]:
@@ -114,7 +113,8 @@ def article_fields(site: SiteModel, note: Note, audit: ArticleAudit, canonical: 
 def note_fields(site: SiteModel, slug: str, canonical: str) -> dict[str, Any]:
     publication = site.publication
     note = publication.notes[slug]
-    fields: dict[str, Any] = {"@type": {"note": "Article", "wiki": "Article", "synthesis": "Report"}[note.type.value],
+    fields: dict[str, Any] = {"@type": {"note": "Article", "wiki": "Article", "synthesis": "Report",
+                                         "answer": "Answer"}[note.type.value],
                               "headline": note.title}
     if note.date:
         fields["datePublished"] = note.date.isoformat()

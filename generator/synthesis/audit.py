@@ -5,13 +5,24 @@ loaded, anchored corpus in; audits and problems out."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from generator.anchoring import AnchoredNote, Portion
+from generator.anchoring.elements import SEPARATOR, Element
 from generator.anchoring.normalise import normalise, normalise_quote
-from generator.corpus.article import ArticleSpec, FrozenExtraction, PerimeterSpec, history_problems
+from generator.anchoring.resolve import AnchorStatus, portions_text, project, resolve_quote
+from generator.corpus.article import (
+    AnswerQuote,
+    AnswerRecord,
+    ArticleSpec,
+    FrozenExtraction,
+    PerimeterSpec,
+    history_problems,
+)
 from generator.corpus.model import Corpus, Extraction, Note, NoteType
+from generator.corpus.verdicts import text_hash
 from generator.problems import Problem, Severity
 from generator.synthesis.claims import Claim, Marker, content_words, quoted_fragments, read_claims
 from generator.synthesis.coverage import Coverage, coverage
@@ -39,8 +50,11 @@ class CitationLink:
         broken: why the link is refused ("" when it is not): unknown, outside the
             perimeter, into a wiki or synthesis.
         note: the slug of the source note ("" when unknown).
-        extraction: the extraction cited, or the one the cited comment is on.
+        extraction: the extraction cited, or the one the cited comment is on ("" for
+            an answer's quote).
         portions: where the cited passage lies in its note.
+        element, text: an answer's quote: the element id it starts in and the note's own
+            text over its portions ("" while the quote does not land).
     """
 
     article: str
@@ -55,16 +69,30 @@ class CitationLink:
     state: SourceState
     broken: str = ""
     type: str = "cites"
+    element: str = ""
+    text: str = ""
+
+    @property
+    def fragment(self) -> str:
+        """Where the link lands on its note's page: the extraction's highlight, the
+        comment, or (a saved answer's quote) the element the quote starts in."""
+        if self.marker.kind == "quote":
+            return self.element
+        return f"com-{self.marker.key}" if self.marker.kind == "com" else f"ext-{self.extraction}"
 
 
 @dataclass(frozen=True)
 class DiscardedItem:
+    """Evidence of the perimeter that no citation uses: an extraction, or (for a saved
+    answer) a retrieved passage, ``extraction`` then being the passage's element id."""
+
     extraction: str
     note: str
     quote: str
     exists: bool
     comments: int
     disagreements: int
+    passage: bool = False
 
 
 @dataclass(frozen=True)
@@ -128,8 +156,102 @@ def audit_articles(corpus: Corpus, anchored: dict[str, AnchoredNote]) -> tuple[d
                                 if n.type is NoteType.SYNTHESIS and n.article})
     audits = {}
     for slug, note in articles.items():
-        audits[slug] = _audit(note, corpus, anchored, extraction_of, comment_of, succession, problems)
+        if note.type is NoteType.ANSWER:
+            audits[slug] = _audit_answer(note, corpus, anchored, problems)
+        else:
+            audits[slug] = _audit(note, corpus, anchored, extraction_of, comment_of, succession, problems)
     return audits, problems
+
+
+def passage_hash(elements: list[Element], indexes: Iterable[int]) -> str:
+    """The hash of the whole elements a quote lands in (what ``carnet ask --save`` records,
+    and what a build compares to tell that a saved answer's cited passage changed)."""
+    return text_hash(SEPARATOR.join(elements[i].text for i in sorted(set(indexes))))
+
+
+def _audit_answer(note: Note, corpus: Corpus, anchored: dict[str, AnchoredNote], problems: list[Problem]) -> ArticleAudit:
+    """A saved answer's audit: its quotes anchored again, in the notes as they are now
+    (INV-6: exactly or not at all); its perimeter the passages it retrieved; discarded,
+    the retrieved passages no quote lands in (INV-4)."""
+    file = note.source.file
+    record: AnswerRecord = note.article.answer
+    claims = read_claims(note.slug, anchored[note.slug].document.tokens, note.body_line)
+    quotes = {q.id: q for q in record.quotes}
+    placed = {q.id: _place(q, note.slug, file, corpus, anchored, problems) for q in record.quotes}
+    changed = sorted(q for q, (_state, _portions, _element, _text, moved) in placed.items() if moved)
+    links: list[CitationLink] = []
+    numbers: dict[tuple[str, str], int] = {}
+    for claim in claims:
+        for marker in claim.markers:
+            quote = quotes.get(marker.key) if marker.kind == "quote" else None
+            if quote is None:
+                if marker.kind != "quote":
+                    problems.append(Problem(file, marker.line, "broken-citation",
+                                            f"[[{marker.kind}:{marker.key}]]: an answer cites its own quotes",
+                                            "Cite with [[quote:ID]] a quote listed under 'asked: quotes:'.",
+                                            Severity.WARNING))
+                links.append(CitationLink(note.slug, claim.section, claim.rank, claim.id, claim.text, marker,
+                                          "", "", (), SourceState.DELETED, "unknown"))
+                continue
+            state, portions, element, text, _moved = placed[quote.id]
+            numbers.setdefault((marker.kind, marker.key), len(numbers) + 1)
+            links.append(CitationLink(note.slug, claim.section, claim.rank, claim.id, claim.text, marker,
+                                      quote.note, "", portions, state, "", element=element, text=text))
+    # the perimeter: every passage retrieved; discarded: those no quote lands in
+    cited = {(link.note, anchored[link.note].document.elements[p.element].id)
+             for link in links if link.portions for p in link.portions}
+    notes = sorted({r.note for r in record.retrieved if r.note in corpus.notes
+                    and corpus.notes[r.note].type is NoteType.NOTE})
+    items = []
+    for item in record.retrieved:
+        if (item.note, item.element) in cited:
+            continue
+        found = _element(anchored, item.note, item.element)
+        items.append(DiscardedItem(item.element, item.note, found.text if found else "", found is not None,
+                                   0, 0, passage=True))
+    covered: dict[str, Coverage] = {}
+    for slug in notes:
+        if slug in anchored:
+            live_anchors = [anchored[slug].anchors[e.id] for e in corpus.notes[slug].extractions if not e.masked]
+            covered[slug] = coverage(anchored[slug].document.elements, live_anchors)
+    said = [SaidHere(claim, _said_here(claim, notes, corpus, anchored, covered))
+            for claim in claims if not claim.sourced]
+    for quote_id in changed:
+        problems.append(Problem(file, quotes[quote_id].line, "changed-evidence",
+                                f"the passage quote {quote_id!r} cites changed since the answer was saved",
+                                "Check that the answer still stands on it, or ask again.", Severity.WARNING))
+    return ArticleAudit(note.slug, note.type.value, claims, links, numbers, notes, "retrieved",
+                        [r.passage for r in record.retrieved], items, covered, said, changed=changed, status="answer")
+
+
+def _element(anchored: dict[str, AnchoredNote], note: str, element_id: str) -> Element | None:
+    if note not in anchored:
+        return None
+    return next((e for e in anchored[note].document.elements if e.id == element_id), None)
+
+
+def _place(quote: AnswerQuote, answer: str, file: str, corpus: Corpus, anchored: dict[str, AnchoredNote],
+           problems: list[Problem]) -> tuple[SourceState, tuple[Portion, ...], str, str, bool]:
+    """Where a saved quote lands now: (state, portions, first element's id, the note's text
+    there, whether its passage changed since the answer)."""
+    source = corpus.notes.get(quote.note)
+    if source is None or source.type is not NoteType.NOTE or quote.note not in anchored:
+        problems.append(Problem(file, quote.line, "deleted-evidence",
+                                f"quote {quote.id!r} of answer {answer!r} cites note {quote.note!r}, "
+                                + ("which is no longer there" if source is None else "which is no ordinary note"),
+                                "Ask the question again: the answer's evidence is gone.", Severity.WARNING))
+        return SourceState.DELETED, (), "", "", True
+    elements = anchored[quote.note].document.elements
+    anchor = resolve_quote(project(elements), elements, quote.quote)
+    if anchor.status is not AnchorStatus.ANCHORED:  # relocated is not the words quoted: never guessed
+        problems.append(Problem(file, quote.line, "detached-quote",
+                                f"quote {quote.id!r} of answer {answer!r} is no longer found as written in note "
+                                f"{quote.note!r} ({anchor.reason or anchor.status.value})",
+                                "The note changed: ask the question again, or restore the passage.", Severity.WARNING))
+        return SourceState.DETACHED, (), "", "", True
+    moved = passage_hash(elements, (p.element for p in anchor.portions)) != quote.sha256
+    return (SourceState.PRESENT, anchor.portions, elements[anchor.portions[0].element].id,
+            portions_text(elements, anchor.portions), moved)
 
 
 def _audit(note: Note, corpus: Corpus, anchored: dict[str, AnchoredNote],

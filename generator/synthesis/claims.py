@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from markdown_it.token import Token
 
-from generator.markup import leaf_text, parse_wiki_target
+from generator.markup import CITATION_KINDS, leaf_text, parse_wiki_target
 
 MIN_WORDS = 5
 _SENTENCE = re.compile(r"[^.!?…]+[.!?…]*")
@@ -24,11 +24,11 @@ _WORD = re.compile(r"\w+(?:['’-]\w+)*", re.UNICODE)
 
 @dataclass(frozen=True)
 class Marker:
-    """One ``[[ext:ID]]`` or ``[[com:ID]]`` in the body.
+    """One ``[[ext:ID]]``, ``[[com:ID]]`` or (in a saved answer) ``[[quote:ID]]`` in the body.
 
     Attributes:
-        kind: ``ext`` or ``com``.
-        key: the extraction or comment id.
+        kind: ``ext``, ``com`` or ``quote``.
+        key: the extraction, comment or answer quote id.
         inline: index of the inline token holding it; ``child``: its index among the children.
         line: file line.
     """
@@ -71,6 +71,12 @@ def _fold(text: str) -> str:
     return " ".join(unicodedata.normalize("NFC", text).split())
 
 
+def claim_text(text: str) -> str:
+    """A claim's text as read from ``text``: NFC, white space folded, and without the
+    punctuation that, right after a marker group, ends the previous claim."""
+    return _fold(text).lstrip(".,;:!?…) ")
+
+
 def is_statement(text: str) -> bool:
     """Holds a sentence of at least :data:`MIN_WORDS` words."""
     return any(len(_WORD.findall(sentence)) >= MIN_WORDS for sentence in _SENTENCE.findall(text))
@@ -80,7 +86,7 @@ def _is_citation(token: Token) -> tuple[str, str] | None:
     if token.type != "wikilink":
         return None
     target = parse_wiki_target(token.meta["target"])
-    return (target.kind, target.key) if target.kind in ("ext", "com") else None
+    return (target.kind, target.key) if target.kind in CITATION_KINDS else None
 
 
 def read_claims(article: str, tokens: list[Token], body_line: int) -> list[Claim]:
@@ -110,7 +116,7 @@ def read_claims(article: str, tokens: list[Token], body_line: int) -> list[Claim
 
         def emit(text: str, markers: list[Marker]) -> None:
             # the punctuation right after a marker group ends the previous claim
-            folded = _fold(text).lstrip(".,;:!?…) ")
+            folded = claim_text(text)
             if not markers and not is_statement(folded):
                 return
             if not folded and not markers:

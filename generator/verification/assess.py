@@ -50,17 +50,20 @@ class Assessment:
 
     @property
     def source(self) -> str:
-        """The cited source as a verdict names it (``ext:ID``, ``com:ID``)."""
+        """The cited source as a verdict names it (``ext:ID``, ``com:ID``, ``quote:ID``)."""
         return f"{self.link.marker.kind}:{self.link.marker.key}"
 
     @property
     def judgeable(self) -> bool:
-        """Sent to the judge: an extraction pair that passed verbatim and has no verdict yet."""
-        return (self.link.marker.kind == "ext" and not self.link.broken and self.link.state is SourceState.PRESENT
+        """Sent to the judge: an extraction (or answer quote) pair that passed verbatim and has
+        no verdict yet."""
+        return (self.link.marker.kind in ("ext", "quote") and not self.link.broken and self.link.state is SourceState.PRESENT
                 and self.verbatim_ok and self.state.verdict is None and self.state.state is not State.CONTESTED)
 
 
 def _passage(corpus: Corpus, anchored: dict[str, AnchoredNote], link: CitationLink) -> str:
+    if link.marker.kind == "quote":  # an answer's quote: the note's own text where it lands now
+        return link.text
     note = corpus.notes.get(link.note)
     if note is None:
         return ""

@@ -17,33 +17,11 @@ from generator.commands.ask import MAX_TURNS, ask, judge_answer, library
 from generator.llm import LLMAnswerError, LLMClient, llm_settings
 from generator.problems import SettingsError
 from generator.verification.states import Reason, State
+from support.asking import answer, client_for, configure, passage_with, verdicts
 from support.llm_server import Scripted, calls, reply, status
 
 PRIVATE = ("PRIVATETOKEN", "Gaston Confidentiel", "PRIVATETITLE")
 MASKED = "MASKEDPASSAGE"
-
-
-def configure(small: Path, url: str) -> None:
-    with (small / "carnet.yaml").open("a", encoding="utf-8") as f:
-        f.write(f"llm:\n  base_url: {url}\n  model: modele-test\n  timeout: 5\n  max_retries: 0\n")
-
-
-def client_for(small: Path) -> LLMClient:
-    found = library(small, Scope())
-    return LLMClient(llm_settings(found.analysis.corpus.settings.extra), notice=lambda message: None)
-
-
-def passage_with(small: Path, words: str) -> str:
-    """The id of the published passage holding ``words``."""
-    found = library(small, Scope())
-    (passage,) = [p for p in found.passages.values() if words in p.text]
-    return passage.id
-
-
-def answer(*statements: tuple[str, list[tuple[str, str]]], not_in_corpus: bool = False) -> str:
-    return json.dumps({"not_in_corpus": not_in_corpus, "statements": [
-        {"text": text, "citations": [{"passage": p, "quote": q} for p, q in cited]} for text, cited in statements]},
-        ensure_ascii=False)
 
 
 def sent(server: Any) -> str:
@@ -232,12 +210,6 @@ def test_the_scope_narrows_the_search_and_refuses_what_is_not_public(small: Path
         library(small, Scope(notebook="secret"))
     with pytest.raises(SettingsError, match="no such category"):
         library(small, Scope(notebook="conseil", categories=(("theme", "Inconnue"),)))
-
-
-def verdicts(*given: tuple[str, str]) -> Scripted:
-    return reply(json.dumps({"verdicts": [{"pair": pair, "verdict": verdict,
-                                           "rationale": "Le passage dit exactement ce que la phrase avance."}
-                                          for pair, verdict in given]}))
 
 
 def test_the_judge_reads_the_pairs_that_passed_verbatim_and_gives_their_states(small: Path, llm_server) -> None:

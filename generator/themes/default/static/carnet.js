@@ -485,6 +485,51 @@
     input.form.addEventListener("submit", function (event) { event.preventDefault(); run(); });
   }
 
+  // A saved answer's citation lands on the element it names with the note's own words in
+  // ?quote=: they are highlighted where they stand, from that element on (a quote may span
+  // several). Text is compared character for character, white space aside; nothing of the
+  // address is ever read as HTML.
+  function landQuote() {
+    var wanted = new URLSearchParams(window.location.search).get("quote");
+    var start = document.getElementById(decodeURIComponent(window.location.hash.slice(1)));
+    var body = document.querySelector(".note-body");
+    if (!wanted || !start || !body || !body.contains(start)) return;
+    var needle = wanted.replace(/\s+/g, "");
+    if (!needle) return;
+    var walker = document.createTreeWalker(body, NodeFilter.SHOW_TEXT);
+    var text = "", places = [], node, started = false, limit = 0;
+    while ((node = walker.nextNode())) {
+      if (!started) {
+        if (!start.contains(node)) continue;
+        started = true;
+        limit = (start.textContent || "").length + needle.length;  // the match starts in the element
+      }
+      for (var i = 0; i < node.nodeValue.length; i++) {
+        if (!/\s/.test(node.nodeValue[i])) { text += node.nodeValue[i]; places.push([node, i]); }
+      }
+      if (text.length > limit) break;
+    }
+    var at = text.indexOf(needle);
+    if (at < 0) return;
+    var spans = [];  // per text node: [node, first offset, last offset + 1]
+    for (var k = at; k < at + needle.length; k++) {
+      var place = places[k], last = spans[spans.length - 1];
+      if (last && last[0] === place[0]) last[2] = place[1] + 1;
+      else spans.push([place[0], place[1], place[1] + 1]);
+    }
+    var first = null;
+    spans.forEach(function (span) {
+      var range = document.createRange();
+      range.setStart(span[0], span[1]);
+      range.setEnd(span[0], span[2]);
+      var mark = document.createElement("mark");
+      mark.className = "quoted current";
+      range.surroundContents(mark);
+      first = first || mark;
+    });
+    if (first) first.scrollIntoView({ block: "center" });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     setUpSearchShortcut();
     setUpSearch();
@@ -496,5 +541,6 @@
     setUpFacets();
     setUpEvidence();
     setUpTurns();
+    landQuote();
   });
 })();

@@ -1,0 +1,158 @@
+"""``carnet ask --save``: an answer kept under ``content/`` and published by ``build`` like a
+synthesis — citations that land on the note's own words, each pair's state, the passages
+retrieved but not cited, the listing on its notebook and in llms.txt — and flagged when a
+cited passage changes. Over real HTTP to the scripted endpoint."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from bs4 import BeautifulSoup
+
+from generator.anchoring import anchor_note
+from generator.cli import main
+from generator.commands.save_answer import markdown_text
+from generator.corpus.load import load_corpus
+from generator.corpus.model import NoteType
+from generator.markup import make_parser
+from generator.pipeline import build, check_content
+from generator.synthesis.audit import passage_hash
+from generator.synthesis.claims import read_claims
+from generator.verification.states import State
+from support.asking import answer, configure, passage_with, verdicts
+from support.llm_server import reply
+
+QUESTION = "Comment le budget a-t-il été voté, et quelle réserve ?"
+
+
+def ask_and_save(small: Path, llm_server, slug: str = "budget-vote", configured: bool = False) -> int:
+    if not configured:
+        configure(small, llm_server.url)
+    budget, reserve = passage_with(small, "quatre mille"), passage_with(small, "réserve")
+    llm_server.script(reply(answer(("Le budget a été voté à l'unanimité.", [(budget, "voté à l'unanimité")]),
+                                   ("La réserve est de 800 euros.", [(reserve, "la réserve est de 800 euros")]),
+                                   ("Le *conseil* [[ext:inventee]] <b>a</b> tout prévu depuis longtemps.", []),
+                                   ("Le maire a signé.", [(budget, "le maire a signé")]))),
+                      verdicts(("p1", "supported")))
+    return main(["ask", QUESTION, "--content", str(small), "--no-tools", "--save", slug])
+
+
+def page(site: Path, slug: str) -> BeautifulSoup:
+    return BeautifulSoup((site / "notes" / f"{slug}.html").read_text(encoding="utf-8"), "html.parser")
+
+
+def test_a_saved_answer_is_a_reviewable_note_the_build_publishes_like_a_synthesis(small: Path, llm_server,
+                                                                                   tmp_path: Path) -> None:
+    assert ask_and_save(small, llm_server) == 0
+    saved = small / "notes" / "answers" / "budget-vote.md"
+    text = saved.read_text(encoding="utf-8")
+    assert "type: answer" in text and "question: " in text and "[[quote:q1]]" in text
+    assert "method: llm" in text and "model: modele-test" in text, "who answered, as the server named it"
+    assert "le maire a signé" not in text, "a refused quote is no citation and is not saved"
+    corpus, problems = load_corpus(small)
+    note = corpus.notes["budget-vote"]
+    assert note.type is NoteType.ANSWER and not [p for p in problems if p.file == "notes/answers/budget-vote.md"]
+    record = note.article.answer
+    assert [q.id for q in record.quotes] == ["q1", "q2"] and record.mode == "retrieval"
+    # each quote's hash is the elements it lands in, recomputed here from the note itself
+    anchored = anchor_note(corpus.notes["conseil-a"])[0]
+    by_id = {e.id: i for i, e in enumerate(anchored.document.elements)}
+    q1 = record.quotes[0]
+    assert q1.sha256 == passage_hash(anchored.document.elements, [by_id[q1.passage.split("#")[1]]])
+    verdict_file = small / "verdicts" / "budget-vote.yaml"
+    assert "source: quote:q1" in verdict_file.read_text(encoding="utf-8")
+
+    out = tmp_path / "site"
+    build(small, out)
+    doc = page(out, "budget-vote")
+    assert doc.select_one(".answer-asked q").get_text() == QUESTION
+    links = doc.select(".note-body a.citation")
+    assert [a.get_text() for a in links] == ["[1]", "[2]"]
+    first = urlsplit(links[0]["href"])
+    assert first.path == "conseil-a.html" and parse_qs(first.query)["quote"] == ["voté à l'unanimité"]
+    target = page(out, "conseil-a").find(id=first.fragment)
+    assert target is not None and "voté à l'unanimité" in target.get_text(), "it lands on the quoted element"
+    # the same verifier as articles: verbatim, then the judge's recorded verdict
+    assert "state-verified" in links[0]["class"] and "state-weak" in links[1]["class"]
+    # the model's markup is the model's words, never the page's markup nor a citation
+    body = doc.select_one(".note-body")
+    assert body.find("b") is None and body.find("em") is None
+    assert "Le *conseil* [[ext:inventee]] <b>a</b> tout prévu depuis longtemps." in body.get_text()
+    assert doc.select_one(".unsourced-claim") is not None, "a statement with no anchored quote is unsourced"
+    # retrieved but not cited = perimeter − cited, recomputed here from the file and the page
+    retrieved = {r.passage for r in record.retrieved}
+    cited = {f"conseil-a#{first.fragment}", f"conseil-a#{urlsplit(links[1]['href']).fragment}"}
+    shown = {f"{urlsplit(a['href']).path[:-5]}#{urlsplit(a['href']).fragment}"
+             for a in doc.select("#discarded .discarded-item a")}
+    assert shown == retrieved - cited and shown
+    # listed on its notebook and in llms.txt, and its JSON sibling carries the same states
+    notebook = BeautifulSoup((out / "notebooks" / "conseil.html").read_text(encoding="utf-8"), "html.parser")
+    assert [a.get_text() for a in notebook.select("#tab-answers .note-link")] == [QUESTION]
+    assert "notes/budget-vote" in (out / "llms.txt").read_text(encoding="utf-8")
+    data = json.loads((out / "notes" / "budget-vote.json").read_text(encoding="utf-8"))
+    states = [pair["state"] for claim in data["claims"] for pair in claim["pairs"]]
+    assert states == [State.VERIFIED, State.WEAK]
+    assert data["claims"][0]["pairs"][0]["source_url"].endswith("/notes/" + links[0]["href"])
+
+
+def test_a_changed_passage_flags_the_answer_and_a_vanished_quote_is_never_guessed(small: Path, llm_server,
+                                                                                tmp_path: Path) -> None:
+    assert ask_and_save(small, llm_server) == 0
+    note = small / "notes" / "conseil-a.md"
+    text = note.read_text(encoding="utf-8")
+    assert "la réserve est de 800 euros" in text.lower()
+    # the budget's paragraph changes around its quote; the reserve's words go
+    note.write_text(text.replace("quatre mille", "quatre mille deux cents").replace("800", "900"), encoding="utf-8")
+    checked = check_content(small)
+    changed = [p for p in checked.problems if p.code == "changed-evidence"]
+    detached = [p for p in checked.problems if p.code == "detached-quote"]
+    assert changed and changed[0].file == "notes/answers/budget-vote.md" and changed[0].line
+    assert detached and "q2" in detached[0].message
+    out = tmp_path / "site"
+    build(small, out)
+    doc = page(out, "budget-vote")
+    assert "q1" in doc.select_one(".act-status .changed").get_text()
+    links = doc.select(".note-body a.citation")
+    assert "detached" in links[1]["class"] and "quote" not in urlsplit(links[1]["href"]).query
+
+
+def test_not_in_the_corpus_is_saved_and_published_as_such(small: Path, llm_server, tmp_path: Path) -> None:
+    configure(small, llm_server.url)
+    llm_server.script(reply(answer(("Le conseil a acheté un piano.", []), not_in_corpus=True)))
+    assert main(["ask", "Quel piano le conseil a-t-il acheté ?", "--content", str(small), "--no-tools",
+                 "--no-judge", "--save", "piano"]) == 0
+    saved = (small / "notes" / "answers" / "piano.md").read_text(encoding="utf-8")
+    assert "not_in_corpus: true" in saved and "piano." not in saved.split("---")[-1], "no statement as the corpus's"
+    out = tmp_path / "site"
+    build(small, out)
+    doc = page(out, "piano")
+    assert doc.select_one(".not-in-corpus") is not None and doc.select(".note-body a.citation") == []
+
+
+def test_save_never_overwrites_and_refuses_a_bad_slug_before_asking(small: Path, llm_server,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    configure(small, llm_server.url)
+    assert main(["ask", QUESTION, "--content", str(small), "--save", "conseil-a"]) == 2
+    assert "already has this slug" in capsys.readouterr().err and llm_server.requests == [], "nothing asked"
+    assert main(["ask", QUESTION, "--content", str(small), "--save", "Pas Un Slug"]) == 2
+    assert ask_and_save(small, llm_server, configured=True) == 0
+    before = (small / "notes" / "answers" / "budget-vote.md").read_bytes()
+    assert main(["ask", QUESTION, "--content", str(small), "--save", "budget-vote"]) == 2
+    assert (small / "notes" / "answers" / "budget-vote.md").read_bytes() == before
+
+
+@pytest.mark.parametrize("text", [
+    "# un titre de cinq mots ici", "> une citation de cinq mots", "- un élément de liste ici", "1. un numéro de liste ici",
+    "12) deux numéros de liste ici", "un `code` dans la phrase là", "du **gras** et _souligné_ ici", "un [lien](http://x.org) ici",
+    "<script>alert(1)</script> cinq mots ici", "une entité &amp; et &#65; ici", "un marqueur [[quote:q1]] inventé ici",
+    "du ~~barré~~ dans la phrase", "a | b | c | d | e", "une barre \\ oblique inverse ici", "un ![image](x.png) et quatre mots",
+    "+ plus au début de phrase", "= égal au début de phrase", "2024. L'année où tout changea",
+])
+def test_a_statement_reads_back_as_exactly_its_words(text: str) -> None:
+    tokens = make_parser().parse(markdown_text(text) + " [[quote:q1]]\n")
+    (claim,) = read_claims("answer", tokens, 1)
+    assert claim.text == text and [m.key for m in claim.markers] == ["q1"]
+    assert [t.type for t in tokens] == ["paragraph_open", "inline", "paragraph_close"]
