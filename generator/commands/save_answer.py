@@ -96,7 +96,7 @@ def answer_file(answer: Answer, slug: str, day: dt.date, elements_of: dict[str, 
 
 
 def note_bytes(front: dict[str, Any], body: str) -> bytes:
-    meta = yaml.safe_dump(front, allow_unicode=True, sort_keys=False, width=100, default_flow_style=False)
+    meta = yaml.safe_dump(front, allow_unicode=True, sort_keys=False, width=float("inf"), default_flow_style=False)
     return f"---\n{meta}---\n{body}".encode()
 
 
@@ -111,7 +111,8 @@ def save_answer(content: Path, answer: Answer, slug: str, day: dt.date, elements
     writes = [PlannedWrite(rel, data, {"front_matter": front, "body": body})]
     if answer.verdicts:
         writes.append(appended(content, f"verdicts/{slug}.yaml", "verdicts", list(answer.verdicts),
-                               comment=f"Verdicts of the judge on the answer {slug!r} (carnet ask --save)."))
+                               comment=f"Verdicts on the (statement, quote) pairs of the answer {slug!r}, "
+                                       "keyed by their hashes (carnet ask --save)."))
     write_content(content, f"carnet ask --save {slug}", *writes)
     return [w.rel for w in writes]
 

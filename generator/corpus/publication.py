@@ -144,7 +144,7 @@ def private_link_problems(publication: Publication, corpus: Corpus,
         for use, target in links.get(slug, []):
             if target.kind == "note" and target.key in publication.unpublished:
                 what = f"note {target.key!r}, which is in no public notebook"
-            elif target.kind in ("extraction", "comment") and target.note in publication.unpublished:
+            elif target.kind in ("extraction", "comment", "quote") and target.note in publication.unpublished:
                 what = f"{target.kind} {target.key!r} of note {target.note!r}, which is in no public notebook"
             elif target.kind in ("extraction", "comment") and target.note in publication.notes and \
                     target.key not in published_ids(publication.notes[target.note]):

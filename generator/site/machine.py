@@ -217,7 +217,17 @@ def _evidence(site: SiteModel, path: str) -> dict[str, Any]:
         claims = [{"id": claim.id, "text": claim.text, "section": claim.section,
                    "state": None if claim.sourced else State.UNSOURCED, "pairs": pairs.get(claim.id, [])}
                   for claim in audit.claims]
-        return {"claims": claims}
+        record = note.article.answer if note.type is NoteType.ANSWER and note.article else None
+        if record is None:
+            return {"claims": claims}
+        provenance = record.provenance
+        return {"claims": claims, "answer": {
+            "question": record.question, "not_in_corpus": record.not_in_corpus, "mode": record.mode,
+            "searched": [nb for nb in record.searched if nb in site.publication.notebooks],
+            "method": str(provenance.get("method", "")), "model": str(provenance.get("model", "")),
+            "retrieved": len(record.retrieved),
+            "discarded": [f"{site.base_url}{note_path(d.note)}#{d.extraction}" for d in audit.discarded or []
+                          if d.note in site.publication.notes]}}
     anchored = site.anchored.get(slug)
     extractions = []
     for extraction in note.extractions:
@@ -293,7 +303,9 @@ def llms_txt(site: SiteModel, files: Mapping[str, bytes], theme: Theme | None = 
         return mirror if mirror in files else note_path(slug)
 
     section(tr("llms_section_articles"), [(n.title, read(s), n.summary or tr(f"note_type_{n.type.value}"))
-                                    for s, n in notes.items() if n.type is not NoteType.NOTE])
+                                    for s, n in notes.items() if n.type in (NoteType.WIKI, NoteType.SYNTHESIS)])
+    section(tr("llms_section_answers"), [(n.title, read(s), tr("llms_answer_desc"))
+                                         for s, n in notes.items() if n.type is NoteType.ANSWER])
     section(tr("llms_section_notebooks"), [(nb.title, notebook_path(s), nb.description or tr("llms_notebook_desc"))
                           for s, nb in publication.notebooks.items()])
     section(tr("llms_section_bases"), [(b.title, base_path(s), b.description or tr("llms_base_desc"))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 
+from generator.corpus.model import Note, NoteType
 from generator.site.machine import canonical_url, note_body_lines
 from generator.site.model import SiteModel, discarded_fragment, note_path, source_address
 from generator.site.theme import Theme
@@ -68,6 +69,7 @@ def _mirror(site: SiteModel, theme: Theme, slug: str, lines: tuple[str, ...]) ->
                              for s in ([audit.supersedes] if audit.supersedes else []))
                    + "".join(f" — {theme.tr('superseded_by')} {canonical_url(site, note_path(s))}"
                              for s in audit.superseded_by))
+    out += _asked(site, theme, note)
     if note.summary:
         out += ["", f"> {_line(note.summary)}"]
     out += ["", *lines, ""]
@@ -76,6 +78,24 @@ def _mirror(site: SiteModel, theme: Theme, slug: str, lines: tuple[str, ...]) ->
     else:
         out += _note_sections(site, theme, slug)
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _asked(site: SiteModel, theme: Theme, note: Note) -> list[str]:
+    """A saved answer's question, its "not in the corpus", who answered: as its page says them."""
+    record = note.article.answer if note.type is NoteType.ANSWER and note.article else None
+    if record is None:
+        return []
+    searched = ", ".join(site.publication.notebooks[nb].title for nb in record.searched
+                         if nb in site.publication.notebooks) or theme.tr("answer_searched_none")
+    method = str(record.provenance.get("method", ""))
+    by = theme.tr(f"method_{method}") if method in ("llm", "scripted", "human", "build") else method
+    model = str(record.provenance.get("model", ""))
+    out = [_field(theme, "md_question", _line(record.question)),
+           _field(theme, "md_answered_by", _line(by + (f" ({model})" if model else ""))),
+           _field(theme, "md_searched", _line(searched))]
+    if record.not_in_corpus:
+        out.append(_field(theme, "md_answer", theme.tr("answer_not_in_corpus")))
+    return out
 
 
 def _article_sections(site: SiteModel, theme: Theme, slug: str) -> list[str]:

@@ -263,7 +263,7 @@ def answer_context(site: SiteModel, theme: Theme, note: Note) -> dict[str, Any] 
         "categories": [f"{axis} = {value}" for axis, value in record.categories],
         "method": str(provenance.get("method", "")),
         "method_label": theme.tr(f"method_{provenance.get('method')}")
-        if provenance.get("method") in ("llm", "scripted", "human") else str(provenance.get("method", "")),
+        if provenance.get("method") in ("llm", "scripted", "human", "build") else str(provenance.get("method", "")),
         "model": str(provenance.get("model", "")),
         "tokens": sum(int(v) for k, v in usage.items() if k in ("prompt_tokens", "completion_tokens")
                       and isinstance(v, int) and not isinstance(v, bool)),
@@ -646,6 +646,7 @@ def discarded_context(site: SiteModel, theme: Theme, audit: ArticleAudit, page: 
             # a passage of a note no longer published is not shown (INV-12)
             "id": item.extraction, "quote": item.quote if source or not item.passage else "",
             "exists": item.exists, "slug": item.note,
+            "deleted": theme.tr("discarded_passage_gone" if item.passage else "discarded_deleted"),
             "note": source.title if source else item.note,
             "url": relative(note_path(item.note), page) + fragment if source and item.exists else None,
             "categories": categories, "comments": item.comments, "disagreements": item.disagreements,

@@ -179,6 +179,15 @@ def _audit_answer(note: Note, corpus: Corpus, anchored: dict[str, AnchoredNote],
     quotes = {q.id: q for q in record.quotes}
     placed = {q.id: _place(q, note.slug, file, corpus, anchored, problems) for q in record.quotes}
     changed = sorted(q for q, (_state, _portions, _element, _text, moved) in placed.items() if moved)
+    hidden = {slug: _masked_elements(corpus, anchored, slug)
+              for slug in sorted({q.note for q in record.quotes} | {r.note for r in record.retrieved})}
+    masked = {q for q, (_state, portions, _element, _text, _moved) in placed.items()
+              if hidden[quotes[q].note] & {p.element for p in portions}}
+    for quote_id in sorted(masked):
+        problems.append(Problem(file, quotes[quote_id].line, "masked-quote",
+                                f"quote {quote_id!r} of answer {note.slug!r} lands in a passage of note "
+                                f"{quotes[quote_id].note!r} that a masked extraction covers: it is not published",
+                                "Ask the question again, or unmask the passage.", Severity.WARNING))
     links: list[CitationLink] = []
     numbers: dict[tuple[str, str], int] = {}
     for claim in claims:
@@ -194,6 +203,10 @@ def _audit_answer(note: Note, corpus: Corpus, anchored: dict[str, AnchoredNote],
                                           "", "", (), SourceState.DELETED, "unknown"))
                 continue
             state, portions, element, text, _moved = placed[quote.id]
+            if quote.id in masked:  # the collective masked the passage since: it is cited nowhere (INV-12)
+                links.append(CitationLink(note.slug, claim.section, claim.rank, claim.id, claim.text, marker,
+                                          quote.note, "", (), SourceState.DELETED, "masked"))
+                continue
             numbers.setdefault((marker.kind, marker.key), len(numbers) + 1)
             links.append(CitationLink(note.slug, claim.section, claim.rank, claim.id, claim.text, marker,
                                       quote.note, "", portions, state, "", element=element, text=text))
@@ -206,9 +219,11 @@ def _audit_answer(note: Note, corpus: Corpus, anchored: dict[str, AnchoredNote],
     for item in record.retrieved:
         if (item.note, item.element) in cited:
             continue
-        found = _element(anchored, item.note, item.element)
-        items.append(DiscardedItem(item.element, item.note, found.text if found else "", found is not None,
-                                   0, 0, passage=True))
+        index = _element(anchored, item.note, item.element)
+        if index is not None and index in hidden[item.note]:
+            index = None  # masked since: neither its text nor its place is shown
+        text = anchored[item.note].document.elements[index].text if index is not None else ""
+        items.append(DiscardedItem(item.element, item.note, text, index is not None, 0, 0, passage=True))
     covered: dict[str, Coverage] = {}
     for slug in notes:
         if slug in anchored:
@@ -224,10 +239,20 @@ def _audit_answer(note: Note, corpus: Corpus, anchored: dict[str, AnchoredNote],
                         [r.passage for r in record.retrieved], items, covered, said, changed=changed, status="answer")
 
 
-def _element(anchored: dict[str, AnchoredNote], note: str, element_id: str) -> Element | None:
+def _masked_elements(corpus: Corpus, anchored: dict[str, AnchoredNote], note: str) -> set[int]:
+    """The elements of ``note`` a masked extraction lands in (INV-12: never published)."""
+    if note not in corpus.notes or note not in anchored:
+        return set()
+    anchors = anchored[note].anchors
+    return {p.element for e in corpus.notes[note].extractions if e.masked and e.id in anchors
+            and anchors[e.id].status.is_live for p in anchors[e.id].portions}
+
+
+def _element(anchored: dict[str, AnchoredNote], note: str, element_id: str) -> int | None:
+    """The index of the element ``element_id`` in ``note`` (``None``: no longer there)."""
     if note not in anchored:
         return None
-    return next((e for e in anchored[note].document.elements if e.id == element_id), None)
+    return next((i for i, e in enumerate(anchored[note].document.elements) if e.id == element_id), None)
 
 
 def _place(quote: AnswerQuote, answer: str, file: str, corpus: Corpus, anchored: dict[str, AnchoredNote],

@@ -324,3 +324,59 @@ def test_search_results_are_the_same_across_builds(browser, site_url, example_si
     finally:
         server.shutdown()
         server.server_close()
+
+
+ANSWER = "notes/subvention-du-foyer.html"
+
+
+def _folded(text: str) -> str:
+    return "".join(text.split())
+
+
+def test_every_citation_of_a_saved_answer_lands_on_its_highlighted_passage(page) -> None:
+    from urllib.parse import parse_qs, urlsplit
+
+    page.goto(ANSWER)
+    links = page.locator(".note-body a.citation.quote")
+    hrefs = [links.nth(i).get_attribute("href") for i in range(links.count())]
+    assert len(hrefs) == 4, "the example answer's four citations"
+    for href in hrefs:
+        page.goto(ANSWER)
+        page.locator(f'.note-body a.citation[href="{href}"]').first.click()
+        parts = urlsplit(href)
+        page.wait_for_url(f"**/{parts.path}?*#{parts.fragment}")
+        quoted = parse_qs(parts.query)["quote"][0]
+        marks = page.locator("mark.quoted.current")
+        assert marks.count() >= 1, href
+        # the highlighted words are the note's own, in the element the address names
+        assert _folded("".join(marks.all_inner_texts())) == _folded(quoted)
+        assert page.locator(f"#{parts.fragment} mark.quoted.current").count() == marks.count()
+        assert marks.first.evaluate("m => { const r = m.getBoundingClientRect(); "
+                                    "return r.top >= 0 && r.bottom <= window.innerHeight; }"), "scrolled into view"
+
+
+def test_an_answer_citation_lands_on_its_element_without_script(browser, site_url) -> None:
+    from urllib.parse import urlsplit
+
+    context = browser.new_context(base_url=site_url, java_script_enabled=False)
+    page = context.new_page()
+    page.goto(ANSWER)
+    href = page.locator(".note-body a.citation.quote").first.get_attribute("href")
+    page.goto("notes/" + href)
+    target = urlsplit(href).fragment
+    assert page.evaluate("document.querySelector(':target') && document.querySelector(':target').id") == target
+    assert page.locator("mark.quoted").count() == 0, "no script, no highlight: the element itself is marked"
+    context.close()
+
+
+def test_a_hostile_quote_in_the_address_is_text_never_markup(page) -> None:
+    from urllib.parse import quote
+
+    page.goto(ANSWER)
+    href = page.locator(".note-body a.citation.quote").first.get_attribute("href")
+    fragment = href.split("#")[1]
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(f"notes/cvl-2025-03-13.html?quote={quote('<img src=x onerror=alert(1)>')}#{fragment}")
+    assert page.locator("mark.quoted").count() == 0 and page.locator("img[src=x]").count() == 0
+    assert errors == []

@@ -68,7 +68,7 @@ def test_a_saved_answer_is_a_reviewable_note_the_build_publishes_like_a_synthesi
     out = tmp_path / "site"
     build(small, out)
     doc = page(out, "budget-vote")
-    assert doc.select_one(".answer-asked q").get_text() == QUESTION
+    assert doc.select_one("h1").get_text() == QUESTION and doc.select_one(".answer-asked .provenance")
     links = doc.select(".note-body a.citation")
     assert [a.get_text() for a in links] == ["[1]", "[2]"]
     first = urlsplit(links[0]["href"])
@@ -156,3 +156,30 @@ def test_a_statement_reads_back_as_exactly_its_words(text: str) -> None:
     (claim,) = read_claims("answer", tokens, 1)
     assert claim.text == text and [m.key for m in claim.markers] == ["q1"]
     assert [t.type for t in tokens] == ["paragraph_open", "inline", "paragraph_close"]
+
+
+def test_a_passage_masked_or_a_note_made_private_since_is_never_shown(small: Path, llm_server,
+                                                                      tmp_path: Path) -> None:
+    assert ask_and_save(small, llm_server) == 0
+    sidecar = small / "notes" / "conseil-a.extractions.yaml"
+    sidecar.write_text(sidecar.read_text(encoding="utf-8") + (
+        "  - id: a-masque-reserve\n    quote: la réserve est de 800 euros\n    kind: fait\n"
+        "    author: Zoé Realname\n    masked: true\n"), encoding="utf-8")
+    checked = check_content(small)
+    assert [p.message for p in checked.problems if p.code == "masked-quote"] and \
+        "q2" in next(p.message for p in checked.problems if p.code == "masked-quote")
+    out = tmp_path / "site"
+    build(small, out)
+    html = (out / "notes" / "budget-vote.html").read_text(encoding="utf-8")
+    assert "réserve est de 800" not in html.split('class="note-body"')[1].split("</article>")[0].replace(
+        "La réserve est de 800 euros.", ""), "the masked words are neither quoted nor previewed"
+    for sibling in ("budget-vote.json", "budget-vote.html.md", "budget-vote.annotations.jsonld"):
+        text = (out / "notes" / sibling).read_text(encoding="utf-8")
+        assert "la%20r%C3%A9serve" not in text and "« la réserve est de 800 euros »" not in text, sibling
+    # the cited note leaves every public notebook: the build stops, naming the answer (INV-12)
+    note = small / "notes" / "conseil-a.md"
+    text = note.read_text(encoding="utf-8")
+    note.write_text(text.replace("  conseil:\n    theme: [Budget]\n    annee: [\"2024\"]\n  veille:\n    theme: [Subvention]\n",
+                                 "  secret: {}\n"), encoding="utf-8")
+    checked = check_content(small)
+    assert [p for p in checked.errors if p.code == "private-link" and p.file == "notes/answers/budget-vote.md"]
