@@ -9,6 +9,7 @@ import json
 import re
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,9 +35,12 @@ def site(request, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def _source(url: str) -> str:
-    """``…/notes/x.html#ext-y`` or ``…/notes/x.annotations.jsonld#ext-y`` → ``x#ext-y``."""
-    match = re.search(r"/notes/([^/#.]+)\.(?:html|annotations\.jsonld)#((?:ext|com)-.+)$", url)
+def _source(url: str | dict[str, Any]) -> str:
+    """``…/notes/x.html#ext-y`` or ``…/notes/x.annotations.jsonld#ext-y`` → ``x#ext-y``; a saved
+    answer's quote, ``…/notes/x.html?quote=…#e-y`` or its W3C specific resource → ``x#e-y``."""
+    if isinstance(url, dict):  # an answer's quote: its element on the page, refined by the words
+        url = f"{url['source']}#{url['selector']['value']}"
+    match = re.search(r"/notes/([^/#.?]+)\.(?:html|annotations\.jsonld)(?:\?quote=[^#]*)?#((?:ext|com|e)-.+)$", url)
     assert match, url
     return f"{match.group(1)}#{match.group(2)}"
 
@@ -123,9 +127,9 @@ def test_discarded_and_coverage_agree_between_page_json_and_mirror(site: Path) -
         panel = page.split('id="discarded"', 1)[1].split("</section>", 1)[0]
         # a debated item links its note in its meta line; the others, grouped by note, from their quote
         discarded_page = set(re.findall(r'(?:<p class="meta">|<blockquote>)<a href="(?:[^"]*/)?([a-z0-9-]+)\.html'
-                                        r'#((?:ext|entry)-[^"]+)"', panel))
+                                        r'#((?:ext|entry|e)-[^"]+)"', panel))
         section = mirror.split("\n## Pièces écartées", 1)[1].split("\n## ", 1)[0]
-        discarded_mirror = set(re.findall(r"/notes/([a-z0-9-]+)\.html#((?:ext|entry)-\S+) ", section))
+        discarded_mirror = set(re.findall(r"/notes/([a-z0-9-]+)\.html#((?:ext|entry|e)-\S+) ", section))
         assert discarded_page == discarded_mirror, slug
         coverage_page = re.findall(r"(\d+) éléments sur (\d+) portent une extraction", page.split('id="discarded"', 1)[1])
         coverage_mirror = re.findall(r"(\d+) éléments sur (\d+) portent une extraction", mirror)

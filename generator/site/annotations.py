@@ -16,7 +16,7 @@ from typing import Any
 
 from generator.anchoring.timing import time_range
 from generator.corpus.authors import MACHINE_AUTHORS
-from generator.site.model import SiteModel, annotations_path, note_path, source_address, text_path
+from generator.site.model import SiteModel, annotations_path, note_path, text_path
 
 CONTEXT = "http://www.w3.org/ns/anno.jsonld"
 HTML_FRAGMENT = "http://tools.ietf.org/rfc/rfc3236"
@@ -43,9 +43,14 @@ def _assessing(site: SiteModel, slug: str, collection_id: str, page_iri: str,
         link, state = assessment.link, assessment.state
         if not link.note or link.note not in site.publication.notes:
             continue
-        # an extraction or comment is an annotation of its note; an answer's quote, the passage itself
-        source_iri = (f"{site.base_url}{source_address(link)}" if link.marker.kind == "quote" else
-                      f"{site.base_url}{annotations_path(link.note)}#{link.marker.kind}-{link.marker.key}")
+        # an extraction or comment is an annotation of its note; an answer's quote, the note's words
+        # themselves: its element on the page, refined by the quote
+        source_iri: str | dict[str, Any] = f"{site.base_url}{annotations_path(link.note)}#{link.fragment}"
+        if link.marker.kind == "quote":
+            source_iri = {"type": "SpecificResource", "source": site.base_url + note_path(link.note),
+                          "selector": {"type": "FragmentSelector", "conformsTo": HTML_FRAGMENT, "value": link.element,
+                                       "refinedBy": {"type": "TextQuoteSelector", "exact": link.text}}} \
+                if link.element else site.base_url + note_path(link.note)
         value = f"{state.state}: {state.reason} ({state.verifier.method})"
         item = {
             "id": f"{collection_id}#pair-{number}",

@@ -50,14 +50,14 @@ if TYPE_CHECKING:
 from generator.corpus.model import NoteType
 from generator.memo import NO_MEMO, Memo, digest_of
 from generator.site.jsonout import ENCODER as _ENCODER
-from generator.site.model import SiteModel, base_path, note_path, notebook_path
+from generator.site.model import SiteModel, base_path, note_path, notebook_path, source_address
 
 NODE_TYPES = frozenset({"base", "notebook", "category", "note", "element", "extraction", "comment", "wiki",
-                        "synthesis", "answer", "section", "claim", "group", "opposition"})
+                        "synthesis", "answer", "quote", "section", "claim", "group", "opposition"})
 EDGE_TYPES = frozenset({"groups", "member-of", "in-category", "anchored-in", "comments-on", "cites", "discarded-from",
                         "member-of-group", "opposes", "supersedes", "has-element", "has-section", "has-claim"})
-JSONLD_TYPES = {"note": "Article", "wiki": "Article", "synthesis": "Report", "answer": "Answer", "notebook": "Collection",
-                "base": "Collection", "extraction": "Quotation", "claim": "Claim"}
+JSONLD_TYPES = {"note": "Article", "wiki": "Article", "synthesis": "Report", "answer": "Article", "notebook": "Collection",
+                "base": "Collection", "extraction": "Quotation", "quote": "Quotation", "claim": "Claim"}
 EDGE_ATTRIBUTES = frozenset({"start", "end", "state"})
 """The data an edge may carry, each a term of graph.jsonld's context."""
 RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
@@ -164,13 +164,22 @@ def site_part(site: SiteModel, known: Container[str]) -> TypedGraph:
             g.edge(f"section:{slug}/{claim.section_index}", f"claim:{slug}/{claim.id}", "has-claim")
         for assessment in site.assessments.get(slug, []):
             link = assessment.link
-            target = {"ext": f"extraction:{link.extraction}", "com": f"comment:{link.marker.key}",
-                      "quote": f"element:{link.note}/{link.element}"}[link.marker.kind]
+            if link.marker.kind == "quote":  # a saved answer's quote: a node of its own, in the note's elements
+                if not (link.element and exists(f"note:{link.note}")):
+                    continue  # no longer lands, or its note is not published: nothing to point at
+                target = f"quote:{slug}/{link.marker.key}"
+                g.node(target, "quote", quote=link.text, url=site.base_url + source_address(link))
+                elements = site.anchored[link.note].document.elements
+                for portion in link.portions:
+                    g.edge(target, f"element:{link.note}/{elements[portion.element].id}", "anchored-in",
+                           start=portion.start, end=portion.end)
+            else:
+                target = f"extraction:{link.extraction}" if link.marker.kind == "ext" else f"comment:{link.marker.key}"
             if exists(target):
                 g.edge(f"claim:{slug}/{assessment.claim.id}", target, "cites", state=assessment.state.state)
         for item in audit.discarded or []:
             source = f"element:{item.note}/{item.extraction}" if item.passage else f"extraction:{item.extraction}"
-            if exists(source):
+            if exists(f"note:{item.note}") and item.exists if item.passage else exists(source):
                 g.edge(source, f"note:{slug}", "discarded-from")
         if audit.supersedes and exists(f"note:{audit.supersedes}"):
             g.edge(f"note:{slug}", f"note:{audit.supersedes}", "supersedes")

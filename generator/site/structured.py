@@ -114,7 +114,7 @@ def note_fields(site: SiteModel, slug: str, canonical: str) -> dict[str, Any]:
     publication = site.publication
     note = publication.notes[slug]
     fields: dict[str, Any] = {"@type": {"note": "Article", "wiki": "Article", "synthesis": "Report",
-                                         "answer": "Answer"}[note.type.value],
+                                         "answer": "Article"}[note.type.value],
                               "headline": note.title}
     if note.date:
         fields["datePublished"] = note.date.isoformat()

@@ -409,3 +409,39 @@ def test_ask_answers_or_refuses_cleanly(asked: dict[str, Any], model_server: Mod
     for citation in data["citations"]:  # what is shown as a citation is the note's own words
         words = [w.strip(".,;:!?«»()*_\"'") for w in citation["quote"].split()]
         assert all(w in texts[citation["note"]] for w in words if w), citation
+
+
+def test_ask_save_writes_an_answer_the_build_publishes(model_server: ModelServer,
+                                                        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """``ask --save`` against the real server (plumbing: a small model's words are not judged):
+    the answer file and its verdicts, or nothing at all when the answer is refused (exit 3);
+    the file checks, and builds into a page whose every citation names the note's own words."""
+    from urllib.parse import parse_qs, urlsplit
+
+    from bs4 import BeautifulSoup
+
+    content = configured_copy(tmp_path_factory.mktemp("ask-save"), model_server)
+    before = tree(content)
+    run, segment = run_command(model_server, "ask", "Quand le foyer ouvre-t-il le mercredi ?", "--no-tools",
+                               "--content", content, "--save", "foyer-mercredi")
+    assert_clear(run)
+    assert_idle(segment)
+    after = assert_intact(content, before)
+    written = changed(before, after)
+    if run.code:
+        assert written == set(), "a refused answer writes nothing"
+        return
+    assert "notes/answers/foyer-mercredi.md" in written and written <= {
+        "notes/answers/foyer-mercredi.md", "verdicts/foyer-mercredi.yaml"}, written
+    front = yaml.safe_load(after["notes/answers/foyer-mercredi.md"].decode("utf-8").split("\n---\n")[0][4:])
+    assert front["type"] == "answer" and front["asked"]["mode"] == "retrieval"
+    assert_provenance(front["asked"]["provenance"], model_server)
+    site = tmp_path_factory.mktemp("ask-save-site") / "site"
+    build = carnet("build", content, "--out", site, timeout=COMMAND_GUARD)
+    assert build.code == 0, str(build)
+    page = BeautifulSoup((site / "notes" / "foyer-mercredi.html").read_text(encoding="utf-8"), "html.parser")
+    texts = {path.stem: path.read_text(encoding="utf-8") for path in (content / "notes").glob("*.md")}
+    for link in page.select(".note-body a.citation.quote"):
+        parts = urlsplit(link["href"])
+        words = [w.strip(".,;:!?«»()*_\"'") for w in parse_qs(parts.query)["quote"][0].split()]
+        assert all(w in texts[parts.path[:-len(".html")]] for w in words if w), link["href"]

@@ -31,6 +31,8 @@ def test_every_page_has_its_txt_and_json_siblings(example_site: Path) -> None:
         common = {"title", "kind", "url", "body", "links", "citations"}
         if record["kind"] in ("wiki", "synthesis"):
             assert set(record) == common | {"claims"}, page  # its every claim, from the core's model
+        elif record["kind"] == "answer":  # and the question, 'not in the corpus', who answered
+            assert set(record) == common | {"claims", "answer"}, page
         elif record["kind"] == "note":
             assert set(record) == common | {"extractions"}, page  # its extractions and their comments
         else:
@@ -163,13 +165,13 @@ def test_llms_full_has_articles_then_notes_then_listings_each_with_its_header(ex
     chunks = _full_chunks(files["llms-full.txt"].decode("utf-8"))
     kinds = [_kind_of(files, url) for url, _ in chunks]
     assert len(chunks) == len(_public_pages(files)), "every public page, once"
-    rank = [0 if k in ("wiki", "synthesis") else 1 if k == "note" else 2 for k in kinds]
+    rank = [0 if k in ("wiki", "synthesis", "answer") else 1 if k == "note" else 2 for k in kinds]
     assert rank == sorted(rank) and rank[0] == 0 and 2 in rank, kinds
     for url, block in chunks:
         path = url[len(BASE):] or "index.html"
         page = BeautifulSoup(files[path], "html.parser")
         assert page.select_one('link[rel="canonical"]')["href"] == url
-        if _kind_of(files, url) not in ("note", "wiki", "synthesis"):
+        if _kind_of(files, url) not in ("note", "wiki", "synthesis", "answer"):
             continue
         title, meta = page.select_one(".note-header h1").get_text(), page.select_one(".note-header .meta")
         header = block.split("\n\n")[0]
@@ -216,7 +218,7 @@ def test_llms_full_cap_cuts_between_pages_and_says_what_is_left(tmp_path: Path, 
     assert len(kept) in boundaries, "cut between two pages, never inside one"
     included = _full_chunks(kept.decode("utf-8"))
     left = len(_full_chunks(full.decode("utf-8"))) - len(included)
-    assert included and _kind_of(site_files(example_site), included[0][0]) in ("wiki", "synthesis")
+    assert included and _kind_of(site_files(example_site), included[0][0]) in ("wiki", "synthesis", "answer")
     text = closing.decode("utf-8")
     assert left > 0 and str(left) in text and f"{BASE}llms.txt" in text and f"{BASE}sitemap.xml" in text, text
 
