@@ -32,6 +32,7 @@ BLOCKING = ("serious", "critical")
 
 WIKI = "notes/cvl-wiki-budget.html"
 SYNTHESIS = "notes/cvl-synthese-budget-2024-2025.html"
+ANSWER = "notes/subvention-du-foyer.html"
 
 # One page of each kind the site emits (generator/site/emitters.py), with what makes it that kind.
 PAGE_KINDS = {
@@ -157,7 +158,7 @@ def test_axe_finds_nothing_serious_in_the_readers_states(scheme_context, axe_sou
     page = context.new_page()
     problems: list[str] = []
 
-    for path in (WIKI, SYNTHESIS, PAGE_KINDS["superseded synthesis"]):
+    for path in (WIKI, SYNTHESIS, PAGE_KINDS["superseded synthesis"], ANSWER):
         _goto(page, path)
         citation = page.locator(".note-body a.citation").first
         citation.focus()
@@ -185,6 +186,11 @@ def test_axe_finds_nothing_serious_in_the_readers_states(scheme_context, axe_sou
     assert page.locator("mark.extraction.current").count() >= 1
     page.locator('mark[data-ext~="cvl-1114-bail-verbal"]').first.click()  # opens the evidence
     problems += _axe(page, axe_source, f"{scheme} landed-on passage, evidence open")
+
+    _goto(page, ANSWER)  # a saved answer's quote landed on: the note's words highlighted by the script
+    _goto(page, "notes/" + page.locator(".note-body a.citation.quote").first.get_attribute("href"))
+    assert page.locator("mark.quoted.current").count() >= 1
+    problems += _axe(page, axe_source, f"{scheme} landed-on answer quote")
 
     _goto(page, PAGE_KINDS["note"])  # each drop-down menu open: the header's, the notebook switcher
     menus = page.locator("details.nav-group:visible, details.context-switch:visible")

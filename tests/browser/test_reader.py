@@ -355,6 +355,17 @@ def test_every_citation_of_a_saved_answer_lands_on_its_highlighted_passage(page)
                                     "return r.top >= 0 && r.bottom <= window.innerHeight; }"), "scrolled into view"
 
 
+def test_an_answer_citation_previews_the_notes_words_and_its_state(page) -> None:
+    page.goto(ANSWER)
+    citation = page.locator(".note-body a.citation.quote").first
+    citation.focus()
+    preview = page.locator("#citation-preview")
+    assert preview.is_visible()
+    assert preview.locator("blockquote").inner_text() == citation.get_attribute("data-preview-quote")
+    assert "vérifié" in preview.locator(".state").inner_text()
+    assert preview.locator(".actions a").first.get_attribute("href") == citation.get_attribute("href")
+
+
 def test_an_answer_citation_lands_on_its_element_without_script(browser, site_url) -> None:
     from urllib.parse import urlsplit
 

@@ -254,6 +254,8 @@
       if (href.indexOf("#ext-") >= 0) {
         action(href, labels.previewPassage);
         action(href.replace("#ext-", "#entry-"), labels.previewEntry);
+      } else if (link.classList.contains("quote")) {  // an answer's quote: the note's words, no extraction
+        action(href, labels.previewPassage);
       } else {
         action(href, labels.previewEntry);
       }
