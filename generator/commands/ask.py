@@ -155,9 +155,10 @@ class Conversation:
 def ask(library: Library, client: LLMClient, question: str, notice: Callable[[str], None] = lambda _m: None,
         tools: bool = True) -> Answer:
     """The answer to ``question`` from ``library``, through ``client``."""
+    spent: dict[str, int] = {}  # the tokens of tool turns given up on: the answer costs them too
     if tools:
         try:
-            answered = _with_tools(library, client, question)
+            answered = _with_tools(library, client, question, spent)
         except ToolsRefused as exc:
             notice(f"{exc}; Carnet searched the corpus itself and sent the passages in one request")
         else:
@@ -165,7 +166,13 @@ def ask(library: Library, client: LLMClient, question: str, notice: Callable[[st
                 return answered
             notice("the model answered without searching: Carnet searched the corpus itself and sent the "
                    "passages in one request")
-    return _one_request(library, client, question)
+    answer = _one_request(library, client, question)
+    if not spent:
+        return answer
+    usage = dict(answer.provenance.get("usage", {}))
+    _add(usage, spent)
+    return dataclasses.replace(answer, provenance={**answer.provenance, "usage": usage,
+                                                   "tool_turns": {"usage": dict(spent)}})
 
 
 def judge_answer(answer: Answer, client: LLMClient, notice: Callable[[str], None] = lambda _m: None) -> Answer:
@@ -196,7 +203,7 @@ def judge_answer(answer: Answer, client: LLMClient, notice: Callable[[str], None
     return dataclasses.replace(judged, provenance=recorded, verdicts=tuple(records))
 
 
-def _with_tools(library: Library, client: LLMClient, question: str) -> Answer | None:
+def _with_tools(library: Library, client: LLMClient, question: str, spent: dict[str, int]) -> Answer | None:
     """The conversation with tools, or ``None`` when the model never searched."""
     prompt = load_prompt("ask_tools")
     conversation = Conversation(library)
@@ -209,6 +216,7 @@ def _with_tools(library: Library, client: LLMClient, question: str) -> Answer | 
         turn, provenance = client.chat_tools(prompt, messages, TOOLS, tool_choice="none" if last else "auto",
                                              max_tokens=answer_tokens(MAX_STATEMENTS, STATEMENT_TOKENS))
         _add(usage, turn.usage)
+        _add(spent, turn.usage)
         if not turn.calls:
             if turn_number == 0:
                 return None

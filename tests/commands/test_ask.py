@@ -99,6 +99,21 @@ def test_a_model_that_answers_without_searching_gets_the_passages_sent(small: Pa
                       reply(answer(("La réserve est de 800 euros.", [(reserve, "la réserve est de 800 euros")]))))
     result = ask(library(small, Scope()), client_for(small), "Quelle est la réserve du budget ?")
     assert result.mode is Mode.RETRIEVAL and result.citations[0].text == "la réserve est de 800 euros"
+    # the turn given up on cost tokens too: the answer's usage is both requests'
+    assert result.provenance["usage"]["total_tokens"] == 2 * 160
+    assert result.provenance["tool_turns"] == {"usage": {"prompt_tokens": 120, "completion_tokens": 40,
+                                                         "total_tokens": 160}}
+
+
+def test_tools_refused_after_a_turn_keep_that_turns_tokens(small: Path, llm_server) -> None:
+    configure(small, llm_server.url)
+    reserve = passage_with(small, "réserve")
+    llm_server.script(calls(("search_passages", {"query": "réserve"})),
+                      status(500, "tool calls are not supported by this template"),
+                      reply(answer(("La réserve est de 800 euros.", [(reserve, "la réserve est de 800 euros")]))))
+    result = ask(library(small, Scope()), client_for(small), "Quelle est la réserve du budget ?")
+    assert result.mode is Mode.RETRIEVAL and len(llm_server.requests) == 3
+    assert result.provenance["usage"]["total_tokens"] == 2 * 160, "the tool turn and the one request"
 
 
 def test_a_quote_that_does_not_anchor_is_refused_and_its_statement_unsourced(small: Path, llm_server) -> None:

@@ -428,6 +428,7 @@ def test_ask_save_writes_an_answer_the_build_publishes(model_server: ModelServer
     assert_idle(segment)
     after = assert_intact(content, before)
     written = changed(before, after)
+    print(f"ask --save: exit {run.code}, wrote {sorted(written)}")  # which path ran, for the log (-rA)
     if run.code:
         assert written == set(), "a refused answer writes nothing"
         return
