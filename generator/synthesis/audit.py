@@ -213,6 +213,9 @@ def _audit_answer(note: Note, corpus: Corpus, anchored: dict[str, AnchoredNote],
     # the perimeter: every passage retrieved; discarded: those no quote lands in
     cited = {(link.note, anchored[link.note].document.elements[p.element].id)
              for link in links if link.portions for p in link.portions}
+    # and the passages the quotes were saved from, even if they changed since (the flag says so)
+    cited |= {(quotes[link.marker.key].note, quotes[link.marker.key].passage.partition("#")[2])
+              for link in links if link.marker.kind == "quote" and link.marker.key in quotes and not link.broken}
     notes = sorted({r.note for r in record.retrieved if r.note in corpus.notes
                     and corpus.notes[r.note].type is NoteType.NOTE})
     items = []
@@ -231,7 +234,7 @@ def _audit_answer(note: Note, corpus: Corpus, anchored: dict[str, AnchoredNote],
             covered[slug] = coverage(anchored[slug].document.elements, live_anchors)
     said = [SaidHere(claim, _said_here(claim, notes, corpus, anchored, covered))
             for claim in claims if not claim.sourced]
-    for quote_id in changed:
+    for quote_id in (q for q in changed if placed[q][0] is SourceState.PRESENT):  # the others are said above
         problems.append(Problem(file, quotes[quote_id].line, "changed-evidence",
                                 f"the passage quote {quote_id!r} cites changed since the answer was saved",
                                 "Check that the answer still stands on it, or ask again.", Severity.WARNING))

@@ -117,6 +117,9 @@ def test_a_changed_passage_flags_the_answer_and_a_vanished_quote_is_never_guesse
     assert "q1" in doc.select_one(".act-status .changed").get_text()
     links = doc.select(".note-body a.citation")
     assert "detached" in links[1]["class"] and "quote" not in urlsplit(links[1]["href"]).query
+    # a cited passage that changed is flagged, not counted as read but not cited
+    record = load_corpus(small)[0].notes["budget-vote"].article.answer
+    assert len(doc.select("#discarded .discarded-item")) == len(record.retrieved) - len(record.quotes)
 
 
 def test_not_in_the_corpus_is_saved_and_published_as_such(small: Path, llm_server, tmp_path: Path) -> None:
