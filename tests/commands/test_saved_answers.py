@@ -186,3 +186,21 @@ def test_a_passage_masked_or_a_note_made_private_since_is_never_shown(small: Pat
                                  "  secret: {}\n"), encoding="utf-8")
     checked = check_content(small)
     assert [p for p in checked.errors if p.code == "private-link" and p.file == "notes/answers/budget-vote.md"]
+
+
+def test_carnet_verify_judges_a_saved_answers_pairs_like_an_articles(small: Path, llm_server, tmp_path: Path) -> None:
+    from support.answers import Answers
+
+    configure(small, llm_server.url)
+    reserve = passage_with(small, "réserve")
+    llm_server.script(reply(answer(("La réserve du budget est de 800 euros.", [(reserve, "la réserve est de 800 euros")]))))
+    assert main(["ask", "Quelle réserve ?", "--content", str(small), "--no-tools", "--no-judge", "--save", "reserve"]) == 0
+    assert not (small / "verdicts" / "reserve.yaml").exists()
+    llm_server.respond(Answers().respond)
+    assert main(["verify", "reserve", "--content", str(small)]) == 0
+    recorded = (small / "verdicts" / "reserve.yaml").read_text(encoding="utf-8")
+    assert "source: quote:q1" in recorded and "method: llm" in recorded
+    out = tmp_path / "site"
+    build(small, out)
+    (link,) = page(out, "reserve").select(".note-body a.citation")
+    assert "reason-not-judged" not in link["class"], "the verdict recorded gives the pair its state"
