@@ -227,6 +227,21 @@ class DiscardedPages:
 
 
 @dataclass(frozen=True)
+class GraphPages:
+    """``graph.html`` and ``notebooks/<slug>.graph.html``: the graph drawn, laid out at build;
+    rendered again only when what they draw changed (their context is the key)."""
+
+    name: str = "graph-pages"
+
+    def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
+        from generator.site.graph_pages import SITE_GRAPH, graph_context, notebook_graph_path
+
+        yield SITE_GRAPH, theme.render("graph.html", memo, **graph_context(site, theme))
+        for slug in site.publication.notebooks:
+            yield notebook_graph_path(slug), theme.render("graph.html", memo, **graph_context(site, theme, slug))
+
+
+@dataclass(frozen=True)
 class NotFoundPage:
     name: str = "not-found"
 
@@ -288,7 +303,8 @@ class Redirects:
 
 EMITTERS: tuple[Emitter, ...] = (
     ThemeStatic(), ContentAssets(), HomePage(), BasePages(), NotebookPages(), CategoryPages(), NotePages(),
-    TextProjections(), WebAnnotations(), SelectionPages(), DiscardedPages(), NotFoundPage(), SearchPage(), Feeds(), Robots(), Redirects(),
+    TextProjections(), WebAnnotations(), SelectionPages(), DiscardedPages(), GraphPages(), NotFoundPage(), SearchPage(),
+    Feeds(), Robots(), Redirects(),
 )
 
 

@@ -8,7 +8,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
 from generator.anchoring import AnchoredNote
@@ -22,6 +22,9 @@ from generator.synthesis.coverage import Coverage
 from generator.text import category_slug
 from generator.verification.assess import Assessment
 from generator.verification.tally import Tally
+
+if TYPE_CHECKING:
+    from generator.site.graph_view import NoteGraph
 
 
 def note_path(slug: str) -> str:
@@ -195,6 +198,14 @@ class SiteModel:
         """Published notebook → its notes, in the publication's order; computed once per build
         (each listing asks for its notebook's notes)."""
         return members_by_notebook(self.publication.notes.values())
+
+    @functools.cached_property
+    def note_graph(self) -> NoteGraph:
+        """The published notes and notebooks with their citations, links and memberships, for
+        the graph pages and each page's local graph; made once per build."""
+        from generator.site.graph_pages import site_graph
+
+        return site_graph(self)
 
     def notes_of(self, notebook: str) -> list[Note]:
         return list(self.members.get(notebook, ()))

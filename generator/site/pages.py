@@ -20,6 +20,7 @@ from generator.corpus.proposal import OperationDecision
 from generator.corpus.publication import published_ids
 from generator.memo import NO_MEMO, Memo, digest_of
 from generator.site import paging
+from generator.site.graph_pages import local_graph
 from generator.site.markdown_html import CitationView, Href, Mark, RenderState, render_body
 from generator.site.model import (
     SiteModel,
@@ -386,6 +387,7 @@ def note_context(site: SiteModel, theme: Theme, slug: str, memo: Memo = NO_MEMO)
         "annotations_url": url(annotations_path(slug)),
         "audit": audit_context(site, theme, audit, path) if audit else None,
         "answer": answer_context(site, theme, note) if note.type is NoteType.ANSWER else None,
+        "local_graph": local_graph(site, theme, slug),
         "text_url": url(text_path(slug)),
         "date": note.date, "authors": [name(a) for a in note.authors], "summary": note.summary,
         "body": body, "media": media, "contexts": contexts, "extractions": extractions,

@@ -12,7 +12,9 @@ a few facts about the rest of the site, gathered by :func:`note_reads`:
 - its backlinks, with their titles;
 - the published articles citing each of its extractions, with titles and counts;
 - the names its people are shown by (a notebook-wide rule);
-- its coverage.
+- its coverage;
+- its local graph: its neighbours (notes citing it, cited by it, linked either way, its
+  notebooks) with their titles and kinds.
 
 An edit anywhere else changes none of them, so the note's outputs are recalled as they
 were: one edited note costs its own outputs, plus those of the notes whose reads it
@@ -36,6 +38,7 @@ from collections.abc import Iterable
 
 from generator.corpus.model import Note, NoteType
 from generator.memo import digest_of
+from generator.site.graph_pages import local_reads
 from generator.site.model import SiteModel, note_path
 from generator.site.pages import act_summary, cited_by, link_href
 from generator.site.theme import Theme
@@ -85,6 +88,7 @@ def note_reads(site: SiteModel, theme: Theme, slug: str) -> tuple[object, ...]:
         [(source, publication.notes[source].title) for source in site.backlinks.get(slug, [])],
         [(e.id, cited_by(site, e.id)) for e in note.extractions],
         sorted(coverage.covered), coverage.total,
+        local_reads(site, slug),  # its local graph: its neighbours, their titles and kinds
     )
 
 

@@ -134,8 +134,9 @@ def test_budgets(example_site: Path) -> None:
             assert len(gzip.compress(data)) <= 60 * 1024, path
     css = sum(len(d) for p, d in files.items() if p.startswith("static/") and p.endswith(".css"))
     js = sum(len(d) for p, d in files.items() if p.startswith("static/") and p.endswith(".js"))
-    # unminified, comments kept: 25 KiB until the landing on a saved answer's quote (1.8 KB) came
-    assert css <= 30 * 1024 and js <= 27 * 1024, (css, js)
+    # unminified, comments kept: 25 KiB until the landing on a saved answer's quote (1.8 KB) and
+    # the graph's zoom, pan, filters and highlight (3.5 KB) came
+    assert css <= 32 * 1024 and js <= 32 * 1024, (css, js)
 
 
 # -- issue 20: crawlers get what the page proves -------------------------------------------------

@@ -532,6 +532,81 @@
     if (first) first.scrollIntoView({ block: "center" });
   }
 
+  // A graph: zoom (buttons, wheel, the + and - keys), pan (drag), filters by kind and
+  // notebook, a node's neighbours lit on hover and focus. Without script the SVG is whole
+  // and each node a link; Tab reaches every node and Enter follows it, script or not.
+  function setUpGraphs() {
+    document.querySelectorAll("[data-graph]").forEach(function (figure) {
+      var svg = figure.querySelector("svg.graph-svg");
+      if (!svg) return;
+      var base = svg.viewBox.baseVal, whole = [base.x, base.y, base.width, base.height], box = whole.slice();
+      function apply() { svg.setAttribute("viewBox", box.map(function (v) { return Math.round(v * 10) / 10; }).join(" ")); }
+      function zoom(factor, cx, cy) {
+        if (cx === undefined) { cx = box[0] + box[2] / 2; cy = box[1] + box[3] / 2; }
+        var width = Math.min(whole[2] * 2, Math.max(whole[2] / 20, box[2] * factor)), scale = width / box[2];
+        box = [cx - (cx - box[0]) * scale, cy - (cy - box[1]) * scale, width, box[3] * scale];
+        apply();
+      }
+      var nodes = svg.querySelectorAll("a.node"), edges = svg.querySelectorAll("line.edge");
+      function light(node) {
+        var near = (node.dataset.n || "").split(" ").concat([node.dataset.i]);
+        svg.classList.add("highlighting");
+        nodes.forEach(function (n) { n.classList.toggle("on", near.indexOf(n.dataset.i) >= 0); });
+        edges.forEach(function (l) { l.classList.toggle("on", l.dataset.s === node.dataset.i || l.dataset.t === node.dataset.i); });
+      }
+      function unlight() { svg.classList.remove("highlighting"); }
+      nodes.forEach(function (n) {
+        n.addEventListener("mouseenter", function () { light(n); });
+        n.addEventListener("focus", function () { light(n); });
+        n.addEventListener("mouseleave", unlight);
+        n.addEventListener("blur", unlight);
+      });
+      var controls = figure.querySelector(".graph-controls");
+      if (!controls) return;  // a local graph: small, drawn whole, the page scrolls over it
+      controls.hidden = false;
+      controls.addEventListener("click", function (event) {
+        var button = event.target.closest("button[data-zoom]");
+        if (!button) return;
+        if (button.dataset.zoom === "reset") { box = whole.slice(); apply(); } else zoom(button.dataset.zoom === "in" ? 0.8 : 1.25);
+      });
+      controls.addEventListener("change", function () {
+        var hidden = {};
+        nodes.forEach(function (n) {
+          var kind = figure.querySelector('[data-filter-kind="' + n.dataset.kind + '"]');
+          var book = figure.querySelector('[data-filter-notebook="' + n.dataset.nb + '"]');
+          var off = (kind && !kind.checked) || (book && !book.checked);
+          n.classList.toggle("off", !!off);
+          if (off) hidden[n.dataset.i] = true;
+        });
+        edges.forEach(function (l) { l.classList.toggle("off", !!(hidden[l.dataset.s] || hidden[l.dataset.t])); });
+      });
+      svg.addEventListener("wheel", function (event) {
+        event.preventDefault();
+        var r = svg.getBoundingClientRect();
+        zoom(event.deltaY < 0 ? 0.85 : 1.18, box[0] + (event.clientX - r.left) / r.width * box[2],
+             box[1] + (event.clientY - r.top) / r.height * box[3]);
+      }, { passive: false });
+      var drag = null;
+      svg.addEventListener("pointerdown", function (event) {
+        if (event.target.closest("a")) return;
+        drag = [event.clientX, event.clientY, box[0], box[1]];
+        svg.setPointerCapture(event.pointerId);
+      });
+      svg.addEventListener("pointermove", function (event) {
+        if (!drag) return;
+        var r = svg.getBoundingClientRect();
+        box[0] = drag[2] - (event.clientX - drag[0]) / r.width * box[2];
+        box[1] = drag[3] - (event.clientY - drag[1]) / r.height * box[3];
+        apply();
+      });
+      svg.addEventListener("pointerup", function () { drag = null; });
+      figure.addEventListener("keydown", function (event) {
+        if (event.key === "+" || event.key === "=") zoom(0.8);
+        else if (event.key === "-") zoom(1.25);
+      });
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     setUpSearchShortcut();
     setUpSearch();
@@ -544,5 +619,6 @@
     setUpEvidence();
     setUpTurns();
     landQuote();
+    setUpGraphs();
   });
 })();

@@ -1,0 +1,356 @@
+"""The graph, seen: what the graph pages and each page's local graph draw, and where.
+Pure: the site model in; nodes, edges and rounded coordinates out.
+
+It is drawn at the level a reader navigates, a page per node: the published notes (of
+each kind) and the notebooks. Extractions are folded into their note and comments into
+their extraction — counted on the note, not drawn — so a citation of an extraction is an
+edge from the article to the note, and a reply edge folds away. Edges: ``cites`` (an
+article or answer to a note it cites, weighted by its citations), ``links`` (a note's
+body links to another note, or to its extractions), ``member-of`` (a note to a notebook).
+
+Legible at scale: notes are laid out by notebook, each notebook a disc of its own (its
+notes in a force layout from fixed starting points, so the same content gives the same
+coordinates), the notebooks on a ring. Past :data:`MAX_DRAWN` nodes the least connected
+notes of each notebook are drawn as one aggregate node ("+ 1,204 notes"), which links to
+the notebook; labels are shown only for the notebooks, the articles and the best connected
+notes (:data:`MAX_LABELS`). A local graph is a note's neighbourhood at depth 1, at most
+:data:`LOCAL_NEIGHBOURS` neighbours, on a ring round it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import numpy as np
+
+from generator.corpus.model import Note, NoteType
+
+MAX_DRAWN = 600
+"""Nodes a graph page draws; past it, each notebook's least connected notes are aggregated."""
+MAX_LABELS = 40
+"""Labels a graph page writes beside its nodes (the others show theirs on hover and focus)."""
+LOCAL_NEIGHBOURS = 16
+"""Neighbours a local graph draws (the rest are counted)."""
+ITERATIONS = 80
+"""Steps of the force layout inside each notebook's disc."""
+
+
+class NodeKind(StrEnum):
+    NOTE = "note"
+    WIKI = "wiki"
+    SYNTHESIS = "synthesis"
+    ANSWER = "answer"
+    NOTEBOOK = "notebook"
+    MORE = "more"  # an aggregate of a notebook's least connected notes
+
+
+class EdgeKind(StrEnum):
+    CITES = "cites"
+    LINKS = "links"
+    MEMBER = "member-of"
+
+
+KIND_OF_NOTE = {NoteType.NOTE: NodeKind.NOTE, NoteType.WIKI: NodeKind.WIKI, NoteType.SYNTHESIS: NodeKind.SYNTHESIS,
+                NoteType.ANSWER: NodeKind.ANSWER}
+
+
+@dataclass(frozen=True)
+class Node:
+    """Attributes:
+        key: ``note:<slug>``, ``notebook:<slug>`` or ``more:<notebook>``.
+        path: the site path of its page (an aggregate's: its notebook's).
+        notebook: the notebook it is drawn in.
+        extractions, comments: folded into it (a note's).
+        count: how many notes an aggregate stands for (1 otherwise).
+    """
+
+    key: str
+    kind: NodeKind
+    title: str
+    path: str
+    notebook: str
+    extractions: int = 0
+    comments: int = 0
+    count: int = 1
+
+
+@dataclass(frozen=True, order=True)
+class Edge:
+    source: str
+    target: str
+    kind: EdgeKind
+    weight: int = 1
+
+
+@dataclass(frozen=True)
+class Drawing:
+    """A graph with its layout: coordinates (rounded, in a ``width`` × ``height`` box), each
+    node's radius, the nodes whose label is written, and per node its neighbours."""
+
+    nodes: tuple[Node, ...]
+    edges: tuple[Edge, ...]
+    positions: dict[str, tuple[float, float]]
+    radius: dict[str, float]
+    labelled: frozenset[str]
+    width: int
+    height: int
+    hidden: int = 0  # neighbours a local graph leaves out
+    neighbours: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    sides: dict[str, str] = field(default_factory=dict)  # a label's side when not right of its node: left, below
+
+
+@dataclass(frozen=True)
+class NoteGraph:
+    """Every note-level edge of the published site, and each note's neighbours: made once
+    per build (:func:`note_graph`), read by every graph."""
+
+    nodes: dict[str, Node]
+    edges: tuple[Edge, ...]
+    around: dict[str, tuple[Edge, ...]]  # node key → the edges touching it
+
+    def degree(self, key: str) -> int:
+        return sum(e.weight for e in self.around.get(key, ()))
+
+
+def note_graph(notes: Mapping[str, Note], notebooks: Mapping[str, str], paths: Mapping[str, str],
+               cites: Iterable[tuple[str, str]], links: Iterable[tuple[str, str]]) -> NoteGraph:
+    """The graph of the published ``notes`` and ``notebooks`` (slug → title): ``paths``,
+    each node's page; ``cites``, (article, cited note) once per citation; ``links``,
+    (note, linked note) once per link."""
+    nodes: dict[str, Node] = {}
+    for slug, title in notebooks.items():
+        nodes[f"notebook:{slug}"] = Node(f"notebook:{slug}", NodeKind.NOTEBOOK, title, paths[f"notebook:{slug}"], slug)
+    for slug, note in notes.items():
+        home = next((m.notebook for m in note.memberships if m.notebook in notebooks), "")
+        nodes[f"note:{slug}"] = Node(f"note:{slug}", KIND_OF_NOTE[note.type], note.title, paths[f"note:{slug}"], home,
+                                     len(note.extractions), sum(len(e.comments) for e in note.extractions))
+    weights: dict[tuple[str, str, EdgeKind], int] = defaultdict(int)
+    for kind, pairs in ((EdgeKind.CITES, cites), (EdgeKind.LINKS, links)):
+        for source, target in pairs:
+            if source != target and f"note:{source}" in nodes and f"note:{target}" in nodes:
+                weights[(f"note:{source}", f"note:{target}", kind)] += 1
+    for slug, note in notes.items():
+        for membership in note.memberships:
+            if membership.notebook in notebooks:
+                weights[(f"note:{slug}", f"notebook:{membership.notebook}", EdgeKind.MEMBER)] += 1
+    edges = tuple(sorted(Edge(s, t, k, w) for (s, t, k), w in weights.items()))
+    around: dict[str, list[Edge]] = defaultdict(list)
+    for edge in edges:
+        around[edge.source].append(edge)
+        around[edge.target].append(edge)
+    return NoteGraph(nodes, edges, {k: tuple(v) for k, v in around.items()})
+
+
+def _seed(key: str) -> tuple[float, float]:
+    """A fixed starting point in the unit disc for ``key`` (a hash, never a random draw)."""
+    digest = hashlib.sha256(key.encode("utf-8")).digest()
+    angle = int.from_bytes(digest[:4], "big") / 2**32 * 2 * math.pi
+    distance = math.sqrt(int.from_bytes(digest[4:8], "big") / 2**32)
+    return distance * math.cos(angle), distance * math.sin(angle)
+
+
+def force_layout(keys: list[str], edges: list[tuple[int, int, float]], iterations: int = ITERATIONS) -> np.ndarray:
+    """Fruchterman–Reingold in the unit disc from fixed starting points: the same keys and
+    edges give the same coordinates (numpy's float arithmetic, in a fixed order)."""
+    count = len(keys)
+    positions = np.array([_seed(k) for k in keys], dtype=float).reshape(count, 2)
+    if count <= 1:
+        return np.zeros((count, 2))
+    k = math.sqrt(math.pi / count)  # the ideal distance for count points in the unit disc
+    temperature = 0.1
+    sources = np.array([e[0] for e in edges], dtype=int)
+    targets = np.array([e[1] for e in edges], dtype=int)
+    weights = np.array([e[2] for e in edges], dtype=float)
+    for _ in range(iterations):
+        delta = positions[:, None, :] - positions[None, :, :]
+        distance = np.sqrt((delta ** 2).sum(axis=2)) + 1e-9
+        force = (delta / distance[:, :, None] * (k * k / distance)[:, :, None]).sum(axis=1)
+        if len(edges):
+            pull = positions[sources] - positions[targets]
+            length = np.sqrt((pull ** 2).sum(axis=1)) + 1e-9
+            step = pull / length[:, None] * (length * length / k * np.minimum(weights, 4.0))[:, None]
+            np.add.at(force, sources, -step)
+            np.add.at(force, targets, step)
+        size = np.sqrt((force ** 2).sum(axis=1)) + 1e-9
+        positions += force / size[:, None] * np.minimum(size, temperature)[:, None]
+        outside = np.sqrt((positions ** 2).sum(axis=1))
+        positions /= np.maximum(outside, 1.0)[:, None]  # kept in the disc
+        temperature *= 0.96
+    return positions
+
+
+def _kept(graph: NoteGraph, members: list[str], room: int) -> tuple[list[str], list[str]]:
+    """The ``room`` members drawn (articles first, then the best connected) and the rest."""
+    if len(members) <= room:
+        return members, []
+    ranked = sorted(members, key=lambda m: (graph.nodes[m].kind is NodeKind.NOTE, -graph.degree(m), m))
+    kept = set(ranked[:room])
+    return [m for m in members if m in kept], [m for m in members if m not in kept]
+
+
+def _radius(node: Node) -> float:
+    if node.kind is NodeKind.NOTEBOOK:
+        return 9.0
+    if node.kind is NodeKind.MORE:
+        return round(6 + 2 * math.log10(node.count + 1), 1)
+    return round(3.5 + min(4.0, math.sqrt(node.extractions) / 2), 1)
+
+
+def page_drawing(graph: NoteGraph, notebook: str = "", width: int = 960) -> Drawing:
+    """The graph of the site (every public notebook) or of one ``notebook``, laid out."""
+    books = [k for k, n in graph.nodes.items() if n.kind is NodeKind.NOTEBOOK
+             and (not notebook or n.notebook == notebook)]
+    clusters: dict[str, list[str]] = {b: [] for b in books}
+    for key, node in graph.nodes.items():
+        if node.kind is NodeKind.NOTEBOOK:
+            continue
+        if notebook:
+            if any(e.kind is EdgeKind.MEMBER and e.target == f"notebook:{notebook}" for e in graph.around.get(key, ())):
+                clusters[f"notebook:{notebook}"].append(key)
+        elif f"notebook:{node.notebook}" in clusters:
+            clusters[f"notebook:{node.notebook}"].append(key)
+    total = sum(len(v) for v in clusters.values())
+    room = {b: max(1, math.floor(len(v) * min(1.0, (MAX_DRAWN - len(books)) / max(total, 1)))) for b, v in clusters.items()}
+    nodes: list[Node] = []
+    positions: dict[str, tuple[float, float]] = {}
+    drawn: set[str] = set()
+    # the notebooks on a ring, each a disc with an area in proportion to its notes, the ring
+    # wide enough that each disc's arc holds it and a gap
+    sizes = {b: math.sqrt(max(1, len(v))) for b, v in clusters.items()}
+    total_size = sum(sizes.values())
+    gap = 1.0
+    ring = max(((2 * sizes[b] + gap) * total_size / (2 * math.pi * sizes[b]) for b in books), default=0.0) \
+        if len(books) > 1 else 0.0
+    # the first notebook's disc centred on the left, the others clockwise (two side by side)
+    angle = math.pi - (sizes[books[0]] / total_size * math.pi if len(books) > 1 else 0.0)
+    unit = (width / 2 - 40) / (ring + max(sizes.values(), default=1.0)) if books else 1.0
+    for book in books:
+        share = sizes[book] / total_size * 2 * math.pi if len(books) > 1 else 0.0
+        centre = (ring * math.cos(angle + share / 2), ring * math.sin(angle + share / 2))
+        angle += share
+        members, rest = _kept(graph, clusters[book], room[book])
+        keys = [book, *members]
+        index = {k: i for i, k in enumerate(keys)}
+        internal = [(index[e.source], index[e.target], float(e.weight)) for m in members for e in graph.around[m]
+                    if e.source == m and e.target in index]
+        inside = force_layout(keys, internal)
+        inside[0] = 0.0  # the notebook at its disc's centre
+        for key, (x, y) in zip(keys, inside, strict=True):
+            positions[key] = (centre[0] + x * sizes[book] * 0.92, centre[1] + y * sizes[book] * 0.92)
+        nodes.append(graph.nodes[book])
+        nodes += [graph.nodes[m] for m in members]
+        drawn.update(keys)
+        if rest:
+            more = Node(f"more:{graph.nodes[book].notebook}", NodeKind.MORE, "", graph.nodes[book].path,
+                        graph.nodes[book].notebook, count=len(rest))
+            nodes.append(more)
+            positions[more.key] = (centre[0], centre[1] + sizes[book] * 1.02)
+            drawn.add(more.key)
+    edges = sorted({e for key in drawn for e in graph.around.get(key, ())
+                    if e.source in drawn and e.target in drawn and (not notebook or e.kind is not EdgeKind.MEMBER)})
+    if notebook:  # every note is a member: its edge to the notebook says nothing here
+        nodes = [n for n in nodes if n.kind is not NodeKind.NOTEBOOK]
+        edges = [e for e in edges if e.kind is not EdgeKind.MEMBER]
+    for node in nodes:
+        if node.kind is NodeKind.MORE:
+            edges.append(Edge(node.key, f"notebook:{node.notebook}", EdgeKind.MEMBER, node.count))
+    shown = {n.key for n in nodes}
+    edges = [e for e in edges if e.source in shown and e.target in shown]
+    return _framed(nodes, edges, positions, graph, width, unit)
+
+
+def _framed(nodes: list[Node], edges: list[Edge], positions: dict[str, tuple[float, float]], graph: NoteGraph,
+            width: int, unit: float) -> Drawing:
+    keys = {n.key for n in nodes}
+    xs = [positions[k][0] for k in keys] or [0.0]
+    ys = [positions[k][1] for k in keys] or [0.0]
+    margin = 24.0
+    scale = unit
+    left, top = min(xs), min(ys)
+    height = round((max(ys) - top) * scale + 2 * margin)
+    width = round((max(xs) - left) * scale + 2 * margin)
+    placed = {k: (round((positions[k][0] - left) * scale + margin, 1), round((positions[k][1] - top) * scale + margin, 1))
+              for k in sorted(keys)}
+    ranked = sorted((n for n in nodes if n.kind is not NodeKind.MORE),
+                    key=lambda n: (n.kind is not NodeKind.NOTEBOOK, n.kind is NodeKind.NOTE, -graph.degree(n.key), n.key))
+    radius = {n.key: _radius(n) for n in nodes}
+    labelled = _fitting(ranked, placed, radius, MAX_LABELS)
+    neighbours: dict[str, set[str]] = defaultdict(set)
+    for edge in edges:
+        neighbours[edge.source].add(edge.target)
+        neighbours[edge.target].add(edge.source)
+    for key in labelled:  # a label past the right edge widens the drawing
+        node = next(n for n in nodes if n.key == key)
+        width = max(width, math.ceil(label_box(*placed[key], radius[key], node.title)[2] + 8))
+    return Drawing(tuple(nodes), tuple(sorted(edges)), placed, radius, labelled, max(width, 200), max(height, 120),
+                   neighbours={k: tuple(sorted(v)) for k, v in sorted(neighbours.items())})
+
+
+CHAR_WIDTH = 6.2
+"""The width of a label's character at the graph's 11 px, in the drawing's units (an estimate)."""
+
+
+def label_box(x: float, y: float, r: float, text: str) -> tuple[float, float, float, float]:
+    """The box a node's label takes, right of it (as the SVG writes it): left, top, right, bottom."""
+    from generator.site.graph_svg import LABEL_CHARS
+
+    return x + r + 2, y - 8, x + r + 4 + CHAR_WIDTH * min(len(text), LABEL_CHARS), y + 5
+
+
+def _fitting(ranked: list[Node], placed: dict[str, tuple[float, float]], radius: dict[str, float],
+             most: int) -> frozenset[str]:
+    """The nodes whose label is written: in rank order, each where it covers neither a label
+    written before nor another node (labels only where they fit)."""
+    boxes: list[tuple[float, float, float, float]] = []
+    chosen: list[str] = []
+    for node in ranked:
+        if len(chosen) == most:
+            break
+        x, y = placed[node.key]
+        box = label_box(x, y, radius[node.key], node.title)
+        if any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in boxes):
+            continue
+        if node.kind is not NodeKind.NOTEBOOK and any(  # a notebook's label is a landmark: written over nodes
+                k != node.key and box[0] - radius[k] < px < box[2] + radius[k] and box[1] - radius[k] < py < box[3] + radius[k]
+                for k, (px, py) in placed.items()):
+            continue
+        boxes.append(box)
+        chosen.append(node.key)
+    return frozenset(chosen)
+
+
+def local_drawing(graph: NoteGraph, slug: str, width: int = 560, height: int = 340) -> Drawing | None:
+    """A note's neighbourhood at depth 1 on a ring round it (``None``: it has no neighbour
+    but its notebooks, nothing worth drawing)."""
+    key = f"note:{slug}"
+    around = graph.around.get(key, ())
+    others: dict[str, list[Edge]] = defaultdict(list)
+    for edge in around:
+        other = edge.target if edge.source == key else edge.source
+        others[other].append(edge)
+    if not any(graph.nodes[o].kind is not NodeKind.NOTEBOOK for o in others):
+        return None
+    order = {EdgeKind.CITES: 0, EdgeKind.LINKS: 1, EdgeKind.MEMBER: 2}
+    ranked = sorted(others, key=lambda o: (min(order[e.kind] for e in others[o]), -sum(e.weight for e in others[o]),
+                                           graph.nodes[o].title, o))
+    shown, hidden = ranked[:LOCAL_NEIGHBOURS], len(ranked) - LOCAL_NEIGHBOURS
+    # on an ellipse round the note, the labels outward: right of the nodes on the right, left of
+    # those on the left, the note's own below it
+    cx, cy, rx, ry = width / 2, height / 2, width / 2 - 190, height / 2 - 30
+    positions = {key: (round(cx, 1), round(cy, 1))}
+    sides = {key: "below"}
+    for index, other in enumerate(shown):
+        angle = -math.pi / 2 + 2 * math.pi * index / len(shown)
+        positions[other] = (round(cx + rx * math.cos(angle), 1), round(cy + ry * math.sin(angle), 1))
+        if math.cos(angle) < -1e-9:
+            sides[other] = "left"
+    nodes = (graph.nodes[key], *(graph.nodes[o] for o in shown))
+    edges = tuple(sorted(e for o in shown for e in others[o]))
+    return Drawing(nodes, edges, positions, {n.key: _radius(n) for n in nodes}, frozenset(positions), width, height,
+                   max(hidden, 0), neighbours={key: tuple(sorted(shown)), **dict.fromkeys(sorted(shown), (key,))},
+                   sides=sides)
