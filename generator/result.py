@@ -28,6 +28,7 @@ class BuildSummary:
         warnings, notices: problems of those severities.
         page_budget: the budget of an HTML page, gzipped, in bytes (``outputs.page_budget_kb``).
         over_budget: (path, gzipped size) of the pages over it, heaviest first.
+        graph_pages: (path, size, gzipped size) of the graph pages (the site's, then each notebook's).
     """
 
     pages: int = 0
@@ -41,6 +42,7 @@ class BuildSummary:
     notices: int = 0
     page_budget: int = 0
     over_budget: tuple[tuple[str, int], ...] = ()
+    graph_pages: tuple[tuple[str, int, int], ...] = ()
 
     def lines(self) -> list[str]:
         states = ", ".join(f"{count} {state}" for state, count in sorted(self.citations.items())) or "none"
@@ -51,8 +53,21 @@ class BuildSummary:
             f"  citations    {sum(self.citations.values())} ({states})",
             f"  operations   {self.rejected_operations} rejected",
             f"  problems     {self.warnings} warning(s), {self.notices} notice(s)",
+            *self.graph_lines(),
             *self.budget_lines(),
         ]
+
+    def graph_lines(self) -> list[str]:
+        """The graph pages' weight: the site's, and the heaviest notebook's."""
+        if not self.graph_pages:
+            return []
+        (path, size, packed), *books = self.graph_pages
+        line = f"  graph        {path} {size / 1024:.0f} KB ({packed / 1024:.0f} KB gzipped)"
+        if books:
+            heaviest = max(books, key=lambda b: (b[2], b[0]))
+            line += (f"; {len(books)} notebook graph(s), the heaviest {heaviest[0]} {heaviest[1] / 1024:.0f} KB "
+                     f"({heaviest[2] / 1024:.0f} KB gzipped)")
+        return [line]
 
     def budget_lines(self) -> list[str]:
         """The pages over the byte budget, named (the heaviest five), with what to do."""

@@ -8,6 +8,7 @@ are given). The writer replaces only the files whose bytes changed.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -236,9 +237,16 @@ class GraphPages:
     def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
         from generator.site.graph_pages import SITE_GRAPH, graph_context, notebook_graph_path
 
-        yield SITE_GRAPH, theme.render("graph.html", memo, **graph_context(site, theme))
-        for slug in site.publication.notebooks:
-            yield notebook_graph_path(slug), theme.render("graph.html", memo, **graph_context(site, theme, slug))
+        graph = site.note_graph
+        # keyed by what they draw: an edit that leaves the graph as it was lays nothing out again
+        drawn = functools.cache(partial(digest_of, (reads.shell_digest(site, theme, ()), graph.nodes, graph.edges)))
+        for slug, path in [("", SITE_GRAPH), *((s, notebook_graph_path(s)) for s in site.publication.notebooks)]:
+            yield path, memo.memo("graph-pages", partial(_graph_key, drawn, path),
+                                  partial(_render, theme, "graph.html", graph_context, site, theme, slug))
+
+
+def _graph_key(drawn: Callable[[], str], path: str) -> str:
+    return digest_of((drawn(), path))
 
 
 @dataclass(frozen=True)

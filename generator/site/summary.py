@@ -49,4 +49,12 @@ def summarise(problems: list[Problem], site: SiteModel, files: SiteFiles) -> Bui
         notices=severities[Severity.NOTICE],
         page_budget=budget,
         over_budget=tuple(over_budget(files, files.sizes, budget)),
+        graph_pages=tuple((path, files.sizes[path], len(gzip.compress(files[path], 6, mtime=0)))
+                          for path in graph_paths(site) if path in files.sizes),
     )
+
+
+def graph_paths(site: SiteModel) -> list[str]:
+    from generator.site.graph_pages import SITE_GRAPH, notebook_graph_path
+
+    return [SITE_GRAPH, *(notebook_graph_path(slug) for slug in site.publication.notebooks)]
