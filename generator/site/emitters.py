@@ -235,14 +235,21 @@ class GraphPages:
     name: str = "graph-pages"
 
     def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
-        from generator.site.graph_pages import SITE_GRAPH, graph_context, notebook_graph_path
+        from generator.site.graph_pages import SITE_GRAPH, graph_of, notebook_graph_path
 
-        graph = site.note_graph
+        graph = graph_of(site)
         # keyed by what they draw: an edit that leaves the graph as it was lays nothing out again
         drawn = functools.cache(partial(digest_of, (reads.shell_digest(site, theme, ()), graph.nodes, graph.edges)))
         for slug, path in [("", SITE_GRAPH), *((s, notebook_graph_path(s)) for s in site.publication.notebooks)]:
             yield path, memo.memo("graph-pages", partial(_graph_key, drawn, path),
-                                  partial(_render, theme, "graph.html", graph_context, site, theme, slug))
+                                  partial(_render, theme, "graph.html", _graph_page, site, theme, slug))
+
+
+def _graph_page(site: SiteModel, theme: Theme, notebook: str) -> dict[str, Any]:
+    from generator.site.graph_pages import graph_context, graph_path, graph_title
+
+    context = pages.common(site, theme, graph_path(notebook), graph_title(site, theme, notebook), "graph")
+    return graph_context(site, theme, context, notebook)
 
 
 def _graph_key(drawn: Callable[[], str], path: str) -> str:

@@ -46,27 +46,41 @@ def _drawn(drawing: Drawing, page: str, theme: Theme, label: str) -> dict[str, A
             "notebooks": sorted({n.notebook for n in drawing.nodes if n.notebook})}
 
 
-def graph_context(site: SiteModel, theme: Theme, notebook: str = "") -> dict[str, Any]:
-    """A graph page's context: the site's, or one notebook's."""
-    from generator.site.pages import common
+def graph_of(site: SiteModel) -> NoteGraph:
+    """The site's note graph, made the first time it is asked for and kept on the site."""
+    if site.note_graph is None:
+        site.note_graph = site_graph(site)
+    graph: NoteGraph = site.note_graph
+    return graph
 
-    path = notebook_graph_path(notebook) if notebook else SITE_GRAPH
-    title = (theme.tr("graph_title_notebook", title=site.publication.notebooks[notebook].title) if notebook
-             else theme.tr("graph_title"))
-    ctx = common(site, theme, path, title, "graph")
-    drawing = page_drawing(site.note_graph, notebook)
+
+def graph_title(site: SiteModel, theme: Theme, notebook: str = "") -> str:
+    return (theme.tr("graph_title_notebook", title=site.publication.notebooks[notebook].title) if notebook
+            else theme.tr("graph_title"))
+
+
+def graph_path(notebook: str = "") -> str:
+    return notebook_graph_path(notebook) if notebook else SITE_GRAPH
+
+
+def graph_context(site: SiteModel, theme: Theme, ctx: dict[str, Any], notebook: str = "") -> dict[str, Any]:
+    """A graph page's context (the site's, or one notebook's), added to the page's ``ctx``
+    (:func:`generator.site.pages.common` of its path and title)."""
+    path, title = graph_path(notebook), graph_title(site, theme, notebook)
+    drawing = page_drawing(graph_of(site), notebook)
     aggregated = sum(n.count for n in drawing.nodes if n.kind == "more")
     ctx["graph"] = {**_drawn(drawing, path, theme, title), "title": title, "aggregated": aggregated,
                     "notebook_titles": {slug: nb.title for slug, nb in site.publication.notebooks.items()},
                     "others": [{"title": nb.title, "url": ctx["url"](notebook_graph_path(slug))}
                                for slug, nb in site.publication.notebooks.items() if slug != notebook],
-                    "site_url": ctx["url"](SITE_GRAPH) if notebook else None}
+                    "site_url": ctx["url"](SITE_GRAPH) if notebook else None, "notebook": notebook,
+                    "notebook_title": site.publication.notebooks[notebook].title if notebook else ""}
     return ctx
 
 
 def local_graph(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any] | None:
     """A note page's local graph (its neighbours at depth 1), or ``None`` when it has none."""
-    drawing = local_drawing(site.note_graph, slug)
+    drawing = local_drawing(graph_of(site), slug)
     if drawing is None:
         return None
     page = note_path(slug)
@@ -75,5 +89,5 @@ def local_graph(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any] | No
 
 def local_reads(site: SiteModel, slug: str) -> object:
     """What a note's local graph reads of the others: its neighbours and their edges to it."""
-    drawing = local_drawing(site.note_graph, slug)
+    drawing = local_drawing(graph_of(site), slug)
     return None if drawing is None else (drawing.nodes, drawing.edges, drawing.hidden)

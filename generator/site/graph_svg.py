@@ -14,11 +14,8 @@ import math
 from collections.abc import Callable
 from html import escape
 
-from generator.site.graph_view import Drawing, EdgeKind, Node, NodeKind
+from generator.site.graph_view import LABEL_CHARS, Drawing, EdgeKind, Node, NodeKind
 from generator.site.model import relative
-
-LABEL_CHARS = 28
-"""Characters of a label written beside its node (the whole title is its tooltip)."""
 
 
 def _number(value: float) -> str:

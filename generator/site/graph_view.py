@@ -38,6 +38,8 @@ LOCAL_NEIGHBOURS = 16
 """Neighbours a local graph draws (the rest are counted)."""
 ITERATIONS = 80
 """Steps of the force layout inside each notebook's disc."""
+LABEL_CHARS = 28
+"""Characters of a label written beside its node (the whole title is its tooltip)."""
 
 
 class NodeKind(StrEnum):
@@ -297,8 +299,6 @@ CHAR_WIDTH = 6.2
 
 def label_box(x: float, y: float, r: float, text: str) -> tuple[float, float, float, float]:
     """The box a node's label takes, right of it (as the SVG writes it): left, top, right, bottom."""
-    from generator.site.graph_svg import LABEL_CHARS
-
     return x + r + 2, y - 8, x + r + 4 + CHAR_WIDTH * min(len(text), LABEL_CHARS), y + 5
 
 

@@ -8,7 +8,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote, urlencode
 
 from generator.anchoring import AnchoredNote
@@ -22,9 +22,6 @@ from generator.synthesis.coverage import Coverage
 from generator.text import category_slug
 from generator.verification.assess import Assessment
 from generator.verification.tally import Tally
-
-if TYPE_CHECKING:
-    from generator.site.graph_view import NoteGraph
 
 
 def note_path(slug: str) -> str:
@@ -181,6 +178,9 @@ class SiteModel:
     oppositions: dict[str, Any] = field(default_factory=dict)
     coverage: dict[str, Coverage] = field(default_factory=dict)
     tallies: dict[str, Tally] = field(default_factory=dict)
+    # the note graph of the graph pages and local graphs, made once when first asked
+    # (generator.site.graph_pages.graph_of): site/graph_pages.py imports this module
+    note_graph: Any = None
 
     @functools.cached_property
     def extractions(self) -> dict[str, tuple[Note, Extraction]]:
@@ -198,14 +198,6 @@ class SiteModel:
         """Published notebook → its notes, in the publication's order; computed once per build
         (each listing asks for its notebook's notes)."""
         return members_by_notebook(self.publication.notes.values())
-
-    @functools.cached_property
-    def note_graph(self) -> NoteGraph:
-        """The published notes and notebooks with their citations, links and memberships, for
-        the graph pages and each page's local graph; made once per build."""
-        from generator.site.graph_pages import site_graph
-
-        return site_graph(self)
 
     def notes_of(self, notebook: str) -> list[Note]:
         return list(self.members.get(notebook, ()))
