@@ -38,6 +38,8 @@ LOCAL_NEIGHBOURS = 16
 """Neighbours a local graph draws (the rest are counted)."""
 ITERATIONS = 80
 """Steps of the force layout inside each notebook's disc."""
+FORCE_LIMIT = 120
+"""Nodes one force layout places (its cost grows as their square): a larger disc is cut in parts."""
 LABEL_CHARS = 28
 """Characters of a label written beside its node (the whole title is its tooltip)."""
 
@@ -169,9 +171,11 @@ def force_layout(keys: list[str], edges: list[tuple[int, int, float]], iteration
     targets = np.array([e[1] for e in edges], dtype=int)
     weights = np.array([e[2] for e in edges], dtype=float)
     for _ in range(iterations):
-        delta = positions[:, None, :] - positions[None, :, :]
-        distance = np.sqrt((delta ** 2).sum(axis=2)) + 1e-9
-        force = (delta / distance[:, :, None] * (k * k / distance)[:, :, None]).sum(axis=1)
+        # repulsion k²/d along each pair's direction: delta · k² / d², one (n, n) array per axis
+        dx = positions[:, 0, None] - positions[None, :, 0]
+        dy = positions[:, 1, None] - positions[None, :, 1]
+        factor = (k * k) / (dx * dx + dy * dy + 1e-9)
+        force = np.stack(((dx * factor).sum(axis=1), (dy * factor).sum(axis=1)), axis=1)
         if len(edges):
             pull = positions[sources] - positions[targets]
             length = np.sqrt((pull ** 2).sum(axis=1)) + 1e-9
@@ -184,6 +188,51 @@ def force_layout(keys: list[str], edges: list[tuple[int, int, float]], iteration
         positions /= np.maximum(outside, 1.0)[:, None]  # kept in the disc
         temperature *= 0.96
     return positions
+
+
+def disc_layout(graph: NoteGraph, centre: str, members: list[str]) -> dict[str, tuple[float, float]]:
+    """``centre`` at the middle of the unit disc and ``members`` round it. Up to
+    :data:`FORCE_LIMIT` members, one force layout; past it (its cost grows as the square of
+    the count), the members taken in breadth-first order along their edges, so that linked
+    notes stay together, are cut into parts of at most that many, each part a smaller disc
+    with a layout of its own, the parts on a ring."""
+    if len(members) <= FORCE_LIMIT:
+        return _forced([centre, *members], graph, pin_first=True)
+    inside = set(members)
+    order: list[str] = []
+    seen: set[str] = set()
+    for start in sorted(members, key=lambda m: (-graph.degree(m), m)):
+        queue = [start]
+        while queue:
+            key = queue.pop(0)
+            if key in seen:
+                continue
+            seen.add(key)
+            order.append(key)
+            queue += sorted(o for e in graph.around.get(key, ()) for o in (e.source, e.target) if o in inside and o not in seen)
+    parts = [order[i:i + FORCE_LIMIT] for i in range(0, len(order), FORCE_LIMIT)]
+    sizes = [math.sqrt(len(part)) for part in parts]
+    ring = 1 - max(sizes) / sum(sizes) if len(parts) > 1 else 0.0
+    placed = {centre: (0.0, 0.0)}
+    angle = 0.0
+    for part, size in zip(parts, sizes, strict=True):
+        share = size / sum(sizes) * 2 * math.pi
+        cx, cy = ring * math.cos(angle + share / 2), ring * math.sin(angle + share / 2)
+        angle += share
+        scale = min(size / sum(sizes) * 2.2, 1 - ring)
+        for key, (x, y) in _forced(part, graph).items():
+            placed[key] = (cx + x * scale, cy + y * scale)
+    return placed
+
+
+def _forced(keys: list[str], graph: NoteGraph, pin_first: bool = False) -> dict[str, tuple[float, float]]:
+    index = {k: i for i, k in enumerate(keys)}
+    internal = [(index[e.source], index[e.target], float(e.weight)) for k in keys for e in graph.around.get(k, ())
+                if e.source == k and e.target in index]
+    laid = force_layout(keys, internal)
+    if pin_first:
+        laid[0] = 0.0  # the notebook at its disc's centre
+    return {k: (float(x), float(y)) for k, (x, y) in zip(keys, laid, strict=True)}
 
 
 def _kept(graph: NoteGraph, members: list[str], room: int) -> tuple[list[str], list[str]]:
@@ -237,12 +286,7 @@ def page_drawing(graph: NoteGraph, notebook: str = "", width: int = 960) -> Draw
         angle += share
         members, rest = _kept(graph, clusters[book], room[book])
         keys = [book, *members]
-        index = {k: i for i, k in enumerate(keys)}
-        internal = [(index[e.source], index[e.target], float(e.weight)) for m in members for e in graph.around[m]
-                    if e.source == m and e.target in index]
-        inside = force_layout(keys, internal)
-        inside[0] = 0.0  # the notebook at its disc's centre
-        for key, (x, y) in zip(keys, inside, strict=True):
+        for key, (x, y) in disc_layout(graph, book, members).items():
             positions[key] = (centre[0] + x * sizes[book] * 0.92, centre[1] + y * sizes[book] * 0.92)
         nodes.append(graph.nodes[book])
         nodes += [graph.nodes[m] for m in members]
