@@ -242,7 +242,9 @@ def warm_rebuilds(content: Path, out: Path, edits: list[str], runs: int) -> list
         "        print(json.dumps([name, time.perf_counter() - started]))\n"
     )
     result = subprocess.run([sys.executable, "-c", script, str(content), str(out), str(runs), *edits],
-                            capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[1])
+                            capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
+    if result.returncode != 0:  # say why, not only that it failed
+        raise SystemExit(f"the warm rebuilds of {content} failed (exit {result.returncode}):\n{result.stderr[-4000:]}")
     return [tuple(json.loads(line)) for line in result.stdout.splitlines()]
 
 
