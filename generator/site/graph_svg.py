@@ -77,9 +77,11 @@ def svg(drawing: Drawing, page: str, tr: Callable[..., str], label: str) -> str:
                      f'x="{_number(x)}" y="{_number(y + r + 13)}" text-anchor="middle"' if side == "below" else
                      f'x="{_number(x + r + 3)}" y="{_number(y + 4)}"')
             text = f'<text {where}>{escape(shown, quote=False)}</text>'
+        folded = tr("graph_folded", extractions=tr("graph_extractions", n=node.extractions),
+                    comments=tr("count_comments", n=node.comments)) if node.extractions else ""
         out.append(f'<a href="{escape(relative(node.path, page))}" class="node {node.kind}" data-i="{i}" '
                    f'data-n="{near}" data-nb="{escape(node.notebook)}" data-kind="{node.kind}">'
-                   f'<title>{escape(title, quote=False)}</title>{shape(node.kind, x, y, r)}{text}</a>')
+                   f'<title>{escape(title + folded, quote=False)}</title>{shape(node.kind, x, y, r)}{text}</a>')
     out.append("</g></svg>")
     return "".join(out)
 
