@@ -75,6 +75,7 @@ def svg(drawing: Drawing, page: str, tr: Callable[..., str], label: str) -> str:
             side = drawing.sides.get(node.key, "")
             where = (f'x="{_number(x - r - 3)}" y="{_number(y + 4)}" text-anchor="end"' if side == "left" else
                      f'x="{_number(x)}" y="{_number(y + r + 13)}" text-anchor="middle"' if side == "below" else
+                     f'x="{_number(x)}" y="{_number(y - r - 5)}" text-anchor="middle"' if side == "above" else
                      f'x="{_number(x + r + 3)}" y="{_number(y + 4)}"')
             text = f'<text {where}>{escape(shown, quote=False)}</text>'
         folded = tr("graph_folded", extractions=tr("graph_extractions", n=node.extractions),

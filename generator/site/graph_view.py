@@ -105,7 +105,7 @@ class Drawing:
     height: int
     hidden: int = 0  # neighbours a local graph leaves out
     neighbours: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    sides: dict[str, str] = field(default_factory=dict)  # a label's side when not right of its node: left, below
+    sides: dict[str, str] = field(default_factory=dict)  # a label's side when not right of its node: left, above, below
 
 
 @dataclass(frozen=True)
@@ -325,47 +325,65 @@ def _framed(nodes: list[Node], edges: list[Edge], positions: dict[str, tuple[flo
     ranked = sorted((n for n in nodes if n.kind is not NodeKind.MORE),
                     key=lambda n: (n.kind is not NodeKind.NOTEBOOK, n.kind is NodeKind.NOTE, -graph.degree(n.key), n.key))
     radius = {n.key: _radius(n) for n in nodes}
-    labelled = _fitting(ranked, placed, radius, MAX_LABELS)
+    sides = _fitting(ranked, placed, radius, MAX_LABELS)
     neighbours: dict[str, set[str]] = defaultdict(set)
     for edge in edges:
         neighbours[edge.source].add(edge.target)
         neighbours[edge.target].add(edge.source)
-    for key in labelled:  # a label past the right edge widens the drawing
-        node = next(n for n in nodes if n.key == key)
-        width = max(width, math.ceil(label_box(*placed[key], radius[key], node.title)[2] + 8))
-    return Drawing(tuple(nodes), tuple(sorted(edges)), placed, radius, labelled, max(width, 200), max(height, 120),
-                   neighbours={k: tuple(sorted(v)) for k, v in sorted(neighbours.items())})
+    titles = {n.key: n.title for n in nodes}
+    for key, side in sides.items():  # a label past the right or bottom edge widens the drawing
+        box = label_box(*placed[key], radius[key], titles[key], side)
+        width, height = max(width, math.ceil(box[2] + 8)), max(height, math.ceil(box[3] + 8))
+    return Drawing(tuple(nodes), tuple(sorted(edges)), placed, radius, frozenset(sides), max(width, 200),
+                   max(height, 120), neighbours={k: tuple(sorted(v)) for k, v in sorted(neighbours.items())},
+                   sides={k: v for k, v in sorted(sides.items()) if v})
 
 
 CHAR_WIDTH = 6.2
 """The width of a label's character at the graph's 11 px, in the drawing's units (an estimate)."""
 
 
-def label_box(x: float, y: float, r: float, text: str) -> tuple[float, float, float, float]:
-    """The box a node's label takes, right of it (as the SVG writes it): left, top, right, bottom."""
-    return x + r + 2, y - 8, x + r + 4 + CHAR_WIDTH * min(len(text), LABEL_CHARS), y + 5
+SIDES = ("", "left", "above", "below")
+"""Where a label may go, in the order tried: right of its node, left, above, below."""
+
+
+def label_box(x: float, y: float, r: float, text: str, side: str = "") -> tuple[float, float, float, float]:
+    """The box a node's label takes on ``side`` of it (as the SVG writes it): left, top, right, bottom."""
+    w = CHAR_WIDTH * min(len(text), LABEL_CHARS)
+    if side == "left":
+        return x - r - 4 - w, y - 8, x - r - 2, y + 5
+    if side == "above":
+        return x - w / 2, y - r - 16, x + w / 2, y - r - 3
+    if side == "below":
+        return x - w / 2, y + r + 3, x + w / 2, y + r + 16
+    return x + r + 2, y - 8, x + r + 4 + w, y + 5
 
 
 def _fitting(ranked: list[Node], placed: dict[str, tuple[float, float]], radius: dict[str, float],
-             most: int) -> frozenset[str]:
-    """The nodes whose label is written: in rank order, each where it covers neither a label
-    written before nor another node (labels only where they fit)."""
+             most: int) -> dict[str, str]:
+    """The nodes whose label is written, and on which side: in rank order, each on the first
+    side where it covers neither a label written before nor another node (labels only where
+    they fit; a notebook's, a landmark, may cover nodes)."""
     boxes: list[tuple[float, float, float, float]] = []
-    chosen: list[str] = []
+    chosen: dict[str, str] = {}
     for node in ranked:
         if len(chosen) == most:
             break
         x, y = placed[node.key]
-        box = label_box(x, y, radius[node.key], node.title)
-        if any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in boxes):
-            continue
-        if node.kind is not NodeKind.NOTEBOOK and any(  # a notebook's label is a landmark: written over nodes
-                k != node.key and box[0] - radius[k] < px < box[2] + radius[k] and box[1] - radius[k] < py < box[3] + radius[k]
-                for k, (px, py) in placed.items()):
-            continue
-        boxes.append(box)
-        chosen.append(node.key)
-    return frozenset(chosen)
+        for side in SIDES:
+            box = label_box(x, y, radius[node.key], node.title, side)
+            if box[0] < 0 or box[1] < 0:
+                continue
+            if any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in boxes):
+                continue
+            if node.kind is not NodeKind.NOTEBOOK and any(
+                    k != node.key and box[0] - radius[k] < px < box[2] + radius[k]
+                    and box[1] - radius[k] < py < box[3] + radius[k] for k, (px, py) in placed.items()):
+                continue
+            boxes.append(box)
+            chosen[node.key] = side
+            break
+    return chosen
 
 
 def local_drawing(graph: NoteGraph, slug: str, width: int = 560, height: int = 340) -> Drawing | None:

@@ -127,7 +127,8 @@ def test_past_the_limit_the_least_connected_notes_are_grouped_and_labels_never_o
     assert len(drawing.nodes) <= MAX_DRAWN + len(more) and len(more) == 2
     assert sum(n.count for n in more) + sum(n.kind is NodeKind.NOTE for n in drawing.nodes) == 1500
     assert len(drawing.labelled) <= MAX_LABELS
-    boxes = [label_box(*drawing.positions[k], drawing.radius[k], graph.nodes[k].title) for k in drawing.labelled]
+    boxes = [label_box(*drawing.positions[k], drawing.radius[k], graph.nodes[k].title, drawing.sides.get(k, ""))
+             for k in drawing.labelled]
     for i, a in enumerate(boxes):
         for b in boxes[i + 1:]:
             assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), "labels only where they fit"
