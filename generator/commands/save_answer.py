@@ -6,7 +6,8 @@ model was given (its perimeter, with each one's hash), the anchored quotes (id, 
 the note's own words, the hash of the elements they land in) and who answered, with what
 model and at what cost. The body is the statements, each followed by its
 ``[[quote:ID]]`` markers; a statement the model wrote with no anchored quote is kept,
-and the build marks it unsourced. Refused quotes are not citations and are not saved.
+and the build marks it unsourced. Refused quotes are no citations: they are kept apart
+(``asked: refused:``), with why, and listed as refused on the answer's page.
 The judge's verdicts, when it ran, go to ``content/verdicts/<slug>.yaml``.
 
 Nothing is overwritten: a slug that a note already has is refused. Before anything is
@@ -83,6 +84,9 @@ def answer_file(answer: Answer, slug: str, day: dt.date, elements_of: dict[str, 
     asked["quotes"] = [{"id": quote_id(c.number), "passage": f"{c.note}#{c.element}", "quote": c.text,
                         "sha256": passage_hash(elements_of[c.note], (p.element for p in c.portions))}
                        for c in answer.citations]
+    if answer.refused:  # the model's words that are no citation: kept for review, shown as refused
+        asked["refused"] = [{"statement": r.statement, "passage": r.passage, "quote": r.quote,
+                             "refusal": r.refusal.value} for r in answer.refused]
     asked["provenance"] = dict(answer.provenance)
     front: dict[str, Any] = {"title": title, "type": "answer", "date": day,
                              "notebooks": {nb: {} for nb in listed}, "question": answer.question, "asked": asked}

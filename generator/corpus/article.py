@@ -101,6 +101,15 @@ class AnswerQuote:
 
 
 @dataclass(frozen=True)
+class RefusedCitation:
+    """A quote the model wrote that was refused as a citation, and why (``refusal``)."""
+
+    passage: str
+    quote: str
+    refusal: str
+
+
+@dataclass(frozen=True)
 class AnswerRecord:
     """What ``carnet ask --save`` recorded of an answer (everything else is recomputed).
 
@@ -112,6 +121,8 @@ class AnswerRecord:
         retrieved: the passages the model was given, its perimeter.
         quotes: the anchored quotes, by id.
         provenance: who answered: ``method`` (``llm``, ``scripted``, ``human``), model, usage…
+        refused: the model's quotes that are no citation (not found as written, twice, or
+            naming a passage it was not given), kept for review.
     """
 
     question: str
@@ -123,6 +134,7 @@ class AnswerRecord:
     quotes: tuple[AnswerQuote, ...]
     provenance: dict[str, Any]
     line: int
+    refused: tuple[RefusedCitation, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -176,7 +188,7 @@ def _answer(f: Fields) -> AnswerRecord:
     if not f.has("asked"):
         f.error(None, "missing-field", "the answer has no 'asked' block (its retrieved passages and quotes)",
                 "Let 'carnet ask --save' write the answer.")
-    a.check_known(("mode", "searched", "categories", "not_in_corpus", "retrieved", "quotes", "provenance"))
+    a.check_known(("mode", "searched", "categories", "not_in_corpus", "retrieved", "quotes", "refused", "provenance"))
     mode = a.text("mode", "retrieval")
     if mode not in ANSWER_MODES:
         a.error("mode", "invalid-value", f"'mode' is {mode!r}", f"Use one of: {', '.join(ANSWER_MODES)}.")
@@ -192,6 +204,8 @@ def _answer(f: Fields) -> AnswerRecord:
                  for item in _items(a, "retrieved", ("passage", "sha256"))]
     quotes = [AnswerQuote(item.text("id"), item.text("passage"), item.text("quote"), item.text("sha256"), item.line)
               for item in _items(a, "quotes", ("id", "passage", "quote", "sha256"))]
+    refused = [RefusedCitation(item.text("passage", ""), item.text("quote", ""), item.text("refusal", ""))
+               for item in _items(a, "refused", ("statement", "passage", "quote", "refusal"))]
     seen: set[str] = set()
     for quote in quotes:
         if quote.id in seen:
@@ -211,7 +225,7 @@ def _answer(f: Fields) -> AnswerRecord:
         provenance = {}
     return AnswerRecord(question, mode, tuple(a.text_list("searched")), tuple(categories),
                         a.flag("not_in_corpus", False), tuple(retrieved), tuple(quotes), _plain(provenance),
-                        f.line_of("asked"))
+                        f.line_of("asked"), tuple(refused))
 
 
 def _items(parent: Fields, key: str, known: tuple[str, ...]) -> list[Fields]:

@@ -269,6 +269,9 @@ def answer_context(site: SiteModel, theme: Theme, note: Note) -> dict[str, Any] 
         "tokens": sum(int(v) for k, v in usage.items() if k in ("prompt_tokens", "completion_tokens")
                       and isinstance(v, int) and not isinstance(v, bool)),
         "retrieved": len(record.retrieved),
+        "refused": [{"quote": r.quote, "reason": theme.tr(f"refusal_{r.refusal.replace('-', '_')}")
+                     if r.refusal in ("not-given", "not-found", "ambiguous", "empty") else r.refusal}
+                    for r in record.refused],
     }
 
 

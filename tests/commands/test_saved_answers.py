@@ -51,7 +51,7 @@ def test_a_saved_answer_is_a_reviewable_note_the_build_publishes_like_a_synthesi
     text = saved.read_text(encoding="utf-8")
     assert "type: answer" in text and "question: " in text and "[[quote:q1]]" in text
     assert "method: llm" in text and "model: modele-test" in text, "who answered, as the server named it"
-    assert "le maire a signé" not in text, "a refused quote is no citation and is not saved"
+    assert "refused:" in text and "refusal: not-found" in text, "a refused quote is kept apart, with why"
     corpus, problems = load_corpus(small)
     note = corpus.notes["budget-vote"]
     assert note.type is NoteType.ANSWER and not [p for p in problems if p.file == "notes/answers/budget-vote.md"]
@@ -82,6 +82,9 @@ def test_a_saved_answer_is_a_reviewable_note_the_build_publishes_like_a_synthesi
     assert body.find("b") is None and body.find("em") is None
     assert "Le *conseil* [[ext:inventee]] <b>a</b> tout prévu depuis longtemps." in body.get_text()
     assert doc.select_one(".unsourced-claim") is not None, "a statement with no anchored quote is unsourced"
+    refused = doc.select(".refused-quotes li")
+    assert [r.select_one("q").get_text() for r in refused] == ["le maire a signé"], "listed as refused"
+    assert all("le maire a signé" not in (a.get("data-preview-quote") or "") for a in links), "never a citation"
     # retrieved but not cited = perimeter − cited, recomputed here from the file and the page
     retrieved = {r.passage for r in record.retrieved}
     cited = {f"conseil-a#{first.fragment}", f"conseil-a#{urlsplit(links[1]['href']).fragment}"}
