@@ -32,9 +32,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from generator.corpus.source import plain
 from generator.journal import Change
 from generator.problems import CarnetError, Problem, Severity
-from generator.yamledit import EditError, Record, append_items, block_item, plain, records
+from generator.yamledit import EditError, Record, append_items, block_item, records
 
 ALL: frozenset[Record] = frozenset({("*",)})
 """``changes`` of a file the command owns whole (its fingerprints record, an embeddings

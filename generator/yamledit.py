@@ -179,13 +179,3 @@ def append_items(text: str, key: str, items: list[Any], comment: str = "",
     end = _end(value)
     at = end if text[end - 1] == "\n" else _line_end(text, end)  # a block scalar ends with its newline
     return _insert_lines(text, at, _block(" " * value.start_mark.column, note, items, render))
-
-
-def plain(value: Any) -> Any:
-    """A parsed value as plain data (the loader's located dicts and lists, dates kept),
-    for comparing what a file holds with what was meant."""
-    if isinstance(value, dict):
-        return {plain(k): plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    return value

@@ -10,17 +10,13 @@ the site model in, passages out.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from generator.anchoring import AnchoredNote
-from generator.anchoring.normalise import normalise_quote
-from generator.anchoring.resolve import AnchorStatus
 from generator.corpus.model import Note, NoteType
 from generator.problems import SettingsError
 
-_BLOCK_BREAK = re.compile(r"\n[ \t]*\n")
 SOURCE_KINDS = frozenset({"paragraph", "list_item", "table_row", "blockquote", "code", "turn"})
 """Element kinds a passage can be: every kind but headings (a title says nothing to cite)."""
 
@@ -105,25 +101,3 @@ def passages(notes: Mapping[str, Note], anchored: Mapping[str, AnchoredNote], ma
                 found.append(Passage(f"{slug}#{element.id}", slug, note.title, date, element.id, index,
                                      element.text, notebooks))
     return found
-
-
-def masked_elements(notes: Mapping[str, Note], anchored: Mapping[str, AnchoredNote]) -> dict[str, frozenset[int]]:
-    """Note → the elements its masked extractions land on (``notes``: the whole corpus's,
-    where masked extractions are still listed)."""
-    hidden: dict[str, frozenset[int]] = {}
-    for slug, note in notes.items():
-        if slug not in anchored or not any(e.masked for e in note.extractions):
-            continue
-        anchors, elements = anchored[slug].anchors, anchored[slug].document.elements
-        covered: set[int] = set()
-        for extraction in (e for e in note.extractions if e.masked):
-            anchor = anchors.get(extraction.id)
-            if anchor is not None and anchor.status is not AnchorStatus.DETACHED:
-                covered.update(portion.element for portion in anchor.portions)
-            else:  # not placed (ambiguous, or edited): every element still holding its text is left out
-                blocks = [normalise_quote(b) for b in _BLOCK_BREAK.split(extraction.quote) if b.strip()]
-                covered.update(i for i, e in enumerate(elements)
-                               if any(block in normalise_quote(e.text) for block in blocks))
-        if covered:
-            hidden[slug] = frozenset(covered)
-    return hidden

@@ -34,7 +34,7 @@ from generator.answering.answer import (
     unjudged_pairs,
     with_verdicts,
 )
-from generator.answering.passages import Passage, Scope, check_scope, masked_elements, passages
+from generator.answering.passages import Passage, Scope, check_scope, passages
 from generator.answering.search import MAX_QUERY_CHARS, Index
 from generator.corpus.verdicts import Verdict
 from generator.llm import LLMAnswerError, LLMClient, Provenance, ToolsRefused
@@ -42,6 +42,7 @@ from generator.llm.prompts import load_prompt
 from generator.llm.schema import answer_tokens, validate
 from generator.pipeline import CheckedContent, blocking, check_content
 from generator.problems import ContentError
+from generator.synthesis.coverage import masked_elements
 from generator.verification.judge import BATCH_SIZE, judge_batch
 
 MAX_TURNS = 6

@@ -9,11 +9,10 @@ from pathlib import Path
 
 from generator.anchoring import AnchorStatus
 from generator.anchoring.fix import current_quote, replace_value, written_value
-from generator.corpus.source import YamlMap, parse_yaml
+from generator.corpus.source import YamlMap, parse_yaml, plain
 from generator.files import read_text_file
 from generator.pipeline import CheckedContent
 from generator.writes import PlannedWrite, reads_back_as, write_content
-from generator.yamledit import plain
 
 
 @dataclass(frozen=True)

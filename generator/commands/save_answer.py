@@ -26,6 +26,7 @@ import yaml
 
 from generator.answering.answer import Answer, quote_id
 from generator.corpus.fields import MAX_SLUG, SLUG_PATTERN
+from generator.corpus.verdicts import text_hash
 from generator.markup import make_parser
 from generator.problems import SettingsError
 from generator.synthesis.audit import passage_hash
@@ -73,8 +74,6 @@ def answer_file(answer: Answer, slug: str, day: dt.date, elements_of: dict[str, 
     title = " ".join(answer.question.split())
     if len(title) > MAX_TITLE_CHARS:
         title = title[:MAX_TITLE_CHARS - 1].rstrip() + "…"
-    from generator.corpus.verdicts import text_hash
-
     asked: dict[str, Any] = {"mode": answer.mode.value, "searched": list(answer.searched)}
     if categories:
         asked["categories"] = {axis: [v for a, v in categories if a == axis] for axis in dict.fromkeys(a for a, _ in categories)}

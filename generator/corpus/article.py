@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from generator.corpus.fields import Fields
-from generator.corpus.source import YamlList, YamlMap
+from generator.corpus.source import YamlList, YamlMap, plain
 from generator.problems import Problem
 
 STATUSES = ("draft", "adopted")
@@ -224,7 +224,7 @@ def _answer(f: Fields) -> AnswerRecord:
                 "Write 'provenance: {method: llm, model: …}' (or 'scripted' / 'human' where no model ran).")
         provenance = {}
     return AnswerRecord(question, mode, tuple(a.text_list("searched")), tuple(categories),
-                        a.flag("not_in_corpus", False), tuple(retrieved), tuple(quotes), _plain(provenance),
+                        a.flag("not_in_corpus", False), tuple(retrieved), tuple(quotes), plain(provenance),
                         f.line_of("asked"), tuple(refused))
 
 
@@ -333,12 +333,3 @@ def history_problems(file: str, history: tuple[StatusEntry, ...]) -> list[Proble
                                         "Steps are written oldest first, with their dates."))
         previous = entry
     return problems
-
-
-def _plain(value: Any) -> Any:
-    """A parsed value as plain dicts and lists (the loader's located ones dropped)."""
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value

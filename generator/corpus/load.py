@@ -553,28 +553,22 @@ def _parse_note(rel: str, slug: str, data: bytes, sidecar: tuple[str, Any] | Non
                    *article_keys, *answer_keys, *later_keys))
     if note_type is NoteType.ANSWER:
         article: ArticleSpec | None = parse_answer(f)
-        for key in article_keys:
-            if key in f.data:
-                f.error(key, "invalid-value", f"{key!r} belongs to wiki articles and syntheses, not to answers",
-                        "An answer's perimeter is the passages it retrieved ('asked: retrieved:'); remove the field.")
+        misplaced = dict.fromkeys(article_keys, "an answer's perimeter is the passages it retrieved ('asked: retrieved:'): remove the field")
+    elif note_type is NoteType.NOTE:
+        article = None
+        misplaced = dict.fromkeys(article_keys, "it belongs to wiki articles and syntheses: set 'type: wiki' or 'type: synthesis', " "or remove the field")
     else:
-        article = parse_article(f) if note_type is not NoteType.NOTE else None
-        for key in answer_keys:
-            if key in f.data:
-                f.error(key, "invalid-value", f"{key!r} belongs to saved answers ('type: answer')",
-                        "Set 'type: answer' (carnet ask --save writes answers), or remove the field.")
-    if note_type is NoteType.ANSWER:
-        pass  # checked above
-    elif article is None:
-        for key in article_keys:
-            if key in f.data:
-                f.error(key, "invalid-value", f"{key!r} belongs to wiki articles and syntheses, not to notes",
-                        "Set 'type: wiki' or 'type: synthesis', or remove the field.")
-    elif note_type is NoteType.WIKI:
-        for key in ("proposed", "adoption", "history", "supersedes"):
-            if key in f.data:
-                f.error(key, "invalid-value", f"a wiki article is living: it has no {key!r}",
-                        "Make it a directed synthesis ('type: synthesis') to freeze and adopt it.")
+        article = parse_article(f)
+        # a wiki is living: it has no frozen perimeter, adoption or lifecycle
+        misplaced = {key: "a wiki article is living: make it a directed synthesis ('type: synthesis') to freeze "
+                          "and adopt it" for key in ("proposed", "adoption", "history", "supersedes")
+                     if note_type is NoteType.WIKI}
+    if note_type is not NoteType.ANSWER:
+        misplaced.update(dict.fromkeys(answer_keys, "it belongs to saved answers ('type: answer', written by carnet ask --save): " "remove the field"))
+    for key, hint in misplaced.items():
+        if key in f.data:
+            f.error(key, "invalid-value", f"{key!r} does not belong to a {note_type.value}",
+                    hint[0].upper() + hint[1:] + ".")
     media = f.text("media", "") or None
     if media is not None:
         media = _resolve_relative(rel, media)

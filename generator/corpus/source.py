@@ -241,3 +241,13 @@ def split_front_matter(text: str, file: str) -> FrontMatterDocument:
         [Problem(file, 1, "front-matter-unclosed", "the front matter is never closed",
                  "Add a line '---' after the note's fields.")],
     )
+
+
+def plain(value: Any) -> Any:
+    """A parsed value as plain data (the loader's located dicts and lists, dates kept),
+    for comparing what a file holds with what was meant."""
+    if isinstance(value, dict):
+        return {plain(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from generator.site.graph_svg import legend, svg, text_alternative
-from generator.site.graph_view import Drawing, NoteGraph, local_drawing, note_graph, page_drawing
+from generator.site.graph_view import Drawing, NoteGraph, note_graph, page_drawing
 from generator.site.model import SiteModel, note_path, notebook_path
 from generator.site.theme import Theme
 
@@ -80,7 +80,7 @@ def graph_context(site: SiteModel, theme: Theme, ctx: dict[str, Any], notebook: 
 
 def local_graph(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any] | None:
     """A note page's local graph (its neighbours at depth 1), or ``None`` when it has none."""
-    drawing = local_drawing(graph_of(site), slug)
+    drawing = graph_of(site).local(slug)
     if drawing is None:
         return None
     page = note_path(slug)
@@ -89,5 +89,5 @@ def local_graph(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any] | No
 
 def local_reads(site: SiteModel, slug: str) -> object:
     """What a note's local graph reads of the others: its neighbours and their edges to it."""
-    drawing = local_drawing(graph_of(site), slug)
+    drawing = graph_of(site).local(slug)
     return None if drawing is None else (drawing.nodes, drawing.edges, drawing.hidden)

@@ -116,9 +116,17 @@ class NoteGraph:
     nodes: dict[str, Node]
     edges: tuple[Edge, ...]
     around: dict[str, tuple[Edge, ...]]  # node key → the edges touching it
+    # each note's local drawing once made: its page and its outputs' key both read it
+    locals: dict[str, Drawing | None] = field(default_factory=dict, compare=False, repr=False)
 
     def degree(self, key: str) -> int:
         return sum(e.weight for e in self.around.get(key, ()))
+
+    def local(self, slug: str) -> Drawing | None:
+        """:func:`local_drawing` of ``slug``, made once."""
+        if slug not in self.locals:
+            self.locals[slug] = local_drawing(self, slug)
+        return self.locals[slug]
 
 
 def note_graph(notes: Mapping[str, Note], notebooks: Mapping[str, str], paths: Mapping[str, str],

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from generator.corpus.model import Note, NoteType
 from generator.site.machine import canonical_url, note_body_lines
 from generator.site.model import SiteModel, discarded_fragment, note_path, source_address
+from generator.site.pages import answered_by, searched_titles
 from generator.site.theme import Theme
 
 
@@ -85,10 +86,8 @@ def _asked(site: SiteModel, theme: Theme, note: Note) -> list[str]:
     record = note.article.answer if note.type is NoteType.ANSWER and note.article else None
     if record is None:
         return []
-    searched = ", ".join(site.publication.notebooks[nb].title for nb in record.searched
-                         if nb in site.publication.notebooks) or theme.tr("answer_searched_none")
-    method = str(record.provenance.get("method", ""))
-    by = theme.tr(f"method_{method}") if method in ("llm", "scripted", "human", "build") else method
+    searched = ", ".join(searched_titles(site, record)) or theme.tr("answer_searched_none")
+    by = answered_by(theme, record)
     model = str(record.provenance.get("model", ""))
     out = [_field(theme, "md_question", _line(record.question)),
            _field(theme, "md_answered_by", _line(by + (f" ({model})" if model else ""))),

@@ -13,7 +13,7 @@ from urllib.parse import quote, urlsplit
 
 from generator.anchoring import AnchorStatus
 from generator.anchoring.timing import time_range
-from generator.corpus.article import Adoption, ArticleSpec, PerimeterSpec, RecordedPerimeter
+from generator.corpus.article import Adoption, AnswerRecord, ArticleSpec, PerimeterSpec, RecordedPerimeter
 from generator.corpus.links import LinkTarget
 from generator.corpus.model import Note, NoteType
 from generator.corpus.proposal import OperationDecision
@@ -252,7 +252,6 @@ def answer_context(site: SiteModel, theme: Theme, note: Note) -> dict[str, Any] 
     record = spec.answer if spec else None
     if record is None:
         return None
-    notebooks = site.publication.notebooks
     provenance = record.provenance
     raw_usage = provenance.get("usage")
     usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
@@ -260,19 +259,29 @@ def answer_context(site: SiteModel, theme: Theme, note: Note) -> dict[str, Any] 
         "question": record.question,
         "not_in_corpus": record.not_in_corpus,
         "mode": theme.tr(f"answer_mode_{record.mode}"),
-        "searched": [notebooks[nb].title for nb in record.searched if nb in notebooks],
+        "searched": searched_titles(site, record),
         "categories": [f"{axis} = {value}" for axis, value in record.categories],
-        "method": str(provenance.get("method", "")),
-        "method_label": theme.tr(f"method_{provenance.get('method')}")
-        if provenance.get("method") in ("llm", "scripted", "human", "build") else str(provenance.get("method", "")),
+        "method_label": answered_by(theme, record),
         "model": str(provenance.get("model", "")),
         "tokens": sum(int(v) for k, v in usage.items() if k in ("prompt_tokens", "completion_tokens")
                       and isinstance(v, int) and not isinstance(v, bool)),
         "retrieved": len(record.retrieved),
-        "refused": [{"quote": r.quote, "reason": theme.tr(f"refusal_{r.refusal.replace('-', '_')}")
-                     if r.refusal in ("not-given", "not-found", "ambiguous", "empty") else r.refusal}
-                    for r in record.refused],
+        # a refusal the theme has no words for is shown as written (the file is hand-editable)
+        "refused": [{"quote": r.quote, "reason": theme.tr(key) if (key := f"refusal_{r.refusal.replace('-', '_')}")
+                     in theme.strings else r.refusal} for r in record.refused],
     }
+
+
+def searched_titles(site: SiteModel, record: AnswerRecord) -> list[str]:
+    """The public notebooks an answer searched, by title (a private one is named nowhere)."""
+    notebooks = site.publication.notebooks
+    return [notebooks[nb].title for nb in record.searched if nb in notebooks]
+
+
+def answered_by(theme: Theme, record: AnswerRecord) -> str:
+    """Who answered, in the site's words (a method the theme does not know, as written)."""
+    method = str(record.provenance.get("method", ""))
+    return theme.tr(f"method_{method}") if method in {str(m) for m in Method} else method
 
 
 def category_notes(site: SiteModel, notebook: str, axis_key: str, category: str) -> list[Note]:
@@ -519,10 +528,15 @@ def citation_views(site: SiteModel, theme: Theme, audit: ArticleAudit, page: str
             title += f" — {preview['debate']}"
         css = "citation" + ("" if link.state is SourceState.PRESENT else f" {link.state}") + \
             (" debate" if link.marker.kind == "com" else "") + (" disputed" if preview["debate"] else "") + \
-            (f" state-{assessment.state.state} reason-{assessment.state.reason}" if assessment else "")
+            _state_class(assessment)
         views[key] = CitationView(number, relative(f"{note_path(link.note)}#{fragment}", page), title, preview, css,
                                   after)
     return views
+
+
+def _state_class(assessment: Assessment | None) -> str:
+    """The pair's state and reason as CSS classes of its citation ("" with no pair)."""
+    return f" state-{assessment.state.state} reason-{assessment.state.reason}" if assessment else ""
 
 
 def _quote_view(site: SiteModel, theme: Theme, link: CitationLink, number: int | None, state: dict[str, str],
@@ -533,18 +547,15 @@ def _quote_view(site: SiteModel, theme: Theme, link: CitationLink, number: int |
     if source is None:  # neither its words nor its address: the note is no longer public (INV-12)
         return CitationView(number, None, theme.tr("link_source_unpublished"), state,
                             "citation deleted state-unsourced", after, label=theme.tr("link_source_unpublished"))
-    if link.state is not SourceState.PRESENT:
-        preview = {"quote": "", "note": source.title, **state}
-        return CitationView(number, relative(note_path(link.note), page), theme.tr("quote_detached"), preview,
-                            f"citation {link.state} state-unsourced" if link.state is SourceState.DELETED
-                            else f"citation {link.state}" + (f" state-{assessment.state.state} reason-"
-                                                              f"{assessment.state.reason}" if assessment else ""),
-                            after)
+    if link.state is not SourceState.PRESENT:  # no longer lands: its note's page, and why
+        return CitationView(number, relative(note_path(link.note), page), theme.tr("quote_detached"),
+                            {"quote": "", "note": source.title, **state},
+                            f"citation {link.state}" + _state_class(assessment), after)
     preview = {"quote": link.text, "note": source.title,
                "date": format_date(source.date, theme) if source.date else "", "comments": "", "debate": "", **state}
-    css = "citation quote" + (f" state-{assessment.state.state} reason-{assessment.state.reason}" if assessment else "")
-    return CitationView(number, relative_address(source_address(link), page), theme.tr("citation_title", note=source.title), preview,
-                        css, after)
+    return CitationView(number, relative_address(source_address(link), page),
+                        theme.tr("citation_title", note=source.title), preview,
+                        "citation quote" + _state_class(assessment), after)
 
 
 def unsourced_marks(theme: Theme, audit: ArticleAudit) -> dict[int, str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import NamedTuple
 
 from generator.anchoring import AnchoredNote, Portion
 from generator.anchoring.elements import SEPARATOR, Element
@@ -25,7 +26,7 @@ from generator.corpus.model import Corpus, Extraction, Note, NoteType
 from generator.corpus.verdicts import text_hash
 from generator.problems import Problem, Severity
 from generator.synthesis.claims import Claim, Marker, content_words, quoted_fragments, read_claims
-from generator.synthesis.coverage import Coverage, coverage
+from generator.synthesis.coverage import Coverage, coverage, masked_elements
 from generator.synthesis.lifecycle import adoption_hash, quote_hash, superseded_by
 from generator.synthesis.perimeter import live_perimeter, perimeter_extractions
 
@@ -178,11 +179,11 @@ def _audit_answer(note: Note, corpus: Corpus, anchored: dict[str, AnchoredNote],
     claims = read_claims(note.slug, anchored[note.slug].document.tokens, note.body_line)
     quotes = {q.id: q for q in record.quotes}
     placed = {q.id: _place(q, note.slug, file, corpus, anchored, problems) for q in record.quotes}
-    changed = sorted(q for q, (_state, _portions, _element, _text, moved) in placed.items() if moved)
-    hidden = {slug: _masked_elements(corpus, anchored, slug)
-              for slug in sorted({q.note for q in record.quotes} | {r.note for r in record.retrieved})}
-    masked = {q for q, (_state, portions, _element, _text, _moved) in placed.items()
-              if hidden[quotes[q].note] & {p.element for p in portions}}
+    changed = sorted(q for q, place in placed.items() if place.moved)
+    involved = {q.note for q in record.quotes} | {r.note for r in record.retrieved}
+    hidden = masked_elements({slug: corpus.notes[slug] for slug in sorted(involved) if slug in corpus.notes}, anchored)
+    masked = {q for q, place in placed.items()
+              if hidden.get(quotes[q].note, frozenset()) & {p.element for p in place.portions}}
     for quote_id in sorted(masked):
         problems.append(Problem(file, quotes[quote_id].line, "masked-quote",
                                 f"quote {quote_id!r} of answer {note.slug!r} lands in a passage of note "
@@ -202,14 +203,15 @@ def _audit_answer(note: Note, corpus: Corpus, anchored: dict[str, AnchoredNote],
                 links.append(CitationLink(note.slug, claim.section, claim.rank, claim.id, claim.text, marker,
                                           "", "", (), SourceState.DELETED, "unknown"))
                 continue
-            state, portions, element, text, _moved = placed[quote.id]
+            place = placed[quote.id]
             if quote.id in masked:  # the collective masked the passage since: it is cited nowhere (INV-12)
                 links.append(CitationLink(note.slug, claim.section, claim.rank, claim.id, claim.text, marker,
                                           quote.note, "", (), SourceState.DELETED, "masked"))
                 continue
             numbers.setdefault((marker.kind, marker.key), len(numbers) + 1)
             links.append(CitationLink(note.slug, claim.section, claim.rank, claim.id, claim.text, marker,
-                                      quote.note, "", portions, state, "", element=element, text=text))
+                                      quote.note, "", place.portions, place.state, "", element=place.element,
+                                      text=place.text))
     # the perimeter: every passage retrieved; discarded: those no quote lands in
     cited = {(link.note, anchored[link.note].document.elements[p.element].id)
              for link in links if link.portions for p in link.portions}
@@ -223,32 +225,19 @@ def _audit_answer(note: Note, corpus: Corpus, anchored: dict[str, AnchoredNote],
         if (item.note, item.element) in cited:
             continue
         index = _element(anchored, item.note, item.element)
-        if index is not None and index in hidden[item.note]:
+        if index is not None and index in hidden.get(item.note, frozenset()):
             index = None  # masked since: neither its text nor its place is shown
         text = anchored[item.note].document.elements[index].text if index is not None else ""
         items.append(DiscardedItem(item.element, item.note, text, index is not None, 0, 0, passage=True))
-    covered: dict[str, Coverage] = {}
-    for slug in notes:
-        if slug in anchored:
-            live_anchors = [anchored[slug].anchors[e.id] for e in corpus.notes[slug].extractions if not e.masked]
-            covered[slug] = coverage(anchored[slug].document.elements, live_anchors)
+    covered = _perimeter_coverage(notes, corpus, anchored)
     said = [SaidHere(claim, _said_here(claim, notes, corpus, anchored, covered))
             for claim in claims if not claim.sourced]
-    for quote_id in (q for q in changed if placed[q][0] is SourceState.PRESENT):  # the others are said above
+    for quote_id in (q for q in changed if placed[q].state is SourceState.PRESENT):  # the others are said above
         problems.append(Problem(file, quotes[quote_id].line, "changed-evidence",
                                 f"the passage quote {quote_id!r} cites changed since the answer was saved",
                                 "Check that the answer still stands on it, or ask again.", Severity.WARNING))
     return ArticleAudit(note.slug, note.type.value, claims, links, numbers, notes, "retrieved",
                         [r.passage for r in record.retrieved], items, covered, said, changed=changed, status="answer")
-
-
-def _masked_elements(corpus: Corpus, anchored: dict[str, AnchoredNote], note: str) -> set[int]:
-    """The elements of ``note`` a masked extraction lands in (INV-12: never published)."""
-    if note not in corpus.notes or note not in anchored:
-        return set()
-    anchors = anchored[note].anchors
-    return {p.element for e in corpus.notes[note].extractions if e.masked and e.id in anchors
-            and anchors[e.id].status.is_live for p in anchors[e.id].portions}
 
 
 def _element(anchored: dict[str, AnchoredNote], note: str, element_id: str) -> int | None:
@@ -258,17 +247,27 @@ def _element(anchored: dict[str, AnchoredNote], note: str, element_id: str) -> i
     return next((i for i, e in enumerate(anchored[note].document.elements) if e.id == element_id), None)
 
 
+class _Placed(NamedTuple):
+    """Where a saved quote lands now: its state, portions, the first element's id, the
+    note's text there, and whether its passage changed since the answer was saved."""
+
+    state: SourceState
+    portions: tuple[Portion, ...]
+    element: str
+    text: str
+    moved: bool
+
+
 def _place(quote: AnswerQuote, answer: str, file: str, corpus: Corpus, anchored: dict[str, AnchoredNote],
-           problems: list[Problem]) -> tuple[SourceState, tuple[Portion, ...], str, str, bool]:
-    """Where a saved quote lands now: (state, portions, first element's id, the note's text
-    there, whether its passage changed since the answer)."""
+           problems: list[Problem]) -> _Placed:
+    """Where a saved quote lands now (see :class:`_Placed`)."""
     source = corpus.notes.get(quote.note)
     if source is None or source.type is not NoteType.NOTE or quote.note not in anchored:
         problems.append(Problem(file, quote.line, "deleted-evidence",
                                 f"quote {quote.id!r} of answer {answer!r} cites note {quote.note!r}, "
                                 + ("which is no longer there" if source is None else "which is no ordinary note"),
                                 "Ask the question again: the answer's evidence is gone.", Severity.WARNING))
-        return SourceState.DELETED, (), "", "", True
+        return _Placed(SourceState.DELETED, (), "", "", True)
     elements = anchored[quote.note].document.elements
     anchor = resolve_quote(project(elements), elements, quote.quote)
     if anchor.status is not AnchorStatus.ANCHORED:  # relocated is not the words quoted: never guessed
@@ -276,10 +275,10 @@ def _place(quote: AnswerQuote, answer: str, file: str, corpus: Corpus, anchored:
                                 f"quote {quote.id!r} of answer {answer!r} is no longer found as written in note "
                                 f"{quote.note!r} ({anchor.reason or anchor.status.value})",
                                 "The note changed: ask the question again, or restore the passage.", Severity.WARNING))
-        return SourceState.DETACHED, (), "", "", True
+        return _Placed(SourceState.DETACHED, (), "", "", True)
     moved = passage_hash(elements, (p.element for p in anchor.portions)) != quote.sha256
-    return (SourceState.PRESENT, anchor.portions, elements[anchor.portions[0].element].id,
-            portions_text(elements, anchor.portions), moved)
+    return _Placed(SourceState.PRESENT, anchor.portions, elements[anchor.portions[0].element].id,
+                   portions_text(elements, anchor.portions), moved)
 
 
 def _audit(note: Note, corpus: Corpus, anchored: dict[str, AnchoredNote],
@@ -369,11 +368,7 @@ def _audit(note: Note, corpus: Corpus, anchored: dict[str, AnchoredNote],
         discarded = sorted(items, key=lambda i: (-i.disagreements, -i.comments, i.note, i.extraction))
 
     # coverage of the perimeter's notes, and unsourced claims said there but never extracted
-    covered: dict[str, Coverage] = {}
-    for slug in notes or []:
-        if slug in corpus.notes and slug in anchored:
-            live_anchors = [anchored[slug].anchors[e.id] for e in corpus.notes[slug].extractions if not e.masked]
-            covered[slug] = coverage(anchored[slug].document.elements, live_anchors)
+    covered = _perimeter_coverage(notes or [], corpus, anchored)
     said = [SaidHere(claim, _said_here(claim, notes or [], corpus, anchored, covered))
             for claim in claims if not claim.sourced]
 
@@ -382,6 +377,16 @@ def _audit(note: Note, corpus: Corpus, anchored: dict[str, AnchoredNote],
     if is_synthesis:
         _lifecycle(note, audit, frozen, extraction_of, corpus, succession, problems)
     return audit
+
+
+def _perimeter_coverage(notes: list[str], corpus: Corpus, anchored: dict[str, AnchoredNote]) -> dict[str, Coverage]:
+    """The coverage of each note of a perimeter by its unmasked extractions (INV-5)."""
+    covered: dict[str, Coverage] = {}
+    for slug in notes:
+        if slug in corpus.notes and slug in anchored:
+            live_anchors = [anchored[slug].anchors[e.id] for e in corpus.notes[slug].extractions if not e.masked]
+            covered[slug] = coverage(anchored[slug].document.elements, live_anchors)
+    return covered
 
 
 def _said_here(claim: Claim, notes: list[str], corpus: Corpus, anchored: dict[str, AnchoredNote],

@@ -8,11 +8,17 @@ the others: they count in the denominator.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from generator.anchoring import AnchoredNote
 from generator.anchoring.elements import Element
-from generator.anchoring.resolve import Anchor
+from generator.anchoring.normalise import normalise_quote
+from generator.anchoring.resolve import Anchor, AnchorStatus
+from generator.corpus.model import Note
+
+_BLOCK_BREAK = re.compile(r"\n[ \t]*\n")
 
 
 @dataclass(frozen=True)
@@ -43,3 +49,25 @@ def _coverage(covered: tuple[int, ...], total: int) -> Coverage:
 def coverage(elements: list[Element], anchors: Iterable[Anchor]) -> Coverage:
     covered = {portion.element for anchor in anchors if anchor.status.is_live for portion in anchor.portions}
     return Coverage(frozenset(covered), len(elements))
+
+
+def masked_elements(notes: Mapping[str, Note], anchored: Mapping[str, AnchoredNote]) -> dict[str, frozenset[int]]:
+    """Note → the elements its masked extractions land on (``notes``: the whole corpus's,
+    where masked extractions are still listed)."""
+    hidden: dict[str, frozenset[int]] = {}
+    for slug, note in notes.items():
+        if slug not in anchored or not any(e.masked for e in note.extractions):
+            continue
+        anchors, elements = anchored[slug].anchors, anchored[slug].document.elements
+        covered: set[int] = set()
+        for extraction in (e for e in note.extractions if e.masked):
+            anchor = anchors.get(extraction.id)
+            if anchor is not None and anchor.status is not AnchorStatus.DETACHED:
+                covered.update(portion.element for portion in anchor.portions)
+            else:  # not placed (ambiguous, or edited): every element still holding its text is left out
+                blocks = [normalise_quote(b) for b in _BLOCK_BREAK.split(extraction.quote) if b.strip()]
+                covered.update(i for i, e in enumerate(elements)
+                               if any(block in normalise_quote(e.text) for block in blocks))
+        if covered:
+            hidden[slug] = frozenset(covered)
+    return hidden
