@@ -53,23 +53,45 @@ class Keyed(Protocol):
     def memo_key(self) -> str: ...
 
 
+_PLAIN, _FUNCTION, _KEYED, _BOUND = range(4)
+
+
+def _reduction_of(cls: type) -> int:
+    """How :class:`_KeyPickler` reduces an instance of ``cls``: decided from the type, once
+    (the attribute lookups cost more than the pickling on a build's hundreds of thousands of
+    values). A bound method is looked at on its type: on the instance it forwards its
+    function's ``__code__``, and would be keyed without the object it is bound to."""
+    if hasattr(cls, "__code__"):
+        return _FUNCTION
+    if getattr(cls, "memo_key", None) is not None:
+        return _KEYED
+    if hasattr(cls, "__self__") and hasattr(cls, "__func__"):
+        return _BOUND
+    return _PLAIN
+
+
+_REDUCTIONS: dict[type, int] = {}
+
+
 class _KeyPickler(pickle.Pickler):
     """Pickles a value for its key: functions by their code and captured values (the
     page helpers are closures over the page path), a :class:`Keyed` value by its key."""
 
     def reducer_override(self, obj: Any) -> Any:
-        code = getattr(obj, "__code__", None)
-        if code is not None:
+        cls = type(obj)
+        reduction = _REDUCTIONS.get(cls)
+        if reduction is None:
+            reduction = _REDUCTIONS[cls] = _reduction_of(cls)
+        if reduction == _PLAIN:
+            return NotImplemented
+        if reduction == _FUNCTION:
+            code = obj.__code__
             cells = tuple(cell.cell_contents for cell in (obj.__closure__ or ()))
             return tuple, ((code.co_filename, code.co_qualname, code.co_code, code.co_consts, cells,
                             getattr(obj, "__defaults__", None)),)
-        memo_key = getattr(type(obj), "memo_key", None)
-        if memo_key is not None:
-            return str, (memo_key(obj),)
-        bound = getattr(obj, "__self__", None)
-        if bound is not None and getattr(obj, "__func__", None) is not None:
-            return tuple, ((obj.__func__, bound),)
-        return NotImplemented
+        if reduction == _KEYED:
+            return str, (cls.memo_key(obj),)
+        return tuple, ((obj.__func__, obj.__self__),)
 
 
 def digest_of(value: object) -> str:
