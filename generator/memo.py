@@ -53,45 +53,50 @@ class Keyed(Protocol):
     def memo_key(self) -> str: ...
 
 
-_PLAIN, _FUNCTION, _KEYED, _BOUND = range(4)
+def _by_code(obj: Any) -> Any:
+    code = obj.__code__
+    cells = tuple(cell.cell_contents for cell in (obj.__closure__ or ()))
+    return tuple, ((code.co_filename, code.co_qualname, code.co_code, code.co_consts, cells,
+                    getattr(obj, "__defaults__", None)),)
 
 
-def _reduction_of(cls: type) -> int:
-    """How :class:`_KeyPickler` reduces an instance of ``cls``: decided from the type, once
-    (the attribute lookups cost more than the pickling on a build's hundreds of thousands of
-    values). A bound method is looked at on its type: on the instance it forwards its
-    function's ``__code__``, and would be keyed without the object it is bound to."""
+def _by_key(obj: Any) -> Any:
+    return str, (type(obj).memo_key(obj),)
+
+
+def _by_binding(obj: Any) -> Any:
+    return tuple, ((obj.__func__, obj.__self__),)
+
+
+def _reducer_of(cls: type) -> Callable[[Any], Any] | None:
+    """How an instance of ``cls`` is reduced for its key (None: pickled as it is), decided
+    from the type once: the attribute lookups cost more than the pickling on a build's
+    hundreds of thousands of values. A bound method is told by its type: on the instance
+    it forwards its function's ``__code__`` and would be keyed without its object."""
     if hasattr(cls, "__code__"):
-        return _FUNCTION
+        return _by_code
     if getattr(cls, "memo_key", None) is not None:
-        return _KEYED
+        return _by_key
     if hasattr(cls, "__self__") and hasattr(cls, "__func__"):
-        return _BOUND
-    return _PLAIN
+        return _by_binding
+    return None
 
 
-_REDUCTIONS: dict[type, int] = {}
+_REDUCERS: dict[type, Callable[[Any], Any] | None] = {}
 
 
 class _KeyPickler(pickle.Pickler):
     """Pickles a value for its key: functions by their code and captured values (the
-    page helpers are closures over the page path), a :class:`Keyed` value by its key."""
+    page helpers are closures over the page path), a :class:`Keyed` value by its key, a
+    bound method by its function and its object."""
 
     def reducer_override(self, obj: Any) -> Any:
         cls = type(obj)
-        reduction = _REDUCTIONS.get(cls)
-        if reduction is None:
-            reduction = _REDUCTIONS[cls] = _reduction_of(cls)
-        if reduction == _PLAIN:
-            return NotImplemented
-        if reduction == _FUNCTION:
-            code = obj.__code__
-            cells = tuple(cell.cell_contents for cell in (obj.__closure__ or ()))
-            return tuple, ((code.co_filename, code.co_qualname, code.co_code, code.co_consts, cells,
-                            getattr(obj, "__defaults__", None)),)
-        if reduction == _KEYED:
-            return str, (cls.memo_key(obj),)
-        return tuple, ((obj.__func__, obj.__self__),)
+        try:
+            reducer = _REDUCERS[cls]
+        except KeyError:
+            reducer = _REDUCERS[cls] = _reducer_of(cls)
+        return NotImplemented if reducer is None else reducer(obj)
 
 
 def digest_of(value: object) -> str:
