@@ -7,6 +7,7 @@ reads the clock: the same content gives the same bytes.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -38,7 +39,7 @@ from generator.site import reads
 from generator.site.addresses import address_problems, content_behind
 from generator.site.emitters import EMITTERS, Emitter, FiledOutputs, NoteOutputs, PerNote, derived_outputs, note_outputs
 from generator.site.model import SiteModel
-from generator.site.output import SiteFiles, check_output_dir, go_live, is_carnet_tree, staged_site, written_state
+from generator.site.output import SiteFiles, check_output_dir, go_live, is_carnet_tree, staging_tree, written_state
 from generator.site.search import index_site
 from generator.site.summary import summarise
 from generator.site.theme import Theme, check_theme
@@ -411,28 +412,34 @@ def build(content_dir: Path, out_dir: Path, *, strict: bool = False, base_url: s
         cache.asked = None  # the next build asks afresh
         if unchanged is not None:
             return unchanged
-    step("reading and anchoring the content")
     memo: Memo = NO_MEMO if cache is None else cache
-    analysis = check_content(content_dir, memo, jobs)
-    stopping = blocking(analysis.problems, strict)
-    if stopping:
-        raise ContentError(analysis.problems, strict=strict)
-    step("grouping the evidence of wikis")
-    site = site_model(analysis, content_dir, base_url, memo, jobs)
-    theme = Theme.load(theme_dir, analysis.publication.settings.language)
-    language = analysis.publication.settings.language
     incremental = cache is not None and cache.output_intact(out_dir) and is_carnet_tree(out_dir)
-    previous = cache.written if cache is not None and incremental else None
-    step("rendering pages")
-    with staged_site(out_dir, content_dir, previous) as files:  # each file written as it is rendered
+    with contextlib.ExitStack() as stack:
+        # over the last build's tree, the new tree's links to it are made on a thread while the content is read
+        early = stack.enter_context(staging_tree(out_dir, content_dir, link=True)) if incremental else None
+        step("reading and anchoring the content")
+        analysis = check_content(content_dir, memo, jobs)
+        stopping = blocking(analysis.problems, strict)
+        if stopping:
+            raise ContentError(analysis.problems, strict=strict)
+        step("grouping the evidence of wikis")
+        site = site_model(analysis, content_dir, base_url, memo, jobs)
+        theme = Theme.load(theme_dir, analysis.publication.settings.language)
+        language = analysis.publication.settings.language
+        previous = cache.written if cache is not None and incremental else None
+        step("rendering pages")
+        staging = early or stack.enter_context(staging_tree(out_dir, content_dir))
+        files = staging.files(previous)  # each file written as it is rendered
         render_site(site, theme, emitters, memo, jobs, files)  # the workers only for many notes to make
         step("writing the site" + (" and its search index" if search else ""))
-        rewritten = go_live(files, out_dir, (lambda tree: index_site(tree, language)) if search else None)
-    changed = len(rewritten) if incremental else len(files) + 1
-    result = BuildResult(out_dir, len(files) + 1, analysis.publication.reports, analysis.problems, language,
-                         changed=changed, summary=summarise(analysis.problems, site, files))
-    if cache is not None:
-        cache.record_output(written_state(files, files.digests, out_dir, previous, rewritten if incremental else None))
-        cache.inputs, cache.result = cache.pending, result
-        cache.save()
+        # the old tree is removed on a thread while the cache is saved
+        rewritten = go_live(files, out_dir, (lambda tree: index_site(tree, language)) if search else None, staging)
+        changed = len(rewritten) if incremental else len(files) + 1
+        result = BuildResult(out_dir, len(files) + 1, analysis.publication.reports, analysis.problems, language,
+                             changed=changed, summary=summarise(analysis.problems, site, files))
+        if cache is not None:
+            cache.record_output(written_state(files, files.digests, out_dir, previous,
+                                              rewritten if incremental else None))
+            cache.inputs, cache.result = cache.pending, result
+            cache.save()
     return result
