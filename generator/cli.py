@@ -448,7 +448,7 @@ def run_build(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from generator.pipeline import blocking, check_content
+    from generator.pipeline import blocking, check_content, few_collections
 
     if args.site is not None:
         from generator.site.integrity import check_site
@@ -463,7 +463,8 @@ def run_check(args: argparse.Namespace) -> int:
         return EXIT_CONTENT if problems else EXIT_OK
     from generator.jobs import available_cores
 
-    analysis = check_content(args.content, jobs=available_cores())  # a large corpus is read on every core
+    with few_collections():
+        analysis = check_content(args.content, jobs=available_cores())  # a large corpus is read on every core
     if args.write and not args.fix_anchors:
         print("carnet: --write goes with --fix-anchors", file=sys.stderr)
         return EXIT_USAGE

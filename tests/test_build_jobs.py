@@ -86,3 +86,34 @@ def test_a_failing_worker_is_an_error_of_the_build_not_a_hang() -> None:
     with pytest.raises(ValueError, match="note 100"):
         fork_map(task, list(range(200)), 2)
     assert fork_map(lambda n: n * 2, list(range(200)), 2) == [n * 2 for n in range(200)]  # in order
+
+
+def test_a_build_runs_the_cycle_collector_less_often_and_gives_its_settings_back(small: Path,
+                                                                                  tmp_path: Path) -> None:
+    """A build holds millions of small objects to its end: Python's collector is run less
+    often while it works (every COLLECT_EVERY allocations, not 700), its workers included,
+    then set back as it was, whether the build succeeds or fails."""
+    import gc
+
+    from generator.site.emitters import EMITTERS
+
+    seen: list[tuple[int, ...]] = []
+
+    class Looking:
+        name = "looking"
+
+        def emit(self, site: object, theme: object, memo: object):  # type: ignore[no-untyped-def]
+            seen.append(gc.get_threshold())
+            yield from ()
+
+    before = gc.get_threshold()
+    build(small, tmp_path / "site", search=False, emitters=(*EMITTERS, Looking()))
+    assert seen == [(pipeline.COLLECT_EVERY, *before[1:])] and gc.get_threshold() == before
+
+    class Failing(Looking):
+        def emit(self, site: object, theme: object, memo: object):  # type: ignore[no-untyped-def]
+            raise RuntimeError("an emitter fails")
+
+    with pytest.raises(RuntimeError):
+        build(small, tmp_path / "other", search=False, emitters=(*EMITTERS, Failing()))
+    assert gc.get_threshold() == before
