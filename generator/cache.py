@@ -130,6 +130,11 @@ class BuildCache:
         return cache
 
     @property
+    def templates_path(self) -> Path | None:
+        """Where the theme's compiled templates are kept (:class:`generator.site.theme.CompiledTemplates`)."""
+        return None if self.path is None else self.path.with_name(self.path.stem + ".templates")
+
+    @property
     def memo_path(self) -> Path | None:
         """The memo store's index (the values live in packs beside it, see :class:`MemoStore`)."""
         return None if self.path is None else self.path.with_name(self.path.stem + ".memos.index")

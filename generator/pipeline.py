@@ -452,7 +452,8 @@ def _build(content_dir: Path, out_dir: Path, *, strict: bool, base_url: str | No
             raise ContentError(analysis.problems, strict=strict)
         step("grouping the evidence of wikis")
         site = site_model(analysis, content_dir, base_url, memo, jobs)
-        theme = Theme.load(theme_dir, analysis.publication.settings.language)
+        theme = Theme.load(theme_dir, analysis.publication.settings.language,
+                           cache.templates_path if cache is not None else None)
         language = analysis.publication.settings.language
         previous = cache.written if cache is not None and incremental else None
         step("rendering pages")

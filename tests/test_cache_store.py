@@ -207,3 +207,40 @@ def test_a_forked_reader_never_writes_what_the_parent_buffered(tmp_path: Path) -
     assert reopened is not None
     assert [reopened.get("anchors", key) for key in ("old", "new")] == ["written before", "buffered in the parent"]
     assert reopened.pack_path.stat().st_size == sum(length for _o, length in reopened.where["anchors"].values())
+
+
+def test_compiled_templates_are_kept_beside_the_cache_and_damage_only_costs_compiling(tmp_path: Path) -> None:
+    """A rebuild from the command line takes the templates' compiled code from
+    ``<cache>.templates/`` instead of compiling them again; a damaged or unreadable file
+    there is compiled again, never an error, and the site is the same bytes."""
+    import jinja2
+
+    content = copy_fixture("small", tmp_path)
+    out = tmp_path / "site"
+    path = default_cache_path(out)
+    build(content, out, search=False, cache=BuildCache.open(path))
+    compiled = path.with_name(path.stem + ".templates")
+    kept = sorted(compiled.iterdir())
+    assert kept, "the templates' code is kept"
+    expected = site_files(out)
+    compiles: list[str] = []
+    real = jinja2.Environment.compile
+
+    def counting(self, source, name=None, filename=None, raw=False, defer_init=False):  # type: ignore[no-untyped-def]
+        compiles.append(name)
+        return real(self, source, name, filename, raw, defer_init)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(jinja2.Environment, "compile", counting)
+        (content / "notes" / "conseil-c.md").write_text(
+            (content / "notes" / "conseil-c.md").read_text(encoding="utf-8") + "\nUn ajout.\n", encoding="utf-8")
+        build(content, out, search=False, cache=BuildCache.open(path))
+        assert compiles == [], "a rebuild compiles no template"
+        for file in kept:
+            file.write_bytes(b"damaged")
+        (content / "notes" / "conseil-c.md").write_text(
+            (content / "notes" / "conseil-c.md").read_text(encoding="utf-8") + "\nUn autre.\n", encoding="utf-8")
+        build(content, out, search=False, cache=BuildCache.open(path))
+        assert "note.html" in compiles, "damaged code is compiled again"
+    build(content, tmp_path / "fresh", search=False)
+    assert site_files(out) == site_files(tmp_path / "fresh") != expected

@@ -7,6 +7,7 @@ so they can be cached for a long time and still change with the theme.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import posixpath
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.bccache
 import yaml
 
 from generator.memo import NO_MEMO, Memo, digest_of
@@ -47,6 +49,27 @@ def check_theme(root: Path | None) -> Path:
     return root
 
 
+class CompiledTemplates(jinja2.FileSystemBytecodeCache):
+    """The templates' compiled code kept on disk, so that a rebuild from the command line
+    does not compile again the templates of the pages it renders (~0.1 s). Jinja keys each
+    by the template's name and checks the sha1 of its source and the Python version before
+    using it; each file is written atomically. A folder that cannot be written only costs
+    the compiling: it is never an error."""
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__(str(folder))
+        self.folder = folder
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        with contextlib.suppress(OSError):
+            super().load_bytecode(bucket)
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        with contextlib.suppress(OSError):
+            self.folder.mkdir(parents=True, exist_ok=True)
+            super().dump_bytecode(bucket)
+
+
 @dataclass
 class Theme:
     """Attributes:
@@ -67,11 +90,15 @@ class Theme:
     fingerprint: str = ""
 
     @classmethod
-    def load(cls, root: Path | None = None, language: str = "fr") -> Theme:
+    def load(cls, root: Path | None = None, language: str = "fr", compiled: Path | None = None) -> Theme:
+        """The theme at ``root`` (the bundled one by default) for ``language``; ``compiled``:
+        a folder where the templates' compiled code is kept between builds (see
+        :class:`CompiledTemplates`)."""
         root = check_theme(root)
         templates = root / "templates"
         env = jinja2.Environment(
             loader=jinja2.FileSystemLoader(str(templates)),
+            bytecode_cache=CompiledTemplates(compiled) if compiled is not None else None,
             autoescape=True,
             undefined=jinja2.StrictUndefined,
             keep_trailing_newline=True,
