@@ -433,8 +433,7 @@ def _kept_or_added(files: SiteFiles, memo: Memo, kind: str, key: str, streams: M
         for path in sorted(last):
             files.keep(path)
         return
-    for path, chunks in streams.items():
-        files.add(path, chunks)
+    files.add_streams(streams)  # graph.json and graph.jsonld made at the same time, on two cores
     if not last:
         memo.memo(kind, lambda: key, lambda: {path: files.digests[path] for path in streams})
 

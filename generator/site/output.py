@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import gc
 import glob
 import hashlib
 import json
@@ -27,6 +28,7 @@ import shutil
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import partial
 from pathlib import Path
+from typing import Any, cast
 
 from generator.problems import OutputDirectoryError
 
@@ -152,10 +154,7 @@ class SiteFiles(Mapping[str, bytes]):
     def add(self, path: str, data: bytes | Iterable[bytes]) -> None:
         """Add the file at ``path`` (a site-relative POSIX path, not there yet): its bytes, or
         its chunks (written as they come, never joined: a large site's graph)."""
-        if not _safe_relative(path) or path == MARKER:
-            raise OutputDirectoryError(f"refusing to write {path!r}: outside the output directory")
-        if path in self.digests:
-            raise OutputDirectoryError(f"refusing to write {path!r} twice in one build")
+        self._check_new(path)
         self._order = None
         if not isinstance(data, bytes):
             if self.tree is not None:
@@ -184,9 +183,47 @@ class SiteFiles(Mapping[str, bytes]):
         self._order = None
         self.digests[path], self.sizes[path] = self.previous[path][0], self.previous[path][1]
 
+    def add_streams(self, streams: Mapping[str, Iterable[bytes]]) -> None:
+        """Several files, each from its chunks (as :meth:`add`). In a staging tree, all but
+        the last are made and written by child processes (:class:`Background`) while this
+        one makes the last: graph.json and graph.jsonld take seconds each on a large site."""
+        paths = list(streams)
+        if self.tree is None or len(paths) < 2:
+            for path in paths:
+                self.add(path, streams[path])
+            return
+        for path in paths:
+            self._check_new(path)
+        children = [(path, Background(partial(self._chunks_written, path, streams[path]))) for path in paths[:-1]]
+        written: dict[str, tuple[str, str, int]] = {}
+        try:
+            written[paths[-1]] = self._chunks_written(paths[-1], streams[paths[-1]])
+        finally:  # every child waited for (what it wrote is in the staging tree, removed on failure)
+            failed: BaseException | None = None
+            for path, child in children:
+                try:
+                    temporary, digest, size = cast(list[Any], child.join())
+                    written[path] = (str(temporary), str(digest), int(size))
+                except (OSError, RuntimeError) as exc:
+                    failed = failed or exc
+        if failed is not None:
+            raise failed
+        for path in paths:
+            self._place(path, *written[path])
+
+    def _check_new(self, path: str) -> None:
+        if not _safe_relative(path) or path == MARKER:
+            raise OutputDirectoryError(f"refusing to write {path!r}: outside the output directory")
+        if path in self.digests:
+            raise OutputDirectoryError(f"refusing to write {path!r} twice in one build")
+
     def _add_chunks(self, path: str, chunks: Iterable[bytes]) -> None:
         """Chunks into a new file of the staging tree, hashed as they go; a file that comes
         out as the last build's stays the link to it."""
+        self._place(path, *self._chunks_written(path, chunks))
+
+    def _chunks_written(self, path: str, chunks: Iterable[bytes]) -> tuple[str, str, int]:
+        """The chunks in a new temporary file of the staging tree: its name, sha256 and size."""
         assert self.tree is not None
         hasher, size = hashlib.sha256(), 0
         # opened as every other file of the site is (mode from the umask: mkstemp's 0600 would
@@ -198,7 +235,17 @@ class SiteFiles(Mapping[str, bytes]):
                     hasher.update(chunk)
                     size += len(chunk)
                     stream.write(chunk)
-            digest = hasher.hexdigest()
+        except BaseException:
+            if os.path.exists(temporary):
+                os.unlink(temporary)
+            raise
+        return temporary, hasher.hexdigest(), size
+
+    def _place(self, path: str, temporary: str, digest: str, size: int) -> None:
+        """The file ``temporary`` made for ``path``: moved there, or dropped when it is the
+        last build's (the link to that one stays)."""
+        self._order = None
+        try:
             self.digests[path], self.sizes[path] = digest, size
             if path in self.previous and self.previous[path][0] == digest:
                 return
@@ -265,52 +312,62 @@ class SiteFiles(Mapping[str, bytes]):
 
 
 class Background:
-    """System calls over a whole tree (hard-linking the live site, removing the retired one)
-    made by a forked child process while the build computes: on a second core they cost no
-    wall time (~0.5 s of a 5,000-note rebuild). A thread would not do: the loop around each
-    call holds the interpreter's lock, so the two threads only take turns. Where processes
-    cannot be forked, the work is done at once. :meth:`join` waits for it and raises its
-    error (an :class:`OSError` keeps its number, reason and file name)."""
+    """Work on the site's files (hard-linking the live tree, removing the retired one,
+    writing graph.jsonld) done by a forked child process while the build goes on: on a
+    second core it costs no wall time (~0.5 s of a 5,000-note rebuild for the trees). A
+    thread would not do: the Python loop around each system call holds the interpreter's
+    lock, so two threads only take turns. Where processes cannot be forked, the work is
+    done at once. :meth:`join` waits for it and returns its result (a JSON value), or
+    raises its error (an :class:`OSError` keeps its number, reason and file name)."""
 
-    def __init__(self, work: Callable[[], None]) -> None:
+    def __init__(self, work: Callable[[], object]) -> None:
         self._pid = 0
+        self._result: object = None
         if not hasattr(os, "fork"):
-            work()
+            self._result = work()
             return
         read, write = os.pipe()
         pid = os.fork()
-        if pid == 0:  # the child: the work, then its error (if any) down the pipe, and out
+        if pid == 0:  # the child: the work, its result or error down the pipe, and out
             os.close(read)
-            code = 0
+            gc.disable()  # short-lived: a collection would touch, hence copy, the parent's whole heap
+            code = 1
             try:
-                work()
-            except BaseException as exc:
-                code = 1
-                error = exc if isinstance(exc, OSError) else OSError(0, repr(exc))
-                os.write(write, json.dumps([error.errno or 0, error.strerror or str(error),
-                                            os.fsdecode(error.filename) if error.filename else None]).encode())
+                try:
+                    message = json.dumps(["done", work()])
+                    code = 0
+                except OSError as exc:
+                    message = json.dumps(["failed", exc.errno or 0, exc.strerror or str(exc),
+                                          os.fsdecode(exc.filename) if exc.filename else None])
+                except BaseException as exc:  # a bug: said as it is, not as a disk's refusal
+                    message = json.dumps(["broke", f"{type(exc).__name__}: {exc}"])
+                with os.fdopen(write, "wb") as stream:
+                    stream.write(message.encode("utf-8"))
             finally:
                 os._exit(code)
         os.close(write)
         self._pid, self._pipe = pid, read
 
-    def join(self) -> None:
-        """Wait for the work; its error, if any, is raised here."""
+    def join(self) -> object:
+        """Wait for the work; its result, or its error raised here."""
         if not self._pid:
-            return
+            return self._result
         pid, self._pid = self._pid, 0
-        chunks = []
-        while chunk := os.read(self._pipe, 1 << 16):
-            chunks.append(chunk)
-        os.close(self._pipe)
+        with os.fdopen(self._pipe, "rb") as stream:
+            said = stream.read()
         _, status = os.waitpid(pid, 0)
-        if chunks:
-            number, reason, filename = json.loads(b"".join(chunks))
-            raise OSError(number, reason, filename) if filename else OSError(number, reason)
         code = os.waitstatus_to_exitcode(status)
-        if code != 0:
-            ended = f"was killed by signal {-code}" if code < 0 else f"ended with status {code}"
-            raise OSError(0, f"the process writing the staging tree {ended}")
+        message = json.loads(said) if said else None
+        if isinstance(message, list) and message[0] == "done" and code == 0:
+            self._result = message[1]
+            return self._result
+        if isinstance(message, list) and message[0] == "failed":
+            _, number, reason, filename = message
+            raise OSError(number, reason, filename) if filename else OSError(number, reason)
+        if isinstance(message, list) and message[0] == "broke":
+            raise RuntimeError(f"a child process of the build failed: {message[1]}")
+        ended = f"was killed by signal {-code}" if code < 0 else f"ended with status {code}"
+        raise OSError(0, f"the process writing the staging tree {ended}")
 
 
 class Staging:

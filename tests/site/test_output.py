@@ -314,3 +314,36 @@ def test_every_published_file_has_the_mode_the_umask_gives_even_one_written_in_c
              for path in (tmp_path / "site").rglob("*") if path.is_file()}
     assert "graph.json" in modes and "graph.jsonld" in modes
     assert {path: mode for path, mode in modes.items() if mode != 0o666 & ~umask} == {}
+
+
+def test_streams_are_written_side_by_side_and_a_childs_failure_is_raised_here(small: Path, tmp_path: Path) -> None:
+    """graph.json and graph.jsonld are made at once, one by a child process: the files and
+    digests are those of their chunks; a child's refusal (a full disk) or bug is raised in
+    the build, and nothing of it is left once the staging tree goes."""
+    import hashlib
+
+    out = tmp_path / "site"
+    chunks = {"graph.json": [b"{", b"}\n"], "graph.jsonld": [b"[", b"1", b"]\n"]}
+    with staged_site(out, small) as files:
+        files.add_streams({path: iter(parts) for path, parts in chunks.items()})
+        assert files.digests == {path: hashlib.sha256(b"".join(parts)).hexdigest() for path, parts in chunks.items()}
+        go_live(files, out)
+    assert {path: (out / path).read_bytes() for path in chunks} == {p: b"".join(c) for p, c in chunks.items()}
+
+    def refusing() -> Iterator[bytes]:
+        yield b"{"
+        raise OSError(28, "No space left on device", "graph.json")
+
+    def broken() -> Iterator[bytes]:
+        yield b"{"
+        raise ValueError("edge data has no term")
+
+    for child, error in ((refusing, OutputDirectoryError), (broken, RuntimeError)):
+        with pytest.raises(error) as raised, staged_site(out, small) as files:
+            files.add_streams({"graph.json": child(), "graph.jsonld": iter([b"[]"])})
+        assert "No space left" in str(raised.value) or "ValueError: edge data has no term" in str(raised.value)
+        assert _leftovers_of(out) == []
+
+
+def _leftovers_of(out: Path) -> list[str]:
+    return sorted(p.name for p in out.parent.iterdir() if p.name.startswith(f".{out.name}.tmp"))
