@@ -62,10 +62,16 @@ class Measures:
         return max(r.peak_mib for r in self.runs[name])
 
 
+CHILD_ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+"""The measured processes' environment: Python's compiled modules written and read as a user's
+install has them (pip compiles them; a machine that sets PYTHONDONTWRITEBYTECODE would have every
+run compile Carnet's and MkDocs' modules again, ~0.15 s each)."""
+
+
 def run(command: list[str], cwd: Path | None = None) -> Run:
     """One process, timed: wall clock, CPU of it and its children, its peak RSS."""
     started = time.perf_counter()
-    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=CHILD_ENV)
     _pid, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)
@@ -242,7 +248,7 @@ def warm_rebuilds(content: Path, out: Path, edits: list[str], runs: int) -> list
         "        print(json.dumps([name, time.perf_counter() - started]))\n"
     )
     result = subprocess.run([sys.executable, "-c", script, str(content), str(out), str(runs), *edits],
-                            capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
+                            capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1], env=CHILD_ENV)
     if result.returncode != 0:  # say why, not only that it failed
         raise SystemExit(f"the warm rebuilds of {content} failed (exit {result.returncode}):\n{result.stderr[-4000:]}")
     return [tuple(json.loads(line)) for line in result.stdout.splitlines()]

@@ -233,6 +233,13 @@ class BuildCache:
         digest = key()
         return digest in self.memos.get(kind, {}) or (self.store is not None and self.store.has(kind, digest))
 
+    def keep(self, kind: str, key: Callable[[], str]) -> bool:
+        digest = key()
+        if not self.holds(kind, lambda: digest):
+            return False
+        self.used.setdefault(kind, set()).add(digest)  # counted as reused only if it is read
+        return True
+
     # -- inputs ------------------------------------------------------------------------------
 
     def inputs_digest(self, folders: list[Path], options: BuildOptions) -> str:

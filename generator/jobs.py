@@ -153,6 +153,15 @@ class RecordingMemo:
     def holds(self, kind: str, key: Callable[[], str]) -> bool:
         return self.inner.holds(kind, key)
 
+    def keep(self, kind: str, key: Callable[[], str]) -> bool:
+        if self.inner is NO_MEMO:
+            return False
+        digest = key()
+        kept = self.inner.keep(kind, lambda: digest)
+        if kept:  # the parent keeps it too
+            self.records.append((kind, digest, _COMPUTED))
+        return kept
+
 
 def replay(memo: Memo, records: list[tuple[str, str, object]]) -> None:
     """Enter what a worker's :class:`RecordingMemo` recorded into the build's memo."""

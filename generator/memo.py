@@ -32,6 +32,11 @@ class Memo(Protocol):
         the rest to its worker processes)."""
         ...
 
+    def keep(self, kind: str, key: Callable[[], str]) -> bool:
+        """Whether the memo holds ``key()``; if so, it is kept for the next build as if it
+        had been recalled, without being read (a value a build may never ask for)."""
+        ...
+
 
 class NoMemo:
     """Remembers nothing: every step is computed (a full build, ``--no-cache``)."""
@@ -40,6 +45,9 @@ class NoMemo:
         return compute()
 
     def holds(self, kind: str, key: Callable[[], str]) -> bool:
+        return False
+
+    def keep(self, kind: str, key: Callable[[], str]) -> bool:
         return False
 
 
@@ -123,3 +131,6 @@ class KindsOnly:
 
     def holds(self, kind: str, key: Callable[[], str]) -> bool:
         return kind in self.kinds and self.inner.holds(kind, key)
+
+    def keep(self, kind: str, key: Callable[[], str]) -> bool:
+        return kind in self.kinds and self.inner.keep(kind, key)

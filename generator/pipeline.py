@@ -16,11 +16,12 @@ from functools import partial
 from pathlib import Path
 from typing import Final, TypeVar
 
-from generator.anchoring import AnchoredNote, Document, anchor_note
+from generator.anchoring import AnchoredNote, AnchorFacts, anchor_note
+from generator.anchoring.recalled import Recalled
 from generator.cache import BuildCache, build_options, unchanged_build
 from generator.corpus.links import CorpusIndex, LinkTarget, LinkUse, collect_links, resolve_link
 from generator.corpus.load import load_corpus
-from generator.corpus.model import Corpus
+from generator.corpus.model import Corpus, Note
 from generator.corpus.publication import (
     Publication,
     private_link_problems,
@@ -45,7 +46,7 @@ from generator.site.search import index_site
 from generator.site.summary import summarise
 from generator.site.theme import Theme, check_theme
 from generator.synthesis.audit import ArticleAudit, audit_articles
-from generator.synthesis.coverage import coverage
+from generator.synthesis.coverage import coverage_of
 from generator.verification.assess import Assessment, assess, verification_strict
 from generator.verification.tally import tally
 
@@ -58,7 +59,8 @@ class CheckedContent:
 
     Attributes:
         corpus: the whole content (private parts included).
-        anchored: note slug → parsed body and anchors.
+        anchored: note slug → parsed body and anchors (read from the build cache when asked for).
+        facts: note slug → what every build reads of its anchoring (problems, coverage).
         links: note slug → each link with its target.
         articles: wiki or synthesis slug → its audit (claims, citations, perimeter…).
         assessments: article slug → its (claim, source) pairs with their verification states.
@@ -67,7 +69,8 @@ class CheckedContent:
     """
 
     corpus: Corpus
-    anchored: dict[str, AnchoredNote]
+    anchored: Recalled
+    facts: dict[str, AnchorFacts]
     links: dict[str, list[tuple[LinkUse, LinkTarget]]]
     articles: dict[str, ArticleAudit]
     assessments: dict[str, list[Assessment]]
@@ -91,7 +94,8 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1) -> Che
     problems += validate_corpus(corpus)
     problems += address_problems(corpus)  # content taking a name the site writes for itself
     # 2. anchor: elements of each note, each extraction's quote → portions; and the links it makes
-    anchored: dict[str, AnchoredNote] = {}
+    anchored = Recalled()
+    facts: dict[str, AnchorFacts] = {}
     uses: dict[str, list[LinkUse]] = {}
     # each key taken once: asked whether the memo holds it, then to recall or store
     anchors_key = functools.cache(lambda slug: digest_of(("anchors", corpus.source_of(slug))))
@@ -104,16 +108,19 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1) -> Che
             if workers_for(len(afresh), jobs) > 1 else {})  # else anchored below, keeping the tokens to render
     for slug, note in corpus.notes.items():
         made = done.get(slug)
-        anchored[slug], anchor_problems = memo.memo(
-            "anchors", partial(anchors_key, slug),
-            partial(_first_two, made) if made else partial(anchor_note, note))
-        problems += anchor_problems
-        document = anchored[slug].document
-        if document.body is not note.body and document.body == note.body:
-            document.body = note.body  # one copy, not a second one from a worker or the cache
+        key = partial(anchors_key, slug)
+        parse = partial(_parsed, memo, key, note, partial(_first_two, made) if made else partial(anchor_note, note))
+        if made is None and memo.keep("anchors", key) and memo.holds("anchor-facts", key):
+            anchored.later(slug, parse)  # held: its parsed body is read only if a later step asks for it
+            facts[slug] = memo.memo("anchor-facts", key, partial(_facts_of, parse))
+        else:
+            parsed, anchor_problems = parse()
+            anchored.now(slug, parsed)
+            facts[slug] = memo.memo("anchor-facts", key, partial(AnchorFacts.of, parsed, anchor_problems))
+        problems += facts[slug].problems
 
-        def collect(document: Document = anchored[slug].document, line: int = note.body_line) -> list[LinkUse]:
-            return collect_links(document.tokens, line)  # the tokens: parsed again if the memo dropped them
+        def collect(slug: str = slug, line: int = note.body_line) -> list[LinkUse]:
+            return collect_links(anchored[slug].document.tokens, line)  # the tokens: parsed again if dropped
 
         uses[slug] = memo.memo("link-uses", partial(links_key, slug), partial(_third, made) if made else collect)
     # 3. links between notes, to extractions and to assets
@@ -146,7 +153,21 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1) -> Che
     for wiki, record in corpus.oppositions.items():
         if wiki in publication.notes:
             problems += private_opposition_problems(record, public, corpus.extractions)
-    return CheckedContent(corpus, anchored, links, articles, assessments, publication, sorted_problems(problems))
+    return CheckedContent(corpus, anchored, facts, links, articles, assessments, publication,
+                          sorted_problems(problems))
+
+
+def _parsed(memo: Memo, key: Callable[[], str], note: Note,
+            compute: Callable[[], tuple[AnchoredNote, list[Problem]]]) -> tuple[AnchoredNote, list[Problem]]:
+    anchored, problems = memo.memo("anchors", key, compute)
+    document = anchored.document
+    if document.body is not note.body and document.body == note.body:
+        document.body = note.body  # one copy, not a second one from a worker or the cache
+    return anchored, problems
+
+
+def _facts_of(parse: Callable[[], tuple[AnchoredNote, list[Problem]]]) -> AnchorFacts:
+    return AnchorFacts.of(*parse())
 
 
 def _anchor_and_collect(corpus: Corpus, slug: str) -> tuple[AnchoredNote, list[Problem], list[LinkUse]]:
@@ -239,7 +260,7 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
     public = published_extractions(publication)  # a pair touching anything unpublished reaches no emitter
     return SiteModel(
         publication=publication,
-        anchored={slug: analysis.anchored[slug] for slug in sorted(published)},
+        anchored=analysis.anchored.only(sorted(published)),
         articles=articles,
         reuse={key: sorted(value) for key, value in sorted(reuse.items())},
         assessments={slug: analysis.assessments.get(slug, []) for slug in articles},
@@ -254,9 +275,10 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
         content_dir=content_dir,
         published_assets={a: analysis.corpus.asset_paths.get(a, a) for a in sorted(assets) if a in analysis.corpus.assets},
         # the evidence facts the pages show, decided once here (site/ computes none)
-        coverage={slug: coverage(analysis.anchored[slug].document.elements,
-                                 [analysis.anchored[slug].anchors[e.id] for e in note.extractions])
-                  for slug, note in sorted(publication.notes.items()) if slug in analysis.anchored},
+        coverage={slug: coverage_of(analysis.facts[slug], [e.id for e in note.extractions])
+                  for slug, note in sorted(publication.notes.items()) if slug in analysis.facts},
+        statuses={e.id: analysis.facts[slug].landed[e.id][0] for slug, note in sorted(publication.notes.items())
+                  if slug in analysis.facts for e in note.extractions},
         tallies={slug: tally(analysis.assessments.get(slug, []), audit.claims) for slug, audit in articles.items()},
     )
 

@@ -14,7 +14,7 @@ from generator.corpus.model import Note
 from generator.markup import MAX_NESTING, parse_checked
 from generator.problems import Problem, Severity
 
-__all__ = ["Anchor", "AnchorStatus", "AnchoredNote", "Document", "Element", "Portion", "anchor_note"]
+__all__ = ["Anchor", "AnchorFacts", "AnchorStatus", "AnchoredNote", "Document", "Element", "Portion", "anchor_note"]
 
 
 @dataclass
@@ -29,6 +29,29 @@ class AnchoredNote:
 
     document: Document
     anchors: dict[str, Anchor]
+
+
+@dataclass(frozen=True)
+class AnchorFacts:
+    """What every build reads of a note's anchoring, kept apart from its parsed body: small,
+    so a rebuild reads the facts of every note and the parsed body only of the notes whose
+    outputs it makes again.
+
+    Attributes:
+        problems: the anchoring's problems (detached, relocated, nesting too deep).
+        elements: how many elements the body has.
+        landed: extraction id → its anchor's status and the indexes of the elements its
+            portions touch (none for a detached one).
+    """
+
+    problems: tuple[Problem, ...]
+    elements: int
+    landed: dict[str, tuple[AnchorStatus, tuple[int, ...]]]
+
+    @classmethod
+    def of(cls, anchored: AnchoredNote, problems: list[Problem]) -> AnchorFacts:
+        return cls(tuple(problems), len(anchored.document.elements),
+                   {i: (a.status, tuple(sorted({p.element for p in a.portions}))) for i, a in anchored.anchors.items()})
 
 
 def anchor_note(note: Note) -> tuple[AnchoredNote, list[Problem]]:

@@ -6,12 +6,13 @@ from __future__ import annotations
 import functools
 import posixpath
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from generator.anchoring import AnchoredNote
+from generator.anchoring import AnchoredNote, AnchorStatus
 from generator.corpus.links import LinkTarget, LinkUse
 from generator.corpus.model import Extraction, Note, members_by_notebook
 from generator.corpus.proposal import Proposal
@@ -39,7 +40,7 @@ def source_address(link: CitationLink) -> str:
     return f"{note_path(link.note)}?{urlencode({'quote': link.text}, quote_via=quote)}#{link.fragment}"
 
 
-def discarded_fragment(item: DiscardedItem, anchored: dict[str, AnchoredNote]) -> str:
+def discarded_fragment(item: DiscardedItem, anchored: Mapping[str, AnchoredNote]) -> str:
     """Where a discarded item lands on its note's page: a retrieved passage at its element;
     an extraction at its highlight when it lands, else at its entry in the note's list."""
     if item.passage:
@@ -154,6 +155,7 @@ class SiteModel:
         proposals: section-operation proposals of published wikis.
         assessments: article slug → its (claim, source) pairs with their verification states.
         coverage: published note slug → the elements its published extractions cover.
+        statuses: published extraction id → its anchor's status.
         tallies: article slug → what its audit panel counts (pairs by state and reason,
             unsourced claims).
 
@@ -162,7 +164,7 @@ class SiteModel:
     """
 
     publication: Publication
-    anchored: dict[str, AnchoredNote]
+    anchored: Mapping[str, AnchoredNote]
     links: dict[str, list[tuple[LinkUse, LinkTarget]]]
     backlinks: dict[str, list[str]]
     base_url: str
@@ -177,6 +179,7 @@ class SiteModel:
     # ``item`` for discarded items and then oppositions (typed, that file fails mypy)
     oppositions: dict[str, Any] = field(default_factory=dict)
     coverage: dict[str, Coverage] = field(default_factory=dict)
+    statuses: dict[str, AnchorStatus] = field(default_factory=dict)
     tallies: dict[str, Tally] = field(default_factory=dict)
     # the note graph of the graph pages and local graphs, made once when first asked
     # (generator.site.graph_pages.graph_of): site/graph_pages.py imports this module

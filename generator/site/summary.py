@@ -29,11 +29,10 @@ def summarise(problems: list[Problem], site: SiteModel, files: SiteFiles) -> Bui
     publication = site.publication
     statuses: Counter[AnchorStatus] = Counter()
     extractions = 0
-    for slug, note in publication.notes.items():
-        anchors = site.anchored[slug].anchors
+    for note in publication.notes.values():
         for extraction in note.extractions:
             extractions += 1
-            statuses[anchors[extraction.id].status] += 1
+            statuses[site.statuses[extraction.id]] += 1
     states = Counter(a.state.state for assessments in site.assessments.values() for a in assessments)
     severities = Counter(p.severity for p in problems)
     budget = page_budget(site)

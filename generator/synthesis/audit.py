@@ -5,7 +5,7 @@ loaded, anchored corpus in; audits and problems out."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import NamedTuple
@@ -143,7 +143,7 @@ def default_spec(note: Note) -> PerimeterSpec | None:
     return PerimeterSpec(first.notebook, dict(first.categories), first.line)
 
 
-def audit_articles(corpus: Corpus, anchored: dict[str, AnchoredNote]) -> tuple[dict[str, ArticleAudit], list[Problem]]:
+def audit_articles(corpus: Corpus, anchored: Mapping[str, AnchoredNote]) -> tuple[dict[str, ArticleAudit], list[Problem]]:
     problems: list[Problem] = []
     extraction_of: dict[str, tuple[Note, Extraction]] = {}
     comment_of: dict[str, tuple[Note, Extraction]] = {}
@@ -170,7 +170,7 @@ def passage_hash(elements: list[Element], indexes: Iterable[int]) -> str:
     return text_hash(SEPARATOR.join(elements[i].text for i in sorted(set(indexes))))
 
 
-def _audit_answer(note: Note, corpus: Corpus, anchored: dict[str, AnchoredNote], problems: list[Problem]) -> ArticleAudit:
+def _audit_answer(note: Note, corpus: Corpus, anchored: Mapping[str, AnchoredNote], problems: list[Problem]) -> ArticleAudit:
     """A saved answer's audit: its quotes anchored again, in the notes as they are now
     (INV-6: exactly or not at all); its perimeter the passages it retrieved; discarded,
     the retrieved passages no quote lands in (INV-4)."""
@@ -240,7 +240,7 @@ def _audit_answer(note: Note, corpus: Corpus, anchored: dict[str, AnchoredNote],
                         [r.passage for r in record.retrieved], items, covered, said, changed=changed, status="answer")
 
 
-def _element(anchored: dict[str, AnchoredNote], note: str, element_id: str) -> int | None:
+def _element(anchored: Mapping[str, AnchoredNote], note: str, element_id: str) -> int | None:
     """The index of the element ``element_id`` in ``note`` (``None``: no longer there)."""
     if note not in anchored:
         return None
@@ -258,7 +258,7 @@ class _Placed(NamedTuple):
     moved: bool
 
 
-def _place(quote: AnswerQuote, answer: str, file: str, corpus: Corpus, anchored: dict[str, AnchoredNote],
+def _place(quote: AnswerQuote, answer: str, file: str, corpus: Corpus, anchored: Mapping[str, AnchoredNote],
            problems: list[Problem]) -> _Placed:
     """Where a saved quote lands now (see :class:`_Placed`)."""
     source = corpus.notes.get(quote.note)
@@ -281,7 +281,7 @@ def _place(quote: AnswerQuote, answer: str, file: str, corpus: Corpus, anchored:
                    portions_text(elements, anchor.portions), moved)
 
 
-def _audit(note: Note, corpus: Corpus, anchored: dict[str, AnchoredNote],
+def _audit(note: Note, corpus: Corpus, anchored: Mapping[str, AnchoredNote],
            extraction_of: dict[str, tuple[Note, Extraction]], comment_of: dict[str, tuple[Note, Extraction]],
            succession: dict[str, list[str]], problems: list[Problem]) -> ArticleAudit:
     file = note.source.file
@@ -379,7 +379,7 @@ def _audit(note: Note, corpus: Corpus, anchored: dict[str, AnchoredNote],
     return audit
 
 
-def _perimeter_coverage(notes: list[str], corpus: Corpus, anchored: dict[str, AnchoredNote]) -> dict[str, Coverage]:
+def _perimeter_coverage(notes: list[str], corpus: Corpus, anchored: Mapping[str, AnchoredNote]) -> dict[str, Coverage]:
     """The coverage of each note of a perimeter by its unmasked extractions (INV-5)."""
     covered: dict[str, Coverage] = {}
     for slug in notes:
@@ -389,7 +389,7 @@ def _perimeter_coverage(notes: list[str], corpus: Corpus, anchored: dict[str, An
     return covered
 
 
-def _said_here(claim: Claim, notes: list[str], corpus: Corpus, anchored: dict[str, AnchoredNote],
+def _said_here(claim: Claim, notes: list[str], corpus: Corpus, anchored: Mapping[str, AnchoredNote],
                covered: dict[str, Coverage]) -> tuple[tuple[str, int], ...]:
     """Uncovered places of the perimeter holding the claim's quoted fragment, or (with no
     fragment) uncovered elements holding most of its content words."""

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from generator.anchoring import AnchoredNote
+from generator.anchoring import AnchoredNote, AnchorFacts
 from generator.anchoring.elements import Element
 from generator.anchoring.normalise import normalise_quote
 from generator.anchoring.resolve import Anchor, AnchorStatus
@@ -49,6 +49,13 @@ def _coverage(covered: tuple[int, ...], total: int) -> Coverage:
 def coverage(elements: list[Element], anchors: Iterable[Anchor]) -> Coverage:
     covered = {portion.element for anchor in anchors if anchor.status.is_live for portion in anchor.portions}
     return Coverage(frozenset(covered), len(elements))
+
+
+def coverage_of(facts: AnchorFacts, extractions: Iterable[str]) -> Coverage:
+    """:func:`coverage` of the given extractions, from the note's :class:`AnchorFacts` (the
+    same join, without the parsed body)."""
+    covered = {element for i in extractions if facts.landed[i][0].is_live for element in facts.landed[i][1]}
+    return Coverage(frozenset(covered), facts.elements)
 
 
 def masked_elements(notes: Mapping[str, Note], anchored: Mapping[str, AnchoredNote]) -> dict[str, frozenset[int]]:

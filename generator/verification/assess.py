@@ -61,7 +61,7 @@ class Assessment:
                 and self.verbatim_ok and self.state.verdict is None and self.state.state is not State.CONTESTED)
 
 
-def _passage(corpus: Corpus, anchored: dict[str, AnchoredNote], link: CitationLink) -> str:
+def _passage(corpus: Corpus, anchored: Mapping[str, AnchoredNote], link: CitationLink) -> str:
     if link.marker.kind == "quote":  # an answer's quote: the note's own text where it lands now
         return link.text
     note = corpus.notes.get(link.note)
@@ -76,7 +76,7 @@ def _passage(corpus: Corpus, anchored: dict[str, AnchoredNote], link: CitationLi
     return extraction.quote
 
 
-def assess(corpus: Corpus, anchored: dict[str, AnchoredNote], audits: dict[str, ArticleAudit],
+def assess(corpus: Corpus, anchored: Mapping[str, AnchoredNote], audits: dict[str, ArticleAudit],
            records: VerificationRecords, strict: tuple[str, ...] = ()) -> tuple[dict[str, list[Assessment]], list[Problem]]:
     problems: list[Problem] = []
     result: dict[str, list[Assessment]] = {}
