@@ -416,6 +416,10 @@ def _clash(site: SiteModel, path: str, one: str, other: str) -> str:
             "please report it with the files named")
 
 
+COLLECT_EVERY: Final = 50_000
+"""Allocations (net of frees) between two young-generation collections during a build (Python's default: 700)."""
+
+
 @contextlib.contextmanager
 def few_collections() -> Iterator[None]:
     """Python's cyclic garbage collector, run less often for the time of a build. A build
@@ -430,9 +434,6 @@ def few_collections() -> Iterator[None]:
     finally:
         gc.set_threshold(*thresholds)
 
-
-COLLECT_EVERY: Final = 50_000
-"""Allocations (net of frees) between two young-generation collections during a build (Python's default: 700)."""
 
 
 def build(content_dir: Path, out_dir: Path, *, strict: bool = False, base_url: str | None = None,
@@ -469,7 +470,7 @@ def _build(content_dir: Path, out_dir: Path, *, strict: bool, base_url: str | No
     memo: Memo = NO_MEMO if cache is None else cache
     incremental = cache is not None and cache.output_intact(out_dir) and is_carnet_tree(out_dir)
     with contextlib.ExitStack() as stack:
-        # over the last build's tree, the new tree's links to it are made on a thread while the content is read
+        # over the last build's tree, a child process links it into the new one while the content is read
         early = stack.enter_context(staging_tree(out_dir, content_dir, link=True)) if incremental else None
         step("reading and anchoring the content")
         analysis = check_content(content_dir, memo, jobs)
@@ -487,7 +488,7 @@ def _build(content_dir: Path, out_dir: Path, *, strict: bool, base_url: str | No
         files = staging.files(previous)  # each file written as it is rendered
         render_site(site, theme, emitters, memo, jobs, files)  # the workers only for many notes to make
         step("writing the site" + (" and its search index" if search else ""))
-        # the old tree is removed on a thread while the cache is saved
+        # a child process removes the old tree while the cache is saved
         rewritten = go_live(files, out_dir, (lambda tree: index_site(tree, language)) if search else None, staging)
         changed = len(rewritten) if incremental else len(files) + 1
         result = BuildResult(out_dir, len(files) + 1, analysis.publication.reports, analysis.problems, language,

@@ -400,8 +400,8 @@ class Staging:
 @contextlib.contextmanager
 def staging_tree(out_dir: Path, content_dir: Path, link: bool = False) -> Iterator[Staging]:
     """A staging tree beside ``out_dir`` for a new site; with ``link`` (the live tree is
-    the one the last build left, intact), it starts as hard links to the live one, made on
-    a thread (:class:`Background`) while the caller goes on: :meth:`Staging.files` waits
+    the one the last build left, intact), it starts as hard links to the live one, made by
+    a child process (:class:`Background`) while the caller goes on: :meth:`Staging.files` waits
     for them. The staging tree goes whatever happens: a failed or interrupted build leaves
     the previous site as it was."""
     check_output_dir(out_dir, content_dir)
@@ -438,8 +438,8 @@ def go_live(files: SiteFiles, out_dir: Path, index: Callable[[Path], None] | Non
     this one did not are removed from it. ``index`` (the search) runs on the new tree;
     over a live tree, only when a page changed or there is no index yet (else the live
     index is kept). Without ``index`` the tree has no search bundle. With ``stage`` (the
-    files' :class:`Staging`), the old tree is removed on a thread, waited for when the
-    staging ends. Returns the paths written or removed."""
+    files' :class:`Staging`), the old tree is removed by a child process, waited for when
+    the staging ends. Returns the paths written or removed."""
     staging = files.tree
     assert staging is not None, "go_live takes the files of staged_site"
     gone = {path for path in files.previous if path not in files and _safe_relative(path)}
@@ -455,10 +455,11 @@ def go_live(files: SiteFiles, out_dir: Path, index: Callable[[Path], None] | Non
         assert index is not None
         index(staging)
     retire = _go_live(staging, out_dir.absolute())
-    if retire is not None and stage is not None:
-        stage.retiring = Background(retire)
-    elif retire is not None:
-        retire()
+    if retire is not None:
+        if stage is None:
+            retire()
+        else:
+            stage.retiring = Background(retire)
     files.tree = out_dir.absolute()  # where the files are read back from now
     return files.changed | gone
 
