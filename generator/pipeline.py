@@ -492,7 +492,7 @@ def _build(content_dir: Path, out_dir: Path, *, strict: bool, base_url: str | No
         rewritten = go_live(files, out_dir, (lambda tree: index_site(tree, language)) if search else None, staging)
         changed = len(rewritten) if incremental else len(files) + 1
         result = BuildResult(out_dir, len(files) + 1, analysis.publication.reports, analysis.problems, language,
-                             changed=changed, summary=summarise(analysis.problems, site, files))
+                             changed=changed, summary=summarise(analysis.problems, site, files, memo))
         if cache is not None:
             cache.record_output(written_state(files, files.digests, out_dir, previous,
                                               rewritten if incremental else None))

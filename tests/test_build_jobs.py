@@ -117,3 +117,16 @@ def test_a_build_runs_the_cycle_collector_less_often_and_gives_its_settings_back
     with pytest.raises(RuntimeError):
         build(small, tmp_path / "other", search=False, emitters=(*EMITTERS, Failing()))
     assert gc.get_threshold() == before
+
+
+def test_the_pipeline_loads_numpy_and_scipy_only_when_a_step_uses_them() -> None:
+    """A rebuild that groups no evidence and lays no graph out (one body edited) never pays
+    for loading numpy and scipy (~0.1 s of every command line rebuild), nor a build for
+    http.client and ssl (which xml.sax.saxutils loads)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, generator.pipeline, generator.cli, generator.site.emitters; "
+            "print(sorted(m for m in ('numpy', 'scipy', 'http.client', 'ssl') if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert result.stdout.strip() == "[]"

@@ -12,11 +12,10 @@ import unicodedata
 from collections import Counter, defaultdict
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 if TYPE_CHECKING:
+    import numpy as np
     from scipy import sparse  # type: ignore[import-untyped]  # scipy ships no type hints and scipy-stubs is no dependency
-# scipy (and networkx) are imported where used: a build without wikis never pays for loading them
+# numpy and scipy (and networkx) are imported where used: a build without wikis never pays for loading them
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_DOCUMENT_SHARE = 0.5
@@ -45,6 +44,7 @@ _FEATURE_NAMES: list[str] = []  # id → feature, caught up lazily
 def _bag(text: str) -> tuple[np.ndarray, np.ndarray]:
     """A text's distinct features (process-wide ids) and their counts; cached, since a
     quote sits in many perimeters."""
+    import numpy as np
     counts = Counter(_features(text))
     ids = np.fromiter(map(_FEATURE_IDS.__getitem__, counts), dtype=np.int64, count=len(counts))
     return ids, np.fromiter(counts.values(), dtype=np.int64, count=len(counts))
@@ -59,6 +59,7 @@ def _names() -> list[str]:
 def tfidf(texts: list[str]) -> sparse.csr_matrix:
     """Rows: texts, in the order given. Sublinear term frequency, smoothed idf. Columns
     follow the sorted vocabulary, so the matrix never depends on what was seen before."""
+    import numpy as np
     n = len(texts)
     bags = [_bag(text) for text in texts]
     features = np.concatenate([ids for ids, _counts in bags]) if bags else np.empty(0, dtype=np.int64)

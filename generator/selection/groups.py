@@ -16,11 +16,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 if TYPE_CHECKING:
+    import numpy as np
     from scipy import sparse  # type: ignore[import-untyped]  # scipy ships no type hints and scipy-stubs is no dependency
-# scipy (and networkx) are imported where used: a build without wikis never pays for loading them
+# numpy and scipy (and networkx) are imported where used: a build without wikis never pays for loading them
 
 PRECISION = 1
 CHAINING_SHARE = 1 / 3
@@ -56,6 +55,7 @@ class Group:
 
 
 def _round(values: np.ndarray) -> np.ndarray:
+    import numpy as np
     return np.round(values, PRECISION)
 
 
@@ -63,6 +63,7 @@ def distances_under(vectors: sparse.csr_matrix, threshold: float,
                     similarity: sparse.csr_matrix | None = None) -> list[tuple[int, int, float]]:
     """(i, j, distance) for i < j with distance ≤ threshold, computed block by block, or read
     from ``similarity`` (the rows' products, made already: the same values, row by row)."""
+    import numpy as np
     n = vectors.shape[0]
     if similarity is not None:
         blocks: Iterable[tuple[int, sparse.csr_matrix]] = [(0, similarity)]
@@ -82,6 +83,7 @@ def distances_under(vectors: sparse.csr_matrix, threshold: float,
 def _metrics(sub: sparse.csr_matrix, threshold: float) -> tuple[float, float]:
     """Diameter and share of member pairs beyond the threshold, by blocks of rows (no
     m×m matrix is held for a large group)."""
+    import numpy as np
     m = sub.shape[0]
     transposed = sub.T.tocsc()
     beyond, diameter = 0, 0.0
@@ -97,6 +99,7 @@ def _metrics(sub: sparse.csr_matrix, threshold: float) -> tuple[float, float]:
 
 
 def pair_distance(vectors: sparse.csr_matrix, i: int, j: int) -> float:
+    import numpy as np
     value = float((vectors[i] @ vectors[j].T).toarray()[0, 0])
     return float(_round(np.array([100.0 * (1.0 - min(1.0, max(-1.0, value)))]))[0])
 
@@ -161,6 +164,7 @@ def group(ids: list[str], vectors: sparse.csr_matrix, threshold: float,
 def central_member(members: list[str], vectors: sparse.csr_matrix, ids: list[str]) -> str:
     """The member with the least total distance to the others — only to show what
     "represent the group by its central member" would erase, never to select."""
+    import numpy as np
     index = {i: n for n, i in enumerate(ids)}
     ordered = sorted(members)
     sub = vectors[[index[m] for m in ordered]]

@@ -7,11 +7,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 if TYPE_CHECKING:
+    import numpy as np
     import scipy.sparse  # type: ignore[import-untyped]  # scipy ships no type hints and scipy-stubs is no dependency
-# scipy (and networkx) are imported where used: a build without wikis never pays for loading them
+# numpy and scipy (and networkx) are imported where used: a build without wikis never pays for loading them
 
 from generator.corpus.model import Corpus, Extraction
 from generator.selection.groups import Group, central_member, group
@@ -90,6 +89,7 @@ def _top_two(gram: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The two largest eigenpairs of a symmetric matrix. The iterative solver starts from
     a fixed vector (never a random one: the same map on every run) that is not orthogonal
     to them (the double-centred matrix sends the constant vector to zero, so not that)."""
+    import numpy as np
     import scipy.linalg  # type: ignore[import-untyped]
     import scipy.sparse.linalg  # type: ignore[import-untyped]
 
@@ -110,6 +110,7 @@ def _map(ids: list[str], similarity: scipy.sparse.csr_matrix | None) -> dict[str
     """Classical MDS of the distances (``similarity``: the vectors' products; none for one
     point), eigenvector signs fixed (largest component positive), coordinates rounded: the
     same map on every machine."""
+    import numpy as np
     n = len(ids)
     if n == 1 or similarity is None:
         return {ids[0]: (0.0, 0.0)}

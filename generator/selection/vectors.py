@@ -11,11 +11,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 if TYPE_CHECKING:
     from scipy import sparse  # type: ignore[import-untyped]  # scipy ships no type hints and scipy-stubs is no dependency
-# scipy (and networkx) are imported where used: a build without wikis never pays for loading them
+# numpy and scipy (and networkx) are imported where used: a build without wikis never pays for loading them
 
 from generator.corpus.verdicts import text_hash
 from generator.selection.embeddings import tfidf
@@ -56,6 +54,7 @@ def save_cache(content: Path, model: str, vectors: dict[str, list[float]]) -> Pa
 def vectors_for(texts: list[str], provider: str, cache: dict[str, list[float]]) -> tuple[sparse.csr_matrix, str]:
     """Rows for ``texts`` and what produced them. The endpoint's vectors are used only when
     the cache holds every text; otherwise the embedded TF-IDF, and the caller says so."""
+    import numpy as np
     if provider == "endpoint":
         keys = [text_hash(t) for t in texts]
         if keys and all(k in cache for k in keys):

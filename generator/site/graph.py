@@ -330,20 +330,29 @@ def _records(base_url: str, keys: list[str], fields: Mapping[str, dict[str, str]
 
 class Lines:
     """Many short encoded lines in one UTF-8 buffer, each read back by its index: a part's
-    lines wait for every other part's, and a str each costs some 50 bytes more than its text."""
+    lines wait for every other part's, and a str each costs some 50 bytes more than its text.
+    The buffer holds them joined by :data:`ITEM_JOIN`, as graph.json and graph.jsonld lay out
+    their lists' items: a run of consecutive lines is published as one slice (:meth:`span`)."""
 
     __slots__ = ("data", "ends")
 
     def __init__(self, lines: Iterable[str]) -> None:
         encoded = [line.encode("utf-8") for line in lines]
-        self.data = b"".join(encoded)
-        self.ends = array("Q", accumulate(len(line) for line in encoded))
+        self.data = ITEM_JOIN.join(encoded)
+        self.ends = array("Q", accumulate((len(line) + (len(ITEM_JOIN) if n else 0) for n, line in enumerate(encoded))))
 
     def __len__(self) -> int:
         return len(self.ends)
 
+    def _start(self, index: int) -> int:
+        return self.ends[index - 1] + len(ITEM_JOIN) if index else 0
+
     def __getitem__(self, index: int) -> bytes:
-        return self.data[self.ends[index - 1] if index else 0:self.ends[index]]
+        return self.data[self._start(index):self.ends[index]]
+
+    def span(self, start: int, stop: int) -> bytes:
+        """Lines ``start`` to ``stop`` (excluded, ``stop`` > ``start``) joined by :data:`ITEM_JOIN`."""
+        return self.data[self._start(start):self.ends[stop - 1]]
 
     def __eq__(self, other: object) -> bool:  # a recalled part is checked against one made again
         return isinstance(other, Lines) and (self.data, self.ends) == (other.data, other.ends)
@@ -359,9 +368,12 @@ class Lines:
         self.ends.frombytes(state[1])
 
 
-RECORD_JOIN = b",\n  "
-"""Between two records of graph.jsonld's ``@graph`` (one item a line, as :func:`dumps_encoded`
-lays lists out): a node's own lines are kept joined by it."""
+ITEM_JOIN = b",\n  "
+"""Between two items of a list in graph.json and graph.jsonld (one item a line, as
+:func:`dumps_encoded` lays lists out)."""
+
+RECORD_JOIN = ITEM_JOIN
+"""Between two records of graph.jsonld's ``@graph``: a node's own lines are kept joined by it."""
 
 
 @dataclass
@@ -557,12 +569,60 @@ class _Assembly:
             merged[(target, kind)] = (data, line)
         return [(target, kind, data, line) for (target, kind), (data, line) in sorted(merged.items())]
 
+    def segments(self) -> Iterator[tuple[str, int | None, int]]:
+        """Every node in order, as ``(key, position, count)``: a run of ``count`` defined nodes
+        from ``position`` on that one part alone defines, one after the other in it, with no
+        edge from another part (a note's elements: their lines are published as slices of
+        the part's); or, with ``count`` 0, one node to publish on its own (a bare end, a
+        node defined twice, one with edges from another part)."""
+        keys, winner, every, foreign, bare = self.keys, self.winner, self.every, self.foreign, self.bare
+        b, at = 0, 0
+        limit = bisect_left(keys, bare[0]) if bare else len(keys)  # a run stops before the next bare end
+        while at < len(keys):
+            while at == limit:
+                yield bare[b], None, 0
+                b += 1
+                limit = bisect_left(keys, bare[b]) if b < len(bare) else len(keys)
+            key = keys[at]
+            if at in every or key in foreign:
+                yield key, at, 0
+                at += 1
+                continue
+            stop = at + 1
+            while stop < limit and winner[stop] == winner[stop - 1] + 1 and stop not in every \
+                    and keys[stop] not in foreign:
+                stop += 1
+            yield key, at, stop - at
+            at = stop
+        for key in bare[b:]:
+            yield key, None, 0
+
+    def _node_chunks(self) -> Iterator[bytes]:
+        for key, at, count in self.segments():
+            if count:
+                assert at is not None
+                part, index = self.part(self.winner[at])
+                yield part.node_lines.span(index, index + count)
+            else:
+                yield self.node_line(key, at)
+
+    def _edge_chunks(self) -> Iterator[bytes]:
+        for key, at, count in self.segments():
+            if count:
+                assert at is not None
+                part, index = self.part(self.winner[at])
+                start, stop = part.edges_of(index).start, part.edges_of(index + count - 1).stop
+                if stop > start:
+                    yield part.edge_lines.span(start, stop)
+            else:
+                yield from self.edge_lines(key, at)
+
     def node_link(self) -> Iterator[bytes]:
         """graph.json, as :func:`dumps_encoded` lays it out, in chunks."""
         yield b'{\n "directed": true,\n "links": '
-        yield from _items(line for key, at in self.order() for line in self.edge_lines(key, at))
+        yield from _items(self._edge_chunks())
         yield b',\n "multigraph": true,\n "nodes": '
-        yield from _items(self.node_line(key, at) for key, at in self.order())
+        yield from _items(self._node_chunks())
         yield b"\n}\n"
 
     def records(self) -> Iterator[bytes]:
@@ -574,37 +634,50 @@ class _Assembly:
         part's own unless an added edge carries data too (then all its lines are made again)."""
         holds = [part.records is not None and all(self.iri(key) == iri for key, iri in part.assumed.items())
                  for part in self.parts]
-        for key, at in self.order():
-            if at is not None and at not in self.every and holds[self.winner[at] >> 32]:
-                part, index = self.part(self.winner[at])
-                assert part.records is not None
-                entry = part.records[index]
-                foreign = self.foreign.get(key)
-                if not foreign:
-                    yield entry
-                    continue
-                added: dict[tuple[str, str], dict[str, Any]] = {}
-                for _target, _kind, _number, line in sorted(foreign, key=lambda item: item[2]):
-                    target, kind, data = _edge_fields(line.encode("utf-8"))
-                    added[(target, kind)] = data
-                if not any(added.values()):
-                    # edges from it in other parts (a group's membership): its record made again
-                    # with them, its statements kept
-                    own = {(target, kind) for target, kind, _data in map(_edge_fields, map(part.edge_lines.__getitem__,
-                                                                                          part.edges_of(index)))}
-                    every = [(key, target, kind) for target, kind in sorted(own | added.keys())]
-                    record = _record_line(key, self.fields(key, at), every, self.iri).encode("utf-8")
-                    yield RECORD_JOIN.join([record, *entry.split(RECORD_JOIN)[1:]])
-                    continue
-            # a statement to place among the node's own, a node defined twice, a bare end,
-            # the site's part: every line made from the whole graph
-            links = {(key, target, kind): data for target, kind, data, _line in self.edge_triples(key, at)}
-            lines = _records(self.base_url, [key], {key: self.fields(key, at)}, links, self.iri)[key]
-            yield RECORD_JOIN.join(line.encode("utf-8") for line in lines)
+        for key, at, count in self.segments():
+            if count:
+                assert at is not None
+                number, index = self.winner[at] >> 32, self.winner[at] & 0xFFFFFFFF
+                records = self.parts[number].records
+                if holds[number] and records is not None:
+                    yield records.span(index, index + count)
+                else:
+                    for position in range(at, at + count):
+                        yield self._record(self.keys[position], position, holds)
+            else:
+                yield self._record(key, at, holds)
+
+    def _record(self, key: str, at: int | None, holds: list[bool]) -> bytes:
+        """One node's graph.jsonld lines (see :meth:`records`)."""
+        if at is not None and at not in self.every and holds[self.winner[at] >> 32]:
+            part, index = self.part(self.winner[at])
+            assert part.records is not None
+            entry = part.records[index]
+            foreign = self.foreign.get(key)
+            if not foreign:
+                return entry
+            added: dict[tuple[str, str], dict[str, Any]] = {}
+            for _target, _kind, _number, line in sorted(foreign, key=lambda item: item[2]):
+                target, kind, data = _edge_fields(line.encode("utf-8"))
+                added[(target, kind)] = data
+            if not any(added.values()):
+                # edges from it in other parts (a group's membership): its record made again
+                # with them, its statements kept
+                own = {(target, kind) for target, kind, _data in map(_edge_fields, map(part.edge_lines.__getitem__,
+                                                                                      part.edges_of(index)))}
+                every = [(key, target, kind) for target, kind in sorted(own | added.keys())]
+                record = _record_line(key, self.fields(key, at), every, self.iri).encode("utf-8")
+                return RECORD_JOIN.join([record, *entry.split(RECORD_JOIN)[1:]])
+        # a statement to place among the node's own, a node defined twice, a bare end,
+        # the site's part: every line made from the whole graph
+        links = {(key, target, kind): data for target, kind, data, _line in self.edge_triples(key, at)}
+        lines = _records(self.base_url, [key], {key: self.fields(key, at)}, links, self.iri)[key]
+        return RECORD_JOIN.join(line.encode("utf-8") for line in lines)
 
 
 def _items(lines: Iterable[bytes]) -> Iterator[bytes]:
-    """A list of encoded items as :func:`dumps_encoded` lays it out, in chunks of ~64 KB."""
+    """A list of encoded items as :func:`dumps_encoded` lays it out, in chunks of ~64 KB
+    (an item of ``lines`` may be several already joined by :data:`ITEM_JOIN`)."""
     chunk: list[bytes] = []
     size = 0
     first = True

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from generator.site import graph_view
 from generator.site.graph_svg import legend, svg, text_alternative
 from generator.site.graph_view import Drawing, NoteGraph, note_graph, page_drawing
 from generator.site.model import SiteModel, note_path, notebook_path
@@ -88,6 +89,6 @@ def local_graph(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any] | No
 
 
 def local_reads(site: SiteModel, slug: str) -> object:
-    """What a note's local graph reads of the others: its neighbours and their edges to it."""
-    drawing = graph_of(site).local(slug)
-    return None if drawing is None else (drawing.nodes, drawing.edges, drawing.hidden)
+    """What a note's local graph reads of the others: its neighbours and their edges to it
+    (without laying it out: a recalled note's page is not drawn again)."""
+    return graph_view.local_reads(graph_of(site), slug)

@@ -23,10 +23,14 @@ import hashlib
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
+from operator import attrgetter
+from typing import TYPE_CHECKING, Final
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+# numpy is imported where used: a rebuild that lays no graph out never loads it
 
 from generator.corpus.model import Note, NoteType
 
@@ -169,6 +173,7 @@ def _seed(key: str) -> tuple[float, float]:
 def force_layout(keys: list[str], edges: list[tuple[int, int, float]], iterations: int = ITERATIONS) -> np.ndarray:
     """Fruchterman–Reingold in the unit disc from fixed starting points: the same keys and
     edges give the same coordinates (numpy's float arithmetic, in a fixed order)."""
+    import numpy as np
     count = len(keys)
     positions = np.array([_seed(k) for k in keys], dtype=float).reshape(count, 2)
     if count <= 1:
@@ -394,9 +399,10 @@ def _fitting(ranked: list[Node], placed: dict[str, tuple[float, float]], radius:
     return chosen
 
 
-def local_drawing(graph: NoteGraph, slug: str, width: int = 560, height: int = 340) -> Drawing | None:
-    """A note's neighbourhood at depth 1 on a ring round it (``None``: it has no neighbour
-    but its notebooks, nothing worth drawing)."""
+def local_neighbours(graph: NoteGraph, slug: str) -> tuple[list[str], dict[str, list[Edge]], int] | None:
+    """The neighbours a note's local graph shows (ranked: cited, linked, fellow members;
+    heavier first), the edges to each of them and how many it leaves out (``None``: it has
+    no neighbour but its notebooks, nothing worth drawing)."""
     key = f"note:{slug}"
     around = graph.around.get(key, ())
     others: dict[str, list[Edge]] = defaultdict(list)
@@ -408,7 +414,38 @@ def local_drawing(graph: NoteGraph, slug: str, width: int = 560, height: int = 3
     order = {EdgeKind.CITES: 0, EdgeKind.LINKS: 1, EdgeKind.MEMBER: 2}
     ranked = sorted(others, key=lambda o: (min(order[e.kind] for e in others[o]), -sum(e.weight for e in others[o]),
                                            graph.nodes[o].title, o))
-    shown, hidden = ranked[:LOCAL_NEIGHBOURS], len(ranked) - LOCAL_NEIGHBOURS
+    return ranked[:LOCAL_NEIGHBOURS], others, max(len(ranked) - LOCAL_NEIGHBOURS, 0)
+
+
+_NODE_FIELDS: Final = attrgetter(*(f.name for f in fields(Node)))
+_EDGE_FIELDS: Final = attrgetter(*(f.name for f in fields(Edge)))
+
+
+def local_reads(graph: NoteGraph, slug: str) -> object:
+    """What a note's local graph (:func:`local_drawing`) is made from, as plain tuples (what a
+    note's outputs' key digests, for every note of every build): every field of its nodes and
+    edges, and how many neighbours it leaves out."""
+    if slug in graph.locals:
+        drawing = graph.locals[slug]
+        return None if drawing is None else (tuple(map(_NODE_FIELDS, drawing.nodes)),
+                                             tuple(map(_EDGE_FIELDS, drawing.edges)), drawing.hidden)
+    found = local_neighbours(graph, slug)
+    if found is None:
+        return None
+    shown, others, hidden = found
+    key = f"note:{slug}"
+    return ((_NODE_FIELDS(graph.nodes[key]), *(_NODE_FIELDS(graph.nodes[o]) for o in shown)),
+            tuple(map(_EDGE_FIELDS, sorted(e for o in shown for e in others[o]))), hidden)
+
+
+def local_drawing(graph: NoteGraph, slug: str, width: int = 560, height: int = 340) -> Drawing | None:
+    """A note's neighbourhood at depth 1 (:func:`local_neighbours`) on a ring round it
+    (``None``: nothing worth drawing)."""
+    found = local_neighbours(graph, slug)
+    if found is None:
+        return None
+    shown, others, hidden = found
+    key = f"note:{slug}"
     # on an ellipse round the note, the labels outward: right of the nodes on the right, left of
     # those on the left, the note's own below it
     cx, cy, rx, ry = width / 2, height / 2, width / 2 - 190, height / 2 - 30
@@ -422,5 +459,5 @@ def local_drawing(graph: NoteGraph, slug: str, width: int = 560, height: int = 3
     nodes = (graph.nodes[key], *(graph.nodes[o] for o in shown))
     edges = tuple(sorted(e for o in shown for e in others[o]))
     return Drawing(nodes, edges, positions, {n.key: _radius(n) for n in nodes}, frozenset(positions), width, height,
-                   max(hidden, 0), neighbours={key: tuple(sorted(shown)), **dict.fromkeys(sorted(shown), (key,))},
+                   hidden, neighbours={key: tuple(sorted(shown)), **dict.fromkeys(sorted(shown), (key,))},
                    sides=sides)

@@ -184,6 +184,9 @@ class SiteModel:
     # the note graph of the graph pages and local graphs, made once when first asked
     # (generator.site.graph_pages.graph_of): site/graph_pages.py imports this module
     note_graph: Any = None
+    # each notebook's listing order and its categories' notes, made once when first asked
+    # (generator.site.pages.ordered_notes, category_notes): every category page and llms.txt read them
+    listings: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @functools.cached_property
     def extractions(self) -> dict[str, tuple[Note, Extraction]]:

@@ -113,7 +113,14 @@ def common(site: SiteModel, theme: Theme, path: str, title: str, kind: str, abso
 
 
 def ordered_notes(site: SiteModel, notebook: str) -> list[Note]:
-    """Pinned first (in their order), then the manual order, then the rest newest first."""
+    """Pinned first (in their order), then the manual order, then the rest newest first
+    (sorted once per build: each category page lists some of them)."""
+    if notebook not in site.listings:
+        site.listings[notebook] = _ordered_notes(site, notebook)
+    return list(site.listings[notebook])
+
+
+def _ordered_notes(site: SiteModel, notebook: str) -> list[Note]:
     nb = site.publication.notebooks[notebook]
     notes = {n.slug: n for n in site.notes_of(notebook)}
     head = [s for s in (*nb.pinned, *nb.order) if s in notes]
@@ -285,8 +292,16 @@ def answered_by(theme: Theme, record: AnswerRecord) -> str:
 
 
 def category_notes(site: SiteModel, notebook: str, axis_key: str, category: str) -> list[Note]:
-    """The notes a category page lists, in the notebook's order."""
-    return [n for n in ordered_notes(site, notebook) if category in _member_categories(n, notebook, axis_key)]
+    """The notes a category page lists, in the notebook's order (each axis's categories
+    found in one pass over the notebook's notes, not one per category)."""
+    axis = (notebook, axis_key)
+    if axis not in site.listings:
+        listed: dict[str, list[Note]] = {}
+        for note in ordered_notes(site, notebook):
+            for name in dict.fromkeys(_member_categories(note, notebook, axis_key)):
+                listed.setdefault(name, []).append(note)
+        site.listings[axis] = listed
+    return list(site.listings[axis].get(category, ()))
 
 
 def category_context(site: SiteModel, theme: Theme, notebook: str, axis_key: str, category: str) -> dict[str, Any]:

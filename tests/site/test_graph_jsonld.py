@@ -152,3 +152,19 @@ def test_graph_jsonld_is_byte_identical_across_builds(built: Path, tmp_path: Pat
     (out / "graph.jsonld").unlink()
     build(CONTENT, out, search=False, cache=BuildCache.open(default_cache_path(out)))
     assert (out / "graph.jsonld").read_bytes() == (built / "graph.jsonld").read_bytes()
+
+
+def test_graph_json_is_every_part_merged_whatever_the_runs_it_is_published_in(built: Path) -> None:
+    """The assembly publishes runs of a part's lines as slices and each other node alone:
+    the bytes are those of the whole graph merged part by part (as a dict is updated) and
+    laid out at once."""
+    from generator.pipeline import check_content, site_model
+    from generator.site.graph import build_graph
+    from generator.site.jsonout import dumps
+
+    site = site_model(check_content(CONTENT), CONTENT)
+    graph = build_graph(site)
+    whole = {"directed": True, "multigraph": True,
+             "nodes": [{"id": key, **graph.nodes[key]} for key in sorted(graph.nodes)],
+             "links": [{"source": s, "target": t, **graph.edges[(s, t, k)]} for s, t, k in sorted(graph.edges)]}
+    assert (built / "graph.json").read_bytes() == dumps(whole, levels=2)
