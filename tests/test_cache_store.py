@@ -271,3 +271,31 @@ def test_a_rebuild_reads_the_parsed_notes_it_renders_again_and_keeps_the_others(
         assert cache.counts.reused.get("anchors", 0) < len(notes) // 4
     build(content, tmp_path / "full", search=False)
     assert site_files(out, search=False) == site_files(tmp_path / "full", search=False)
+
+
+def test_a_rebuild_compresses_only_the_heavy_pages_it_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The summary's gzipped sizes (graph pages, pages over the budget) are remembered by
+    each file's digest: a body edit that leaves the graph pages as they were compresses
+    none of them again, and the summary is the one a full build gives."""
+    import gzip
+
+    import generator.site.summary as summary
+
+    content = copy_fixture("small", tmp_path)
+    out = tmp_path / "site"
+    _build(content, out)
+    compressed: list[int] = []
+    real = gzip.compress
+
+    def counting(data: bytes, *args: object, **kwargs: object) -> bytes:
+        compressed.append(len(data))
+        return real(data, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(summary.gzip, "compress", counting)
+    _append(sorted((content / "notes").glob("*.md"))[0], "\nUn paragraphe de plus.\n")
+    cache = BuildCache.open(default_cache_path(out))
+    incremental = build(content, out, search=False, cache=cache)
+    assert compressed == [] and incremental.summary.graph_pages
+    full = build(content, tmp_path / "full", search=False)
+    assert len(compressed) == len(full.summary.graph_pages) + len(full.summary.over_budget)
+    assert incremental.summary == full.summary
