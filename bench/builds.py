@@ -227,19 +227,23 @@ def rebuilds(measures: Measures, root: Path, corpus: str, edits: dict[str, Calla
 
 
 def warm_rebuilds(content: Path, out: Path, edits: list[str], runs: int) -> list[tuple[str, float]]:
-    """What ``carnet serve`` does on an edit: an incremental build in a process that keeps
-    its cache in memory. Run in a child process so its memory does not count here."""
+    """What ``carnet serve`` does on an edit (generator/commands/serve.py): a first build
+    with every core and the cache on disk, saved, then incremental builds in the same
+    process, one core, the cache no longer saved. Run in a child process so its memory does
+    not count here."""
     script = (
         "import json, sys, time\n"
         "from pathlib import Path\n"
         "from bench.builds import EVIDENCE_EDITS, PLAIN_EDITS\n"
-        "from generator.cache import BuildCache\n"
+        "from generator.cache import BuildCache, default_cache_path\n"
         "from generator.jobs import available_cores\n"
         "from generator.pipeline import build\n"
         "content, out, runs = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])\n"
         "edits = {**PLAIN_EDITS, **EVIDENCE_EDITS}\n"
-        "cache = BuildCache.open(None)\n"
+        "cache = BuildCache.open(default_cache_path(out))\n"
         "build(content, out, search=False, cache=cache, jobs=available_cores())\n"
+        "cache.save()\n"
+        "cache.path = None\n"
         "for n in range(runs):\n"
         "    for name in sys.argv[4:]:\n"
         "        edits[name](content, 100 + n)\n"

@@ -299,3 +299,37 @@ def test_a_rebuild_compresses_only_the_heavy_pages_it_changed(tmp_path: Path, mo
     full = build(content, tmp_path / "full", search=False)
     assert len(compressed) == len(full.summary.graph_pages) + len(full.summary.over_budget)
     assert incremental.summary == full.summary
+
+
+def test_without_a_cache_folder_a_process_compiles_each_template_once_and_an_edited_one_again(
+        tmp_path: Path) -> None:
+    """``carnet serve`` rebuilds without a cache folder once its first build is saved: the
+    templates' code is kept in the process, and a template edited in a theme is compiled
+    afresh (Jinja checks the source's sha1), so the page shows the edit."""
+    import shutil
+
+    import jinja2
+
+    from generator.site.theme import DEFAULT_THEME
+
+    content = copy_fixture("small", tmp_path)
+    theme = tmp_path / "theme"
+    shutil.copytree(DEFAULT_THEME, theme)
+    build(content, tmp_path / "first", search=False, theme_dir=theme)
+    compiles: list[str] = []
+    real = jinja2.Environment.compile
+
+    def counting(self, source, name=None, filename=None, raw=False, defer_init=False):  # type: ignore[no-untyped-def]
+        compiles.append(name)
+        return real(self, source, name, filename, raw, defer_init)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(jinja2.Environment, "compile", counting)
+        build(content, tmp_path / "second", search=False, theme_dir=theme)
+        assert compiles == [] and site_files(tmp_path / "second") == site_files(tmp_path / "first")
+        page = theme / "templates" / "note.html"
+        page.write_text(page.read_text(encoding="utf-8").replace("</article>", "</article><!-- edited -->", 1),
+                        encoding="utf-8")
+        build(content, tmp_path / "third", search=False, theme_dir=theme)
+    assert compiles == ["note.html"]
+    assert b"<!-- edited -->" in site_files(tmp_path / "third")["notes/conseil-c.html"]

@@ -12,7 +12,7 @@ import hashlib
 import posixpath
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import jinja2
 import jinja2.bccache
@@ -70,6 +70,27 @@ class CompiledTemplates(jinja2.FileSystemBytecodeCache):
             super().dump_bytecode(bucket)
 
 
+class CompiledHere(jinja2.BytecodeCache):
+    """The templates' compiled code kept in this process, for builds without a cache folder
+    (``carnet serve`` once its first build is saved, a build with ``--no-cache`` run again in
+    one process): each rebuild would otherwise compile the templates it renders again
+    (0.15 s). Jinja checks the source's sha1 before using an entry, so an edited template
+    is compiled afresh."""
+
+    def __init__(self) -> None:
+        self.codes: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        if bucket.key in self.codes:
+            bucket.bytecode_from_string(self.codes[bucket.key])
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        self.codes[bucket.key] = bucket.bytecode_to_string()
+
+
+COMPILED_HERE: Final = CompiledHere()
+
+
 @dataclass
 class Theme:
     """Attributes:
@@ -93,12 +114,12 @@ class Theme:
     def load(cls, root: Path | None = None, language: str = "fr", compiled: Path | None = None) -> Theme:
         """The theme at ``root`` (the bundled one by default) for ``language``; ``compiled``:
         a folder where the templates' compiled code is kept between builds (see
-        :class:`CompiledTemplates`)."""
+        :class:`CompiledTemplates`; without one, it is kept in this process)."""
         root = check_theme(root)
         templates = root / "templates"
         env = jinja2.Environment(
             loader=jinja2.FileSystemLoader(str(templates)),
-            bytecode_cache=CompiledTemplates(compiled) if compiled is not None else None,
+            bytecode_cache=CompiledTemplates(compiled) if compiled is not None else COMPILED_HERE,
             autoescape=True,
             undefined=jinja2.StrictUndefined,
             keep_trailing_newline=True,
