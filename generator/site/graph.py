@@ -495,17 +495,6 @@ class _Assembly:
         at = bisect_left(self.keys, key)
         return at if at < len(self.keys) and self.keys[at] == key else None
 
-    def order(self) -> Iterator[tuple[str, int | None]]:
-        """Every node's key in order, with its position among the defined ones (``None``: bare)."""
-        bare, b = self.bare, 0
-        for at, key in enumerate(self.keys):
-            while b < len(bare) and bare[b] < key:
-                yield bare[b], None
-                b += 1
-            yield key, at
-        for key in bare[b:]:
-            yield key, None
-
     def part(self, where: int) -> tuple[PackedPart, int]:
         return self.parts[where >> 32], where & 0xFFFFFFFF
 
