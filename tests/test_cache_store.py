@@ -209,11 +209,25 @@ def test_a_forked_reader_never_writes_what_the_parent_buffered(tmp_path: Path) -
     assert reopened.pack_path.stat().st_size == sum(length for _o, length in reopened.where["anchors"].values())
 
 
+def _counting_compiles(patch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the templates Jinja compiles from now on (while ``patch`` holds)."""
+    import jinja2
+
+    compiles: list[str] = []
+    real = jinja2.Environment.compile
+
+    def counting(self, source, name=None, filename=None, raw=False, defer_init=False):  # type: ignore[no-untyped-def]
+        compiles.append(name)
+        return real(self, source, name, filename, raw, defer_init)
+
+    patch.setattr(jinja2.Environment, "compile", counting)
+    return compiles
+
+
 def test_compiled_templates_are_kept_beside_the_cache_and_damage_only_costs_compiling(tmp_path: Path) -> None:
     """A rebuild from the command line takes the templates' compiled code from
     ``<cache>.templates/`` instead of compiling them again; a damaged or unreadable file
     there is compiled again, never an error, and the site is the same bytes."""
-    import jinja2
 
     content = copy_fixture("small", tmp_path)
     out = tmp_path / "site"
@@ -223,15 +237,8 @@ def test_compiled_templates_are_kept_beside_the_cache_and_damage_only_costs_comp
     kept = sorted(compiled.iterdir())
     assert kept, "the templates' code is kept"
     expected = site_files(out)
-    compiles: list[str] = []
-    real = jinja2.Environment.compile
-
-    def counting(self, source, name=None, filename=None, raw=False, defer_init=False):  # type: ignore[no-untyped-def]
-        compiles.append(name)
-        return real(self, source, name, filename, raw, defer_init)
-
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(jinja2.Environment, "compile", counting)
+        compiles = _counting_compiles(patch)
         (content / "notes" / "conseil-c.md").write_text(
             (content / "notes" / "conseil-c.md").read_text(encoding="utf-8") + "\nUn ajout.\n", encoding="utf-8")
         build(content, out, search=False, cache=BuildCache.open(path))
@@ -308,23 +315,14 @@ def test_without_a_cache_folder_a_process_compiles_each_template_once_and_an_edi
     afresh (Jinja checks the source's sha1), so the page shows the edit."""
     import shutil
 
-    import jinja2
-
     from generator.site.theme import DEFAULT_THEME
 
     content = copy_fixture("small", tmp_path)
     theme = tmp_path / "theme"
     shutil.copytree(DEFAULT_THEME, theme)
     build(content, tmp_path / "first", search=False, theme_dir=theme)
-    compiles: list[str] = []
-    real = jinja2.Environment.compile
-
-    def counting(self, source, name=None, filename=None, raw=False, defer_init=False):  # type: ignore[no-untyped-def]
-        compiles.append(name)
-        return real(self, source, name, filename, raw, defer_init)
-
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(jinja2.Environment, "compile", counting)
+        compiles = _counting_compiles(patch)
         build(content, tmp_path / "second", search=False, theme_dir=theme)
         assert compiles == [] and site_files(tmp_path / "second") == site_files(tmp_path / "first")
         page = theme / "templates" / "note.html"

@@ -399,10 +399,10 @@ def _fitting(ranked: list[Node], placed: dict[str, tuple[float, float]], radius:
     return chosen
 
 
-def local_neighbours(graph: NoteGraph, slug: str) -> tuple[list[str], dict[str, list[Edge]], int] | None:
-    """The neighbours a note's local graph shows (ranked: cited, linked, fellow members;
-    heavier first), the edges to each of them and how many it leaves out (``None``: it has
-    no neighbour but its notebooks, nothing worth drawing)."""
+def local_neighbours(graph: NoteGraph, slug: str) -> tuple[tuple[Node, ...], tuple[Edge, ...], int] | None:
+    """What a note's local graph shows: its node, then the neighbours it draws (ranked: cited,
+    linked, fellow members; heavier first), the edges to them (sorted) and how many it leaves
+    out (``None``: it has no neighbour but its notebooks, nothing worth drawing)."""
     key = f"note:{slug}"
     around = graph.around.get(key, ())
     others: dict[str, list[Edge]] = defaultdict(list)
@@ -414,7 +414,9 @@ def local_neighbours(graph: NoteGraph, slug: str) -> tuple[list[str], dict[str, 
     order = {EdgeKind.CITES: 0, EdgeKind.LINKS: 1, EdgeKind.MEMBER: 2}
     ranked = sorted(others, key=lambda o: (min(order[e.kind] for e in others[o]), -sum(e.weight for e in others[o]),
                                            graph.nodes[o].title, o))
-    return ranked[:LOCAL_NEIGHBOURS], others, max(len(ranked) - LOCAL_NEIGHBOURS, 0)
+    shown = ranked[:LOCAL_NEIGHBOURS]
+    return ((graph.nodes[key], *(graph.nodes[o] for o in shown)), tuple(sorted(e for o in shown for e in others[o])),
+            max(len(ranked) - LOCAL_NEIGHBOURS, 0))
 
 
 _NODE_FIELDS: Final = attrgetter(*(f.name for f in fields(Node)))
@@ -425,17 +427,11 @@ def local_reads(graph: NoteGraph, slug: str) -> object:
     """What a note's local graph (:func:`local_drawing`) is made from, as plain tuples (what a
     note's outputs' key digests, for every note of every build): every field of its nodes and
     edges, and how many neighbours it leaves out."""
-    if slug in graph.locals:
-        drawing = graph.locals[slug]
-        return None if drawing is None else (tuple(map(_NODE_FIELDS, drawing.nodes)),
-                                             tuple(map(_EDGE_FIELDS, drawing.edges)), drawing.hidden)
     found = local_neighbours(graph, slug)
     if found is None:
         return None
-    shown, others, hidden = found
-    key = f"note:{slug}"
-    return ((_NODE_FIELDS(graph.nodes[key]), *(_NODE_FIELDS(graph.nodes[o]) for o in shown)),
-            tuple(map(_EDGE_FIELDS, sorted(e for o in shown for e in others[o]))), hidden)
+    nodes, edges, hidden = found
+    return tuple(map(_NODE_FIELDS, nodes)), tuple(map(_EDGE_FIELDS, edges)), hidden
 
 
 def local_drawing(graph: NoteGraph, slug: str, width: int = 560, height: int = 340) -> Drawing | None:
@@ -444,8 +440,8 @@ def local_drawing(graph: NoteGraph, slug: str, width: int = 560, height: int = 3
     found = local_neighbours(graph, slug)
     if found is None:
         return None
-    shown, others, hidden = found
-    key = f"note:{slug}"
+    nodes, edges, hidden = found
+    key, shown = nodes[0].key, [n.key for n in nodes[1:]]
     # on an ellipse round the note, the labels outward: right of the nodes on the right, left of
     # those on the left, the note's own below it
     cx, cy, rx, ry = width / 2, height / 2, width / 2 - 190, height / 2 - 30
@@ -456,8 +452,6 @@ def local_drawing(graph: NoteGraph, slug: str, width: int = 560, height: int = 3
         positions[other] = (round(cx + rx * math.cos(angle), 1), round(cy + ry * math.sin(angle), 1))
         if math.cos(angle) < -1e-9:
             sides[other] = "left"
-    nodes = (graph.nodes[key], *(graph.nodes[o] for o in shown))
-    edges = tuple(sorted(e for o in shown for e in others[o]))
     return Drawing(nodes, edges, positions, {n.key: _radius(n) for n in nodes}, frozenset(positions), width, height,
                    hidden, neighbours={key: tuple(sorted(shown)), **dict.fromkeys(sorted(shown), (key,))},
                    sides=sides)
