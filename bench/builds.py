@@ -241,6 +241,7 @@ def warm_rebuilds(content: Path, out: Path, edits: list[str], runs: int) -> list
         "content, out, runs = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])\n"
         "edits = {**PLAIN_EDITS, **EVIDENCE_EDITS}\n"
         "cache = BuildCache.open(default_cache_path(out))\n"
+        "cache.resident = True\n"
         "build(content, out, search=False, cache=cache, jobs=available_cores())\n"
         "cache.save()\n"
         "cache.path = None\n"

@@ -35,7 +35,7 @@ import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, BinaryIO, Final, TypeVar
 
 from generator import __version__
 from generator.files import write_atomic
@@ -83,6 +83,9 @@ class BuildCache:
             nothing to do only compares ``listing``).
         listing: digest of the paths, sizes and modification times in ``written``.
         memos: kind → key → value (anchors, selections, pages, siblings).
+        resident: also keep in :attr:`memos` the values read from or written to the store
+            (all but :data:`NOT_RESIDENT`), so the next build in this process recalls them
+            without unpickling (``carnet serve``: a rebuild then reads nothing back from disk).
         save_error: why the last :meth:`save` could not write (read-only or full disk), or ``None``.
     """
 
@@ -101,6 +104,7 @@ class BuildCache:
     used: dict[str, set[str]] = field(default_factory=dict, repr=False)
     counts: CacheStats = field(default_factory=CacheStats, repr=False)
     save_error: str | None = field(default=None, repr=False)  # why the last save failed
+    resident: bool = field(default=False, repr=False)
     store: MemoStore | None = field(default=None, repr=False)  # the memos on disk, read entry by entry
 
     # -- life cycle --------------------------------------------------------------------------
@@ -203,6 +207,7 @@ class BuildCache:
         state["store"] = None
         state["used"] = {}
         state["counts"] = CacheStats()
+        state["resident"] = False  # a property of the process that holds it
         return state
 
     # -- memos -------------------------------------------------------------------------------
@@ -216,13 +221,16 @@ class BuildCache:
         self.used.setdefault(kind, set()).add(digest)
         value: Any = entries.get(digest, MISSING)
         if value is MISSING and self.store is not None:
-            value = self.store.get(kind, digest)  # read from disk when asked, never kept here
+            value = self.store.get(kind, digest)  # read from disk when asked, kept here only when resident
+            if value is not MISSING and self.resident and kind not in NOT_RESIDENT:
+                entries[digest] = value
         hit = value is not MISSING
         self.counts.count(kind, hit)
         if not hit:
             value = compute()
             self.memo_dirty = True
-            if self.store is None or not self.store.put(kind, digest, value):
+            if self.store is None or not self.store.put(kind, digest, value) or (
+                    self.resident and kind not in NOT_RESIDENT):
                 entries[digest] = value  # in memory (serve), or in a worker, or after the disk refused
         result: T = value
         return result
@@ -272,6 +280,13 @@ class BuildCache:
         self.stats = stats
         return digest.hexdigest()
 
+    def known(self, path: str, info: os.stat_result) -> str | None:
+        """The sha256 of the file at ``path`` (absolute) when :meth:`inputs_digest` digested
+        it with the size, modification time and inode of ``info``
+        (:data:`generator.corpus.load.KnownFiles`)."""
+        seen = self.stats.get(path)
+        return seen[3] if seen is not None and seen[:3] == (info.st_size, info.st_mtime_ns, info.st_ino) else None
+
     def output_intact(self, out_dir: Path) -> bool:
         """The output directory holds exactly what the last build left there: the same
         files, each with the size and modification time it was written with."""
@@ -293,6 +308,10 @@ class BuildCache:
         # nothing missing, nothing added, nothing rewritten since: else a full build puts it right
         return _listing_lines_digest(found) == self.listing
 
+
+NOT_RESIDENT: Final = frozenset({"anchors", "bodies"})
+"""Kinds a resident cache leaves on disk: a note's parsed body and its body's HTML, large,
+read back only for the notes an edit redoes."""
 
 MISSING: Any = object()  # what MemoStore.get says of a key it does not hold
 _OPEN_STORES: weakref.WeakSet[MemoStore] = weakref.WeakSet()

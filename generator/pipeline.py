@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import hashlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
@@ -20,7 +21,7 @@ from generator.anchoring import AnchoredNote, AnchorFacts, anchor_note
 from generator.anchoring.recalled import Recalled
 from generator.cache import BuildCache, build_options, unchanged_build
 from generator.corpus.links import CorpusIndex, LinkTarget, LinkUse, collect_links, resolve_link
-from generator.corpus.load import load_corpus
+from generator.corpus.load import KnownFiles, load_corpus
 from generator.corpus.model import Corpus, Note
 from generator.corpus.publication import (
     Publication,
@@ -83,14 +84,16 @@ class CheckedContent:
 
 
 
-def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1) -> CheckedContent:
+def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1,
+                  known: KnownFiles | None = None) -> CheckedContent:
     """Everything up to the publication (what ``carnet check`` runs); ``memo`` remembers the
-    notes parsed and anchored, for an incremental build. With ``jobs`` > 1 the notes are
+    notes parsed and anchored, for an incremental build (``known``: the files the build
+    cache digested, not read again when unchanged). With ``jobs`` > 1 the notes are
     parsed and anchored in that many worker processes (the result is the same)."""
     if not content_dir.is_dir():
         raise SettingsError(f"content directory not found: {content_dir}")
     # 1. load and validate every file, collecting all problems
-    corpus, problems = load_corpus(content_dir, memo, partial(fork_map, jobs=jobs))
+    corpus, problems = load_corpus(content_dir, memo, partial(fork_map, jobs=jobs), known)
     problems += validate_corpus(corpus)
     problems += address_problems(corpus)  # content taking a name the site writes for itself
     # 2. anchor: elements of each note, each extraction's quote → portions; and the links it makes
@@ -98,8 +101,8 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1) -> Che
     facts: dict[str, AnchorFacts] = {}
     uses: dict[str, list[LinkUse]] = {}
     # each key taken once: asked whether the memo holds it, then to recall or store
-    anchors_key = functools.cache(lambda slug: digest_of(("anchors", corpus.source_of(slug))))
-    links_key = functools.cache(lambda slug: digest_of(("links", corpus.source_of(slug))))
+    anchors_key = functools.cache(lambda slug: source_key("anchors", corpus.source_of(slug)))
+    links_key = functools.cache(lambda slug: source_key("links", corpus.source_of(slug)))
     def held(slug: str) -> bool:
         return memo.holds("anchors", partial(anchors_key, slug)) and memo.holds("link-uses", partial(links_key, slug))
 
@@ -155,6 +158,14 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1) -> Che
             problems += private_opposition_problems(record, public, corpus.extractions)
     return CheckedContent(corpus, anchored, facts, links, articles, assessments, publication,
                           sorted_problems(problems))
+
+
+def source_key(step: str, source: object) -> str:
+    """The key of a step that reads one note's files: from their digest, hashed as text
+    (pickling it cost 10,000 × 8 µs a rebuild); a note made in memory is pickled whole."""
+    if isinstance(source, str):
+        return hashlib.sha256(f"{step}\0{source}".encode()).hexdigest()
+    return digest_of((step, source))
 
 
 def _parsed(memo: Memo, key: Callable[[], str], note: Note,
@@ -473,7 +484,7 @@ def _build(content_dir: Path, out_dir: Path, *, strict: bool, base_url: str | No
         # over the last build's tree, a child process links it into the new one while the content is read
         early = stack.enter_context(staging_tree(out_dir, content_dir, link=True)) if incremental else None
         step("reading and anchoring the content")
-        analysis = check_content(content_dir, memo, jobs)
+        analysis = check_content(content_dir, memo, jobs, cache.known if cache is not None else None)
         stopping = blocking(analysis.problems, strict)
         if stopping:
             raise ContentError(analysis.problems, strict=strict)

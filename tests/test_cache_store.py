@@ -331,3 +331,75 @@ def test_without_a_cache_folder_a_process_compiles_each_template_once_and_an_edi
         build(content, tmp_path / "third", search=False, theme_dir=theme)
     assert compiles == ["note.html"]
     assert b"<!-- edited -->" in site_files(tmp_path / "third")["notes/conseil-c.html"]
+
+
+def test_a_rebuild_reads_only_the_note_files_that_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The files the cache digested with the same size, modification time and inode are
+    not read again (their parsed notes are recalled by digest); the edited one is, and a
+    file changed after it was digested (its stat differs) is read too."""
+    import generator.corpus.load as load
+
+    content = copy_fixture("small", tmp_path)
+    out = tmp_path / "site"
+    _build(content, out)
+    notes = sorted((content / "notes").glob("*.md"))
+    edited = notes[0]
+    _append(edited, "\nUn paragraphe de plus.\n")
+    read: list[str] = []
+    real = load.Unread.read
+
+    def counting(self: load.Unread) -> bytes:
+        read.append(self.path.name)
+        return real(self)
+
+    monkeypatch.setattr(load.Unread, "read", counting)
+    cache = BuildCache.open(default_cache_path(out))
+    build(content, out, search=False, cache=cache)
+    assert read == [edited.name], "a note recalled by its digest is never read: the edited one is, to parse it"
+    files = load.read_content_dir(content, cache.known)
+    unread = {rel for rel, data in files.notes.items() if isinstance(data, load.Unread)}
+    assert unread == {f"notes/{note.name}" for note in notes}, "every note is known after the build"
+    assert any(isinstance(data, load.Unread) for data in files.extractions.values())
+    _append(notes[1], "\nÉcrit après le digest.\n")  # its size changed since the cache digested it
+    files = load.read_content_dir(content, cache.known)
+    assert files.notes[f"notes/{notes[1].name}"] == notes[1].read_bytes()
+    full = tmp_path / "full"
+    build(content, full, search=False)
+    build(content, out, search=False, cache=BuildCache.open(default_cache_path(out)))
+    assert site_files(out, search=False) == site_files(full, search=False)
+
+
+def test_a_resident_cache_rebuilds_without_reading_its_store_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``carnet serve`` keeps what a rebuild recalls in memory: the next rebuild reads back
+    from the store only the kinds left on disk (parsed bodies, bodies' HTML) — none for a
+    note left as it was — and the site is the one a full build gives."""
+    import generator.cache as carnet_cache
+
+    monkeypatch.delenv("CARNET_CHECK_READS", raising=False)  # it would read every recalled note's body
+    content = copy_fixture("small", tmp_path)
+    out = tmp_path / "site"
+    cache = BuildCache.open(default_cache_path(out))
+    cache.resident = True
+    build(content, out, search=False, cache=cache)
+    cache.save()
+    cache.path = None
+    read: list[str] = []
+    real = carnet_cache.MemoStore.get
+
+    def counting(self: MemoStore, kind: str, key: str) -> object:
+        value = real(self, kind, key)
+        if value is not MISSING:  # asked of a new key: a miss, nothing read
+            read.append(kind)
+        return value
+
+    monkeypatch.setattr(carnet_cache.MemoStore, "get", counting)
+    for round_ in range(2):
+        _append(sorted((content / "notes").glob("*.md"))[0], f"\nTour {round_}.\n")
+        read.clear()
+        build(content, out, search=False, cache=cache)
+        assert cache.counts.reused.get("note-outputs", 0) > 0
+        assert set(read) <= carnet_cache.NOT_RESIDENT, read
+        full = tmp_path / f"full-{round_}"
+        build(content, full, search=False)
+        assert site_files(out, search=False) == site_files(full, search=False)
+    assert not pickle.loads(pickle.dumps(cache)).resident, "a cache read from disk is not resident"

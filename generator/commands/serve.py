@@ -380,6 +380,7 @@ class Server:
         self.language = "fr"
         # read from disk for the first build (a site built before starts warm), then kept in memory
         self.cache = BuildCache.open(default_cache_path(out))
+        self.cache.resident = True  # what a rebuild recalls stays in memory, not read back from disk each time
         self.last_changed = 0
 
     @property

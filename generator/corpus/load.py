@@ -63,15 +63,42 @@ MAX_FILE_BYTES = 8 * 1024 * 1024
 RESERVED_DIRS = ("proposals", "verdicts", "oppositions", "contestations", "cache")
 
 
+@dataclass(frozen=True)
+class Unread:
+    """A note or sidecar file the build cache knows unchanged since it digested it (same
+    size, modification time and inode): named by its digest, read only if it must be parsed
+    (a rebuild recalls all but the edited notes: 5,000 reads it need not make)."""
+
+    path: Path
+    sha: str
+
+    def read(self) -> bytes:
+        return self.path.read_bytes()
+
+
+KnownFiles = Callable[[str, os.stat_result], "str | None"]
+"""``known(absolute path, its stat)``: the sha256 of the file's bytes when the build cache
+digested it with that very size, modification time and inode, else ``None``."""
+
+
+def content_bytes(data: bytes | Unread) -> bytes:
+    return data.read() if isinstance(data, Unread) else data
+
+
+def content_digest(data: bytes | Unread) -> str:
+    return data.sha if isinstance(data, Unread) else hashlib.sha256(data).hexdigest()
+
+
 @dataclass
 class ContentFiles:
-    """What the content directory holds, by kind (content-relative POSIX paths → bytes)."""
+    """What the content directory holds, by kind (content-relative POSIX paths → bytes;
+    a note or sidecar known unchanged may be left :class:`Unread`)."""
 
     settings: bytes | None = None
     bases: dict[str, bytes] = field(default_factory=dict)
     notebooks: dict[str, bytes] = field(default_factory=dict)
-    notes: dict[str, bytes] = field(default_factory=dict)
-    extractions: dict[str, bytes] = field(default_factory=dict)
+    notes: dict[str, bytes | Unread] = field(default_factory=dict)
+    extractions: dict[str, bytes | Unread] = field(default_factory=dict)
     proposals: dict[str, bytes] = field(default_factory=dict)
     verdicts: dict[str, bytes] = field(default_factory=dict)
     contestations: dict[str, bytes] = field(default_factory=dict)
@@ -81,9 +108,11 @@ class ContentFiles:
     problems: list[Problem] = field(default_factory=list)
 
 
-def read_content_dir(root: Path) -> ContentFiles:
-    """List and read the content directory. Symlinks are never followed."""
+def read_content_dir(root: Path, known: KnownFiles | None = None) -> ContentFiles:
+    """List and read the content directory. Symlinks are never followed. With ``known``,
+    a note or sidecar it knows is left :class:`Unread`."""
     files = ContentFiles()
+    absolute = os.path.abspath(root)
     from generator.journal import JOURNAL, interrupted
 
     command = interrupted(root)
@@ -152,11 +181,16 @@ def read_content_dir(root: Path) -> ContentFiles:
                     "Notes go in notes/ (.md), notebooks in notebooks/, bases in bases/, "
                     "other files (images, audio, PDFs) in assets/.", Severity.WARNING))
                 continue
-            size = path.stat().st_size
+            info = path.stat()
+            size = info.st_size
             if size > MAX_FILE_BYTES:
                 files.problems.append(Problem(
                     rel, None, "file-too-large", f"{size} bytes is more than a content file may hold "
                     f"({MAX_FILE_BYTES} bytes)", "Split the note, or move binary data to assets/."))
+                continue
+            sha = known(os.path.join(absolute, on_disk), info) if known and kind in ("notes", "extractions") else None
+            if sha is not None:
+                getattr(files, kind)[rel] = Unread(path, sha)
                 continue
             data = path.read_bytes()
             if kind == "settings":
@@ -196,10 +230,12 @@ def _serial(function: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
     return [function(item) for item in items]
 
 
-def load_corpus(root: Path, memo: Memo = NO_MEMO, mapper: Mapper = _serial) -> tuple[Corpus, list[Problem]]:
+def load_corpus(root: Path, memo: Memo = NO_MEMO, mapper: Mapper = _serial,
+                known: KnownFiles | None = None) -> tuple[Corpus, list[Problem]]:
     """Read and parse every content file under ``root``. Never raises on bad content.
-    With ``memo`` (a build cache), a note whose files are unchanged is not parsed again."""
-    files = read_content_dir(root)
+    With ``memo`` (a build cache), a note whose files are unchanged is not parsed again;
+    with ``known`` too, not even read (:class:`Unread`)."""
+    files = read_content_dir(root, known)
     return parse_content(files, memo, mapper)
 
 
@@ -213,25 +249,25 @@ def parse_content(files: ContentFiles, memo: Memo = NO_MEMO, mapper: Mapper = _s
 
     sidecars = {rel[: -len(EXTRACTIONS_SUFFIX)]: rel for rel in sorted(files.extractions)}
 
-    def parse_note(rel: str, slug: str, data: bytes, sidecar_rel: str | None) -> tuple[Note | None, list[Problem]]:
+    def parse_note(rel: str, slug: str, data: bytes | Unread, sidecar_rel: str | None) -> tuple[Note | None, list[Problem]]:
         found: list[Problem] = []
         sidecar = None
         if sidecar_rel is not None:
-            readable, value = _read_yaml(sidecar_rel, files.extractions[sidecar_rel], found)
+            readable, value = _read_yaml(sidecar_rel, content_bytes(files.extractions[sidecar_rel]), found)
             if readable:
                 sidecar = (sidecar_rel, value)
-        return _parse_note(rel, slug, data, sidecar, found), found
+        return _parse_note(rel, slug, content_bytes(data), sidecar, found), found
 
     @functools.cache  # taken once: asked whether the memo holds it, then to recall or store
-    def key(rel: str, data: bytes, sidecar_rel: str | None) -> str:
-        # a pure function of the two files: keyed by their bytes
-        return hashlib.sha256(repr((rel, sidecar_rel)).encode("utf-8") + b"\0" + data + b"\0"
-                              + (files.extractions[sidecar_rel] if sidecar_rel else b"")).hexdigest()
+    def key(rel: str, data: bytes | Unread, sidecar_rel: str | None) -> str:
+        # a pure function of the two files: keyed by their bytes' digests
+        sidecar = content_digest(files.extractions[sidecar_rel]) if sidecar_rel else None
+        return hashlib.sha256(repr((rel, sidecar_rel, content_digest(data), sidecar)).encode("utf-8")).hexdigest()
 
     notes: dict[str, Note] = {}
     note_files: dict[str, str] = {}
     sources: dict[str, str] = {}
-    wanted: list[tuple[str, str, bytes, str | None]] = []  # (rel, slug, bytes, sidecar): the notes to read
+    wanted: list[tuple[str, str, bytes | Unread, str | None]] = []  # (rel, slug, bytes, sidecar): the notes to read
     slugs: dict[str, str] = {}
     for rel, data in sorted(files.notes.items()):
         stem = rel[: -len(".md")]
@@ -247,7 +283,14 @@ def parse_content(files: ContentFiles, memo: Memo = NO_MEMO, mapper: Mapper = _s
             continue
         slugs[slug] = rel
         wanted.append((rel, slug, data, sidecar_rel))
-    todo = [item for item in wanted if not memo.holds("notes", partial(key, item[0], item[2], item[3]))]
+    todo = []
+    for at, (rel, slug, data, sidecar_rel) in enumerate(wanted):
+        if not memo.holds("notes", partial(key, rel, data, sidecar_rel)):
+            # to parse: read now, and keyed by the bytes read (the file may have changed since it was digested)
+            if sidecar_rel is not None:
+                files.extractions[sidecar_rel] = content_bytes(files.extractions[sidecar_rel])
+            wanted[at] = item = (rel, slug, content_bytes(data), sidecar_rel)
+            todo.append(item)
     made = dict(zip((item[0] for item in todo), mapper(_unpack(parse_note), todo), strict=True))
     for rel, slug, data, sidecar_rel in wanted:
         note, found = memo.memo("notes", partial(key, rel, data, sidecar_rel),
@@ -258,7 +301,7 @@ def parse_content(files: ContentFiles, memo: Memo = NO_MEMO, mapper: Mapper = _s
             note_files[slug] = rel
             sources[slug] = key(rel, data, sidecar_rel)
     for stem, rel in sorted(sidecars.items()):
-        readable, _value = _read_yaml(rel, files.extractions[rel], problems)
+        readable, _value = _read_yaml(rel, content_bytes(files.extractions[rel]), problems)
         if readable:
             problems.append(Problem(
                 rel, None, "orphan-extractions", f"no note {stem}.md goes with this extractions file",

@@ -8,12 +8,13 @@ comment's text cannot reach an output file by accident.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from generator.corpus.authors import display_names, governing_notebook, laxer_notebooks
-from generator.corpus.model import Base, Corpus, Note, Notebook, SiteSettings
+from generator.corpus.model import Base, Corpus, Note, Notebook, SiteSettings, members_by_notebook
 from generator.problems import Problem
 from generator.text import natural_key
 
@@ -70,7 +71,11 @@ class Publication:
         return self.sources.get(slug) or self.notes[slug]
 
     def notes_of(self, notebook: str) -> list[Note]:
-        return [note for note in self.notes.values() if note.membership(notebook)]
+        return list(self._members.get(notebook, ()))
+
+    @functools.cached_property
+    def _members(self) -> dict[str, list[Note]]:
+        return members_by_notebook(self.notes.values())  # once: each notebook's report and names ask
 
     def name(self, note: str, person: str) -> str:
         return self.names.get(note, {}).get(person, "?")
@@ -90,12 +95,13 @@ def publish(corpus: Corpus) -> Publication:
         if not memberships:
             continue
         extractions = tuple(e for e in note.extractions if not e.masked)
-        notes[slug] = replace(note, memberships=memberships, extractions=extractions)
+        if len(memberships) == len(note.memberships) and len(extractions) == len(note.extractions):
+            notes[slug] = note  # nothing private in it: the note as it is (a copy costs 20 µs a note)
+        else:
+            notes[slug] = replace(note, memberships=memberships, extractions=extractions)
 
-    shown_by_notebook = {
-        slug: display_names(nb, [n for n in notes.values() if n.membership(slug)])
-        for slug, nb in notebooks.items()
-    }
+    members = members_by_notebook(notes.values())
+    shown_by_notebook = {slug: display_names(nb, members.get(slug, [])) for slug, nb in notebooks.items()}
     names: dict[str, dict[str, str]] = {}
     governing: dict[str, str] = {}
     laxer: dict[str, tuple[str, ...]] = {}

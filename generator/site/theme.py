@@ -32,7 +32,8 @@ def _load_strings(root: Path, language: str) -> dict[str, Any]:
         path = folder / f"{name}.yaml"
         if path.is_file():
             try:
-                data = yaml.safe_load(path.read_text(encoding="utf-8"))
+                # libyaml's loader where the wheel has it: the strings are read on every build
+                data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
             except yaml.YAMLError as exc:
                 raise ThemeError(f"theme strings {path}: {exc}") from exc
             if not isinstance(data, dict):

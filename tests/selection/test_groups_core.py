@@ -201,6 +201,25 @@ def test_tfidf_rows_are_unit_and_identical_texts_coincide() -> None:
     assert pair_distance(vectors, 0, 2) == 100.0  # nothing shared
 
 
+def test_a_bag_counts_each_feature_as_often_as_the_text_has_it() -> None:
+    """The bag (ids and counts, made word by word from cached grams) is the text's features
+    counted one by one; and a matrix does not depend on which texts a process saw first
+    (ids are given on first sight, columns sorted by feature)."""
+    from collections import Counter
+
+    from generator.selection import embeddings
+
+    texts = ["Le budget est voté, le budget est revoté.", "Œuvre d'art : l'été à Montréal ; été !", "", "a a a"]
+    for text in texts:
+        ids, counts = embeddings._bag(text)
+        names = embeddings._names()
+        assert dict(zip((names[i] for i in ids.tolist()), counts.tolist(), strict=True)) == \
+            Counter(embeddings._features(text))
+    assert Counter(embeddings._features("Été été"))["c:<ete"] == 2  # folded: the same gram twice
+    forwards, backwards = tfidf([*texts, "Zéphyr inédit"]), tfidf(["Zéphyr inédit", *reversed(texts)])
+    assert (forwards[::-1] != backwards).nnz == 0
+
+
 @pytest.mark.parametrize("extra,expected", [
     ({}, DEFAULT_THRESHOLD),
     ({"selection": {"threshold": 24}}, 24.0),
