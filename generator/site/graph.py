@@ -241,8 +241,11 @@ def jsonld_fields(key: str, data: dict[str, Any]) -> dict[str, str]:
     return fields
 
 
-def encode_part(site: SiteModel, part: TypedGraph, records: bool = False) -> EncodedPart:
-    """A part, encoded; with ``records``, its nodes' graph.jsonld lines too (a note's part)."""
+def encode_part(site: SiteModel, part: TypedGraph, records: bool = False,
+                pages: Callable[[str], str | None] | None = None) -> EncodedPart:
+    """A part, encoded; with ``records``, its nodes' graph.jsonld lines too, taking for each
+    node outside the part the ``@id`` ``pages`` gives it (by default its page when it is
+    one of the site's notes, notebooks or bases)."""
     nodes, jsonld, bare = {}, {}, set()
     for key, data in part.nodes.items():
         if not data:
@@ -255,7 +258,8 @@ def encode_part(site: SiteModel, part: TypedGraph, records: bool = False) -> Enc
     encoded = EncodedPart(nodes, edges, jsonld, links, bare)
     if records:
         # a node outside the part is one of the site's pages (a notebook) or has none (a category)
-        encoded.assumed = {key: node_iri(site.base_url, key, {"url": url} if (url := _page_of(site, key)) else None)
+        page = pages or functools.partial(_page_of, site)
+        encoded.assumed = {key: node_iri(site.base_url, key, {"url": url} if (url := page(key)) else None)
                            for key in bare}
         encoded.records = _records(site.base_url, sorted(jsonld), jsonld, links,
                                    lambda key: encoded.assumed.get(key) or node_iri(site.base_url, key, jsonld.get(key)))
@@ -721,7 +725,12 @@ def graph_outputs(site: SiteModel, memo: Memo = NO_MEMO, made: Mapping[str, Note
         parts.append(part)
         keys.append(digests[slug] if slug in digests else part_digest(part))
         known.update(k for k in part.node_keys if not k.startswith("element:"))  # elements: most of the graph
-    parts.append(pack(encode_part(site, site_part(site, known))))
+    # the site's part encoded with its records too (its groups: most nodes of a site with wikis),
+    # each node it points to taking the address the last part defining it gives it, as the assembly will
+    urls: dict[str, str] = {}
+    for part in parts:
+        urls.update(part.urls)
+    parts.append(pack(encode_part(site, site_part(site, known), records=True, pages=urls.get)))
     keys.append(part_digest(parts[-1]))
     del known
 

@@ -69,11 +69,15 @@ def selection_pages(site: SiteModel, theme: Theme, slug: str) -> list[tuple[str,
     url = partial(relative, page=first_path)  # every page is in notes/: one set of links
     extraction = site.extractions
 
+    addresses: dict[str, str] = {}  # note → its page's address from here: found once per note, not per member
+
     def describe(ext_id: str) -> _ExtractionView:
         note, item = extraction[ext_id]
         anchored = site.anchored[note.slug].anchors[ext_id].status.is_live
         fragment = f"#ext-{ext_id}" if anchored else f"#entry-{ext_id}"
-        return {"id": ext_id, "quote": item.quote, "note": note.title, "url": url(note_path(note.slug)) + fragment,
+        if note.slug not in addresses:
+            addresses[note.slug] = url(note_path(note.slug))
+        return {"id": ext_id, "quote": item.quote, "note": note.title, "url": addresses[note.slug] + fragment,
                 "comments": len(item.live_comments), "disagreements": item.disagreements}
 
     groups: list[_GroupView] = []
