@@ -403,3 +403,17 @@ def test_a_resident_cache_rebuilds_without_reading_its_store_back(tmp_path: Path
         build(content, full, search=False)
         assert site_files(out, search=False) == site_files(full, search=False)
     assert not pickle.loads(pickle.dumps(cache)).resident, "a cache read from disk is not resident"
+
+
+def test_a_note_left_unread_that_goes_before_it_is_read_is_a_clear_problem(tmp_path: Path) -> None:
+    """A note known unchanged is read only if it must be parsed: gone by then (moved or
+    deleted during the build), it is an ``unreadable-file`` error naming it, not a traceback."""
+    import generator.corpus.load as load
+
+    content = copy_fixture("small", tmp_path)
+    files = load.read_content_dir(content)
+    rel = "notes/conseil-a.md"
+    files.notes[rel] = load.Unread(content / "gone.md", load.content_digest(files.notes[rel]))
+    corpus, problems = load.parse_content(files)
+    assert "conseil-a" not in corpus.notes
+    assert [(p.file, p.code, p.is_error) for p in problems if p.code == "unreadable-file"] == [(rel, "unreadable-file", True)]

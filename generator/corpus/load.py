@@ -85,6 +85,20 @@ def content_bytes(data: bytes | Unread) -> bytes:
     return data.read() if isinstance(data, Unread) else data
 
 
+def _read_if_can(data: bytes | Unread) -> bytes | Unread:
+    """The file's bytes; left unread if it cannot be read (the parse then says why)."""
+    try:
+        return content_bytes(data)
+    except OSError:
+        return data
+
+
+def _unreadable(rel: str, exc: OSError | None = None) -> Problem:
+    why = f": {exc.strerror or exc}" if exc is not None else ""
+    return Problem(rel, None, "unreadable-file", f"could not be read{why}",
+                   "It was moved or deleted while the build was reading the content: build again.")
+
+
 def content_digest(data: bytes | Unread) -> str:
     return data.sha if isinstance(data, Unread) else hashlib.sha256(data).hexdigest()
 
@@ -252,11 +266,16 @@ def parse_content(files: ContentFiles, memo: Memo = NO_MEMO, mapper: Mapper = _s
     def parse_note(rel: str, slug: str, data: bytes | Unread, sidecar_rel: str | None) -> tuple[Note | None, list[Problem]]:
         found: list[Problem] = []
         sidecar = None
+        try:  # a file left unread: read now, and it may have gone since it was listed
+            text = content_bytes(data)
+            sidecar_data = content_bytes(files.extractions[sidecar_rel]) if sidecar_rel is not None else b""
+        except OSError as exc:
+            return None, [_unreadable(rel, exc)]
         if sidecar_rel is not None:
-            readable, value = _read_yaml(sidecar_rel, content_bytes(files.extractions[sidecar_rel]), found)
+            readable, value = _read_yaml(sidecar_rel, sidecar_data, found)
             if readable:
                 sidecar = (sidecar_rel, value)
-        return _parse_note(rel, slug, content_bytes(data), sidecar, found), found
+        return _parse_note(rel, slug, text, sidecar, found), found
 
     @functools.cache  # taken once: asked whether the memo holds it, then to recall or store
     def key(rel: str, data: bytes | Unread, sidecar_rel: str | None) -> str:
@@ -288,8 +307,8 @@ def parse_content(files: ContentFiles, memo: Memo = NO_MEMO, mapper: Mapper = _s
         if not memo.holds("notes", partial(key, rel, data, sidecar_rel)):
             # to parse: read now, and keyed by the bytes read (the file may have changed since it was digested)
             if sidecar_rel is not None:
-                files.extractions[sidecar_rel] = content_bytes(files.extractions[sidecar_rel])
-            wanted[at] = item = (rel, slug, content_bytes(data), sidecar_rel)
+                files.extractions[sidecar_rel] = _read_if_can(files.extractions[sidecar_rel])
+            wanted[at] = item = (rel, slug, _read_if_can(data), sidecar_rel)
             todo.append(item)
     made = dict(zip((item[0] for item in todo), mapper(_unpack(parse_note), todo), strict=True))
     for rel, slug, data, sidecar_rel in wanted:
@@ -301,7 +320,11 @@ def parse_content(files: ContentFiles, memo: Memo = NO_MEMO, mapper: Mapper = _s
             note_files[slug] = rel
             sources[slug] = key(rel, data, sidecar_rel)
     for stem, rel in sorted(sidecars.items()):
-        readable, _value = _read_yaml(rel, content_bytes(files.extractions[rel]), problems)
+        data = _read_if_can(files.extractions[rel])
+        if isinstance(data, Unread):
+            problems.append(_unreadable(rel))
+            continue
+        readable, _value = _read_yaml(rel, data, problems)
         if readable:
             problems.append(Problem(
                 rel, None, "orphan-extractions", f"no note {stem}.md goes with this extractions file",
