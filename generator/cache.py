@@ -31,6 +31,7 @@ import hashlib
 import os
 import pickle
 import sys
+import time
 import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -76,6 +77,8 @@ class BuildCache:
         path: the pickle on disk, or ``None`` for a cache that lives in memory only.
         source: digest of the generator's code the entries were made with.
         stats: file path → (size, mtime_ns, inode, sha256), to avoid rehashing unchanged files.
+        stats_taken: when :attr:`stats` were taken (ns since the epoch): a file modified within
+            :data:`RACY_NS` before is not trusted by them.
         inputs: digest of every input of the last complete build.
         result: that build's result (reports and problems, for a no-op rebuild's summary).
         written: site path → (sha256, size, mtime_ns) of what the last build left in the
@@ -94,6 +97,7 @@ class BuildCache:
     memo_file_loaded: bool = field(default=True, repr=False)
     memo_dirty: bool = field(default=False, repr=False)
     stats: dict[str, tuple[int, int, int, str]] = field(default_factory=dict)
+    stats_taken: int = 0
     inputs: str = ""
     pending: str = ""
     asked: tuple[str, str, BuildOptions] | None = field(default=None, repr=False)  # the build whose inputs were just digested
@@ -255,6 +259,7 @@ class BuildCache:
         a file is read again only when its size, mtime or inode changed."""
         digest = hashlib.sha256(repr(options).encode("utf-8"))
         stats: dict[str, tuple[int, int, int, str]] = {}
+        taken = time.time_ns()
 
         def walk(directory: str) -> None:
             with os.scandir(directory) as scan:
@@ -266,9 +271,9 @@ class BuildCache:
                     walk(entry.path)
                 elif entry.is_file():
                     info = entry.stat()
-                    known = self.stats.get(entry.path)
-                    if known and known[:3] == (info.st_size, info.st_mtime_ns, info.st_ino):
-                        sha = known[3]
+                    known = self._trusted(entry.path, info)
+                    if known is not None:
+                        sha = known
                     else:
                         with open(entry.path, "rb") as stream:
                             sha = hashlib.sha256(stream.read()).hexdigest()
@@ -277,15 +282,23 @@ class BuildCache:
 
         for folder in folders:
             walk(os.path.abspath(folder))
-        self.stats = stats
+        self.stats, self.stats_taken = stats, taken
         return digest.hexdigest()
+
+    def _trusted(self, path: str, info: os.stat_result) -> str | None:
+        """The sha256 :attr:`stats` hold for ``path`` if its size, mtime and inode are still
+        those of ``info``, and it was not modified just before they were taken (it could have
+        been written again within the same mtime: git's racily clean files)."""
+        seen = self.stats.get(path)
+        if seen is None or seen[:3] != (info.st_size, info.st_mtime_ns, info.st_ino):
+            return None
+        return seen[3] if seen[1] < self.stats_taken - RACY_NS else None
 
     def known(self, path: str, info: os.stat_result) -> str | None:
         """The sha256 of the file at ``path`` (absolute) when :meth:`inputs_digest` digested
         it with the size, modification time and inode of ``info``
         (:data:`generator.corpus.load.KnownFiles`)."""
-        seen = self.stats.get(path)
-        return seen[3] if seen is not None and seen[:3] == (info.st_size, info.st_mtime_ns, info.st_ino) else None
+        return self._trusted(path, info)
 
     def output_intact(self, out_dir: Path) -> bool:
         """The output directory holds exactly what the last build left there: the same
@@ -308,6 +321,10 @@ class BuildCache:
         # nothing missing, nothing added, nothing rewritten since: else a full build puts it right
         return _listing_lines_digest(found) == self.listing
 
+
+RACY_NS: Final = 2_000_000_000
+"""A file modified less than this before its stats were taken is read again, not trusted by
+them: two writes within one tick of a coarse clock (or FAT's 2 s) leave the same mtime."""
 
 NOT_RESIDENT: Final = frozenset({"anchors", "bodies"})
 """Kinds a resident cache leaves on disk: a note's parsed body and its body's HTML, large,

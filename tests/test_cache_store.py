@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import pickle
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -340,6 +340,7 @@ def test_a_rebuild_reads_only_the_note_files_that_changed(tmp_path: Path, monkey
     import generator.corpus.load as load
 
     content = copy_fixture("small", tmp_path)
+    _age(content)  # written an hour ago: files written just before a build are read anyway (below)
     out = tmp_path / "site"
     _build(content, out)
     notes = sorted((content / "notes").glob("*.md"))
@@ -355,14 +356,25 @@ def test_a_rebuild_reads_only_the_note_files_that_changed(tmp_path: Path, monkey
     monkeypatch.setattr(load.Unread, "read", counting)
     cache = BuildCache.open(default_cache_path(out))
     build(content, out, search=False, cache=cache)
-    assert read == [edited.name], "a note recalled by its digest is never read: the edited one is, to parse it"
+    assert read == [], "a note recalled by its digest is never read (the edited one is read as it is listed)"
     files = load.read_content_dir(content, cache.known)
     unread = {rel for rel, data in files.notes.items() if isinstance(data, load.Unread)}
-    assert unread == {f"notes/{note.name}" for note in notes}, "every note is known after the build"
+    # every note is known after the build, but the one just edited: too recent to trust its stats
+    assert unread == {f"notes/{note.name}" for note in notes if note != edited}
     assert any(isinstance(data, load.Unread) for data in files.extractions.values())
     _append(notes[1], "\nÉcrit après le digest.\n")  # its size changed since the cache digested it
     files = load.read_content_dir(content, cache.known)
     assert files.notes[f"notes/{notes[1].name}"] == notes[1].read_bytes()
+    # written again within the same mtime (a coarse clock), same size: not trusted, as it was
+    # modified just before the stats were taken (git's racily clean files)
+    racy = tmp_path / "racy.md"
+    racy.write_text("written twice in one tick", encoding="utf-8")
+    info = racy.stat()
+    stats = BuildCache(stats={str(racy): (info.st_size, info.st_mtime_ns, info.st_ino, "sha of the first write")})
+    stats.stats_taken = info.st_mtime_ns + 1
+    assert stats.known(str(racy), info) is None
+    stats.stats_taken = info.st_mtime_ns + 3_000_000_000
+    assert stats.known(str(racy), info) == "sha of the first write", "an older file is trusted by its stats"
     full = tmp_path / "full"
     build(content, full, search=False)
     build(content, out, search=False, cache=BuildCache.open(default_cache_path(out)))
@@ -405,6 +417,46 @@ def test_a_resident_cache_rebuilds_without_reading_its_store_back(tmp_path: Path
     assert not pickle.loads(pickle.dumps(cache)).resident, "a cache read from disk is not resident"
 
 
+def _age(content: Path) -> None:
+    for path in content.rglob("*"):
+        os.utime(path, (path.stat().st_atime - 3600, path.stat().st_mtime - 3600))
+
+
+def test_a_sidecar_read_after_its_note_was_keyed_is_keyed_by_what_was_read(tmp_path: Path) -> None:
+    """Found in review: a note's key, first taken with its sidecar unread, was kept once the
+    sidecar was read, so a sidecar changed in between was remembered under its old digest."""
+    import generator.corpus.load as load
+    from generator.cache import BuildCache
+
+    content = copy_fixture("small", tmp_path)
+    sidecar = content / "notes" / "conseil-a.extractions.yaml"
+    rel = "notes/conseil-a.extractions.yaml"
+    files = load.read_content_dir(content)
+    digested = files.extractions[rel]
+    assert isinstance(digested, bytes) and b"quatre mille" in digested
+    files.extractions[rel] = load.Unread(sidecar, load.content_digest(digested))
+    sidecar.write_bytes(digested.replace(b"quatre mille", b"cinq mille"))  # changed after it was digested
+    memo = BuildCache()
+    first, _problems = load.parse_content(files, memo)
+    assert any("cinq mille" in e.quote for e in first.notes["conseil-a"].extractions), "parsed as read"
+    sidecar.write_bytes(digested)  # back as it was digested: its parse is not the changed one's
+    again, _problems = load.parse_content(load.read_content_dir(content), memo)
+    assert any("quatre mille" in e.quote for e in again.notes["conseil-a"].extractions)
+
+
+class _LostEntries:
+    """A memo that says it holds every parse and then cannot give it (a damaged entry)."""
+
+    def memo(self, kind: str, key: object, compute: Callable[[], object]) -> object:
+        return compute()
+
+    def holds(self, kind: str, key: object) -> bool:
+        return True
+
+    def keep(self, kind: str, key: object) -> bool:
+        return False
+
+
 def test_a_note_left_unread_that_goes_before_it_is_read_is_a_clear_problem(tmp_path: Path) -> None:
     """A note known unchanged is read only if it must be parsed: gone by then (moved or
     deleted during the build), it is an ``unreadable-file`` error naming it, not a traceback."""
@@ -414,6 +466,15 @@ def test_a_note_left_unread_that_goes_before_it_is_read_is_a_clear_problem(tmp_p
     files = load.read_content_dir(content)
     rel = "notes/conseil-a.md"
     files.notes[rel] = load.Unread(content / "gone.md", load.content_digest(files.notes[rel]))
-    corpus, problems = load.parse_content(files)
+    from generator.cache import BuildCache
+
+    memo = BuildCache()
+    corpus, problems = load.parse_content(files, memo)
     assert "conseil-a" not in corpus.notes
     assert [(p.file, p.code, p.is_error) for p in problems if p.code == "unreadable-file"] == [(rel, "unreadable-file", True)]
+    assert sum(memo.counts.redone.values()) == len(corpus.notes), "the failed read is never remembered"
+    # a file left unread whose parse the memo lost is read then, and refused if not what was digested
+    files = load.read_content_dir(content, lambda path, info: "0" * 64 if path.endswith("conseil-b.md") else None)
+    corpus, problems = load.parse_content(files, _LostEntries())
+    assert "conseil-b" not in corpus.notes and "conseil-c" in corpus.notes
+    assert [p.message for p in problems if p.file == "notes/conseil-b.md"] == ["changed while the build was reading it"]

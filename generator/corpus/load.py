@@ -93,6 +93,33 @@ def _read_if_can(data: bytes | Unread) -> bytes | Unread:
         return data
 
 
+def _key(rel: str, data: bytes | Unread, sidecar_rel: str | None, sidecar: bytes | Unread | None) -> str:
+    """A note's parse is a pure function of its two files: keyed by their names and digests."""
+    digests = (content_digest(data), content_digest(sidecar) if sidecar is not None else None)
+    return hashlib.sha256(repr((rel, sidecar_rel, *digests)).encode("utf-8")).hexdigest()
+
+
+class _NotAsDigested(Exception):
+    """A file read late is gone, or is not the bytes its digest was taken of."""
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(problem.message)
+        self.problem = problem
+
+
+def _verified(rel: str, data: bytes | Unread) -> bytes:
+    if not isinstance(data, Unread):
+        return data
+    try:
+        read = data.read()
+    except OSError as exc:
+        raise _NotAsDigested(_unreadable(rel, exc)) from exc
+    if hashlib.sha256(read).hexdigest() != data.sha:
+        raise _NotAsDigested(Problem(rel, None, "unreadable-file", "changed while the build was reading it",
+                                     "Build again."))
+    return read
+
+
 def _unreadable(rel: str, exc: OSError | None = None) -> Problem:
     why = f": {exc.strerror or exc}" if exc is not None else ""
     return Problem(rel, None, "unreadable-file", f"could not be read{why}",
@@ -266,22 +293,21 @@ def parse_content(files: ContentFiles, memo: Memo = NO_MEMO, mapper: Mapper = _s
     def parse_note(rel: str, slug: str, data: bytes | Unread, sidecar_rel: str | None) -> tuple[Note | None, list[Problem]]:
         found: list[Problem] = []
         sidecar = None
-        try:  # a file left unread: read now, and it may have gone since it was listed
-            text = content_bytes(data)
-            sidecar_data = content_bytes(files.extractions[sidecar_rel]) if sidecar_rel is not None else b""
-        except OSError as exc:
-            return None, [_unreadable(rel, exc)]
+        # a file left unread (its parse lost from the cache): read now, and refused if it is not
+        # what was digested (raised: nothing is remembered under a digest of other bytes)
+        text = _verified(rel, data)
+        sidecar_data = _verified(sidecar_rel, files.extractions[sidecar_rel]) if sidecar_rel is not None else b""
         if sidecar_rel is not None:
             readable, value = _read_yaml(sidecar_rel, sidecar_data, found)
             if readable:
                 sidecar = (sidecar_rel, value)
         return _parse_note(rel, slug, text, sidecar, found), found
 
-    @functools.cache  # taken once: asked whether the memo holds it, then to recall or store
+    keyed = functools.cache(_key)  # taken once: asked whether the memo holds it, then to recall or store
+
     def key(rel: str, data: bytes | Unread, sidecar_rel: str | None) -> str:
-        # a pure function of the two files: keyed by their bytes' digests
-        sidecar = content_digest(files.extractions[sidecar_rel]) if sidecar_rel else None
-        return hashlib.sha256(repr((rel, sidecar_rel, content_digest(data), sidecar)).encode("utf-8")).hexdigest()
+        # of the two files as they are now: a sidecar read since its note was first keyed is keyed anew
+        return keyed(rel, data, sidecar_rel, files.extractions[sidecar_rel] if sidecar_rel else None)
 
     notes: dict[str, Note] = {}
     note_files: dict[str, str] = {}
@@ -303,17 +329,30 @@ def parse_content(files: ContentFiles, memo: Memo = NO_MEMO, mapper: Mapper = _s
         slugs[slug] = rel
         wanted.append((rel, slug, data, sidecar_rel))
     todo = []
+    unreadable: set[str] = set()
     for at, (rel, slug, data, sidecar_rel) in enumerate(wanted):
         if not memo.holds("notes", partial(key, rel, data, sidecar_rel)):
             # to parse: read now, and keyed by the bytes read (the file may have changed since it was digested)
             if sidecar_rel is not None:
                 files.extractions[sidecar_rel] = _read_if_can(files.extractions[sidecar_rel])
             wanted[at] = item = (rel, slug, _read_if_can(data), sidecar_rel)
+            gone = [f for f, d in ((rel, item[2]), (sidecar_rel, files.extractions.get(sidecar_rel or "")))
+                    if isinstance(d, Unread)]
+            if gone:  # moved or deleted since it was listed: said, never remembered
+                problems += [_unreadable(f) for f in gone if f is not None]
+                unreadable.add(rel)
+                continue
             todo.append(item)
     made = dict(zip((item[0] for item in todo), mapper(_unpack(parse_note), todo), strict=True))
     for rel, slug, data, sidecar_rel in wanted:
-        note, found = memo.memo("notes", partial(key, rel, data, sidecar_rel),
-                                partial(made.pop, rel) if rel in made else partial(parse_note, rel, slug, data, sidecar_rel))
+        if rel in unreadable:
+            continue
+        try:
+            note, found = memo.memo("notes", partial(key, rel, data, sidecar_rel), partial(made.pop, rel)
+                                    if rel in made else partial(parse_note, rel, slug, data, sidecar_rel))
+        except _NotAsDigested as exc:
+            problems.append(exc.problem)
+            continue
         problems += found
         if note is not None:
             notes[slug] = note

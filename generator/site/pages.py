@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import posixpath
 import re
@@ -668,7 +669,7 @@ def discarded_context(site: SiteModel, theme: Theme, audit: ArticleAudit, page: 
     # what an item shows of its note, found once per note: a perimeter's notes each leave
     # many items (250,000 at 50,000 extractions and 100 wikis)
     of_note: dict[str, tuple[Note | None, list[str], str]] = {}
-    gone = {passage: theme.tr("discarded_passage_gone" if passage else "discarded_deleted") for passage in (True, False)}
+    gone = functools.cache(lambda passage: theme.tr("discarded_passage_gone" if passage else "discarded_deleted"))
     for item in audit.discarded:
         if item.note not in of_note:
             source = publication.notes.get(item.note)
@@ -680,7 +681,7 @@ def discarded_context(site: SiteModel, theme: Theme, audit: ArticleAudit, page: 
             # a passage of a note no longer published is not shown (INV-12)
             "id": item.extraction, "quote": item.quote if source or not item.passage else "",
             "exists": item.exists, "slug": item.note,
-            "deleted": gone[bool(item.passage)],
+            "deleted": gone(bool(item.passage)),
             "note": source.title if source else item.note,
             "url": address + "#" + discarded_fragment(item, site.anchored) if source and item.exists else None,
             "categories": list(categories), "comments": item.comments, "disagreements": item.disagreements,
