@@ -478,3 +478,25 @@ def test_a_note_left_unread_that_goes_before_it_is_read_is_a_clear_problem(tmp_p
     corpus, problems = load.parse_content(files, _LostEntries())
     assert "conseil-b" not in corpus.notes and "conseil-c" in corpus.notes
     assert [p.message for p in problems if p.file == "notes/conseil-b.md"] == ["changed while the build was reading it"]
+
+
+def test_a_content_file_unreadable_as_it_is_listed_is_a_clear_problem(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A note the loader cannot read once listed (gone since, or refused) is an
+    ``unreadable-file`` error naming it, not a traceback."""
+    import generator.corpus.load as load
+
+    content = copy_fixture("small", tmp_path)
+    blocked = content / "notes" / "conseil-b.md"
+    real = Path.read_bytes
+
+    def refusing(self: Path) -> bytes:
+        if self == blocked:
+            raise PermissionError(13, "Permission denied")
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", refusing)
+    files = load.read_content_dir(content)
+    assert "notes/conseil-b.md" not in files.notes
+    assert [(p.file, p.code, p.message) for p in files.problems if p.code == "unreadable-file"] == \
+        [("notes/conseil-b.md", "unreadable-file", "could not be read: Permission denied")]

@@ -222,7 +222,11 @@ def read_content_dir(root: Path, known: KnownFiles | None = None) -> ContentFile
                     "Notes go in notes/ (.md), notebooks in notebooks/, bases in bases/, "
                     "other files (images, audio, PDFs) in assets/.", Severity.WARNING))
                 continue
-            info = path.stat()
+            try:
+                info = path.stat()
+            except OSError as exc:  # gone since it was listed
+                files.problems.append(_unreadable(rel, exc))
+                continue
             size = info.st_size
             if size > MAX_FILE_BYTES:
                 files.problems.append(Problem(
@@ -233,7 +237,11 @@ def read_content_dir(root: Path, known: KnownFiles | None = None) -> ContentFile
             if sha is not None:
                 getattr(files, kind)[rel] = Unread(path, sha)
                 continue
-            data = path.read_bytes()
+            try:
+                data = path.read_bytes()
+            except OSError as exc:  # gone or unreadable since it was listed: said, not a traceback
+                files.problems.append(_unreadable(rel, exc))
+                continue
             if kind == "settings":
                 files.settings = data
             else:
