@@ -226,18 +226,20 @@ class BuildCache:
         value: Any = entries.get(digest, MISSING)
         if value is MISSING and self.store is not None:
             value = self.store.get(kind, digest)  # read from disk when asked, kept here only when resident
-            if value is not MISSING and self.resident and kind not in NOT_RESIDENT:
+            if value is not MISSING and self._resident(kind):
                 entries[digest] = value
         hit = value is not MISSING
         self.counts.count(kind, hit)
         if not hit:
             value = compute()
             self.memo_dirty = True
-            if self.store is None or not self.store.put(kind, digest, value) or (
-                    self.resident and kind not in NOT_RESIDENT):
+            if self.store is None or not self.store.put(kind, digest, value) or self._resident(kind):
                 entries[digest] = value  # in memory (serve), or in a worker, or after the disk refused
         result: T = value
         return result
+
+    def _resident(self, kind: str) -> bool:
+        return self.resident and kind not in NOT_RESIDENT
 
     def holds(self, kind: str, key: Callable[[], str]) -> bool:
         if not self.memo_file_loaded:
@@ -271,7 +273,7 @@ class BuildCache:
                     walk(entry.path)
                 elif entry.is_file():
                     info = entry.stat()
-                    known = self._trusted(entry.path, info)
+                    known = self.known(entry.path, info)
                     if known is not None:
                         sha = known
                     else:
@@ -285,20 +287,15 @@ class BuildCache:
         self.stats, self.stats_taken = stats, taken
         return digest.hexdigest()
 
-    def _trusted(self, path: str, info: os.stat_result) -> str | None:
-        """The sha256 :attr:`stats` hold for ``path`` if its size, mtime and inode are still
-        those of ``info``, and it was not modified just before they were taken (it could have
-        been written again within the same mtime: git's racily clean files)."""
+    def known(self, path: str, info: os.stat_result) -> str | None:
+        """The sha256 :attr:`stats` hold for the file at ``path`` (absolute) if its size, mtime
+        and inode are still those of ``info``, and it was not modified just before they were
+        taken (it could have been written again within the same mtime: git's racily clean
+        files). See :data:`generator.corpus.load.KnownFiles`."""
         seen = self.stats.get(path)
         if seen is None or seen[:3] != (info.st_size, info.st_mtime_ns, info.st_ino):
             return None
         return seen[3] if seen[1] < self.stats_taken - RACY_NS else None
-
-    def known(self, path: str, info: os.stat_result) -> str | None:
-        """The sha256 of the file at ``path`` (absolute) when :meth:`inputs_digest` digested
-        it with the size, modification time and inode of ``info``
-        (:data:`generator.corpus.load.KnownFiles`)."""
-        return self._trusted(path, info)
 
     def output_intact(self, out_dir: Path) -> bool:
         """The output directory holds exactly what the last build left there: the same

@@ -81,48 +81,41 @@ KnownFiles = Callable[[str, os.stat_result], "str | None"]
 digested it with that very size, modification time and inode, else ``None``."""
 
 
-def content_bytes(data: bytes | Unread) -> bytes:
-    return data.read() if isinstance(data, Unread) else data
-
-
-def _read_if_can(data: bytes | Unread) -> bytes | Unread:
-    """The file's bytes; left unread if it cannot be read (the parse then says why)."""
-    try:
-        return content_bytes(data)
-    except OSError:
-        return data
-
-
 def _key(rel: str, data: bytes | Unread, sidecar_rel: str | None, sidecar: bytes | Unread | None) -> str:
     """A note's parse is a pure function of its two files: keyed by their names and digests."""
     digests = (content_digest(data), content_digest(sidecar) if sidecar is not None else None)
     return hashlib.sha256(repr((rel, sidecar_rel, *digests)).encode("utf-8")).hexdigest()
 
 
-class _NotAsDigested(Exception):
-    """A file read late is gone, or is not the bytes its digest was taken of."""
+class _Unreadable(Exception):
+    """A file read late is gone, or is not the bytes its digest was taken of: ``problem`` says so."""
 
     def __init__(self, problem: Problem) -> None:
         super().__init__(problem.message)
         self.problem = problem
 
 
-def _verified(rel: str, data: bytes | Unread) -> bytes:
+def _read(rel: str, data: bytes | Unread) -> bytes:
+    """A file's bytes, read now if it was left unread."""
     if not isinstance(data, Unread):
         return data
     try:
-        read = data.read()
+        return data.read()
     except OSError as exc:
-        raise _NotAsDigested(_unreadable(rel, exc)) from exc
-    if hashlib.sha256(read).hexdigest() != data.sha:
-        raise _NotAsDigested(Problem(rel, None, "unreadable-file", "changed while the build was reading it",
-                                     "Build again."))
+        raise _Unreadable(_unreadable(rel, exc)) from exc
+
+
+def _verified(rel: str, data: bytes | Unread) -> bytes:
+    """As :func:`_read`, refused unless they are the bytes the file was digested as."""
+    read = _read(rel, data)
+    if isinstance(data, Unread) and hashlib.sha256(read).hexdigest() != data.sha:
+        raise _Unreadable(Problem(rel, None, "unreadable-file", "changed while the build was reading it",
+                                  "Build again."))
     return read
 
 
-def _unreadable(rel: str, exc: OSError | None = None) -> Problem:
-    why = f": {exc.strerror or exc}" if exc is not None else ""
-    return Problem(rel, None, "unreadable-file", f"could not be read{why}",
+def _unreadable(rel: str, exc: OSError) -> Problem:
+    return Problem(rel, None, "unreadable-file", f"could not be read: {exc.strerror or exc}",
                    "It was moved or deleted while the build was reading the content: build again.")
 
 
@@ -341,13 +334,12 @@ def parse_content(files: ContentFiles, memo: Memo = NO_MEMO, mapper: Mapper = _s
     for at, (rel, slug, data, sidecar_rel) in enumerate(wanted):
         if not memo.holds("notes", partial(key, rel, data, sidecar_rel)):
             # to parse: read now, and keyed by the bytes read (the file may have changed since it was digested)
-            if sidecar_rel is not None:
-                files.extractions[sidecar_rel] = _read_if_can(files.extractions[sidecar_rel])
-            wanted[at] = item = (rel, slug, _read_if_can(data), sidecar_rel)
-            gone = [f for f, d in ((rel, item[2]), (sidecar_rel, files.extractions.get(sidecar_rel or "")))
-                    if isinstance(d, Unread)]
-            if gone:  # moved or deleted since it was listed: said, never remembered
-                problems += [_unreadable(f) for f in gone if f is not None]
+            try:
+                if sidecar_rel is not None:
+                    files.extractions[sidecar_rel] = _read(sidecar_rel, files.extractions[sidecar_rel])
+                wanted[at] = item = (rel, slug, _read(rel, data), sidecar_rel)
+            except _Unreadable as exc:  # moved or deleted since it was listed: said, never remembered
+                problems.append(exc.problem)
                 unreadable.add(rel)
                 continue
             todo.append(item)
@@ -358,7 +350,7 @@ def parse_content(files: ContentFiles, memo: Memo = NO_MEMO, mapper: Mapper = _s
         try:
             note, found = memo.memo("notes", partial(key, rel, data, sidecar_rel), partial(made.pop, rel)
                                     if rel in made else partial(parse_note, rel, slug, data, sidecar_rel))
-        except _NotAsDigested as exc:
+        except _Unreadable as exc:
             problems.append(exc.problem)
             continue
         problems += found
@@ -367,9 +359,10 @@ def parse_content(files: ContentFiles, memo: Memo = NO_MEMO, mapper: Mapper = _s
             note_files[slug] = rel
             sources[slug] = key(rel, data, sidecar_rel)
     for stem, rel in sorted(sidecars.items()):
-        data = _read_if_can(files.extractions[rel])
-        if isinstance(data, Unread):
-            problems.append(_unreadable(rel))
+        try:
+            data = _read(rel, files.extractions[rel])
+        except _Unreadable as exc:
+            problems.append(exc.problem)
             continue
         readable, _value = _read_yaml(rel, data, problems)
         if readable:
