@@ -12,7 +12,7 @@ import functools
 import gc
 import hashlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Final, TypeVar
@@ -36,7 +36,7 @@ from generator.memo import NO_MEMO, KindsOnly, Memo, digest_of
 from generator.problems import ContentError, Problem, SettingsError, sorted_problems
 from generator.result import BuildResult
 from generator.selection.oppositions import private_opposition_problems, published_pairs
-from generator.selection.select import Selection, select, selection_threshold
+from generator.selection.select import Likeness, Selection, arrange, likeness, perimeter_quotes, selection_threshold
 from generator.selection.vectors import embeddings_settings, load_cache
 from generator.site import reads
 from generator.site.addresses import address_problems, content_behind
@@ -67,6 +67,8 @@ class CheckedContent:
         assessments: article slug → its (claim, source) pairs with their verification states.
         publication: the public part: the only thing emitters see.
         problems: every problem found, sorted.
+        audit_keys: article slug → the key its audit was recalled or stored by (with a
+            build cache; its audit is a function of it).
     """
 
     corpus: Corpus
@@ -77,6 +79,7 @@ class CheckedContent:
     assessments: dict[str, list[Assessment]]
     publication: Publication
     problems: list[Problem]
+    audit_keys: dict[str, str] = field(default_factory=dict)
 
     @property
     def errors(self) -> list[Problem]:
@@ -142,7 +145,11 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1,
                 problems.append(problem)
         links[slug] = resolved
     # 4. wikis and syntheses: claims, citation index, perimeters, discarded, lifecycle
-    articles, article_problems = audit_articles(corpus, anchored)
+    audit_keys: dict[str, str] = {}
+    articles, article_problems = audit_articles(corpus, anchored, memo, audit_keys)
+    if reads.checking() and audit_keys and (articles, article_problems) != audit_articles(corpus, anchored):
+        raise reads.StaleOutputs("an audit recalled differs from the one made again: a read is missing from "
+                                 "generator/synthesis/audit.py:_Lookup.key")
     problems += article_problems
     # 5. verification: every (claim, source) pair's state, from cached verdicts only
     assessments, verification_problems = assess(corpus, anchored, articles, corpus.verification,
@@ -157,7 +164,7 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1,
         if wiki in publication.notes:
             problems += private_opposition_problems(record, public, corpus.extractions)
     return CheckedContent(corpus, anchored, facts, links, articles, assessments, publication,
-                          sorted_problems(problems))
+                          sorted_problems(problems), audit_keys)
 
 
 def source_key(step: str, source: object) -> str:
@@ -236,32 +243,43 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
     vectors = load_cache(content_dir, model) if provider == "endpoint" else {}
 
     same_perimeter: dict[tuple[str, ...], Selection] = {}  # wikis that share a perimeter share its selection
-    known = analysis.corpus.extractions
+    corpus = analysis.corpus
 
     @functools.cache  # taken once: asked whether the memo holds it, then to recall or store
     def key(ids: tuple[str, ...]) -> str:
-        # an extraction is its note's: keyed by the note's files, not by pickling it
-        return digest_of((list(ids), [analysis.corpus.source_of(known[i].note) if i in known else None for i in ids],
-                          threshold, provider, vectors))
+        # the grouping and map read the quotes alone: an edit to a body, a kind or comments keeps them
+        return digest_of((perimeter_quotes(corpus, list(ids)), threshold, provider, vectors))
 
-    def compute(ids: tuple[str, ...]) -> Selection:
-        return select(analysis.corpus, list(ids), threshold, provider, vectors)
+    def compute(ids: tuple[str, ...]) -> Likeness:
+        return likeness(perimeter_quotes(corpus, list(ids)), threshold, provider, vectors)
 
-    perimeters = sorted({tuple(audit.perimeter_extractions or []) for audit in articles.values() if audit.kind == "wiki"})
+    perimeters = sorted({tuple(audit.perimeter_extractions or []) for audit in articles.values()
+                         if audit.kind == "wiki" and perimeter_quotes(corpus, audit.perimeter_extractions or [])})
     # each perimeter's grouping and map is heavy: one is worth a worker
-    todo = [ids for ids in perimeters if not memo.holds("selections", partial(key, ids))] if jobs > 1 else []
+    todo = [ids for ids in perimeters if not memo.holds("likeness", partial(key, ids))] if jobs > 1 else []
     made = dict(zip(todo, fork_map(compute, todo, jobs, worth=1), strict=True)) if len(todo) > 1 else {}
 
     def selection(ids: list[str]) -> Selection:
-        if tuple(ids) not in same_perimeter:
-            perimeter = tuple(ids)
-            same_perimeter[perimeter] = memo.memo(
-                "selections", partial(key, perimeter),
-                partial(made.__getitem__, perimeter) if perimeter in made else partial(compute, perimeter))
-        return same_perimeter[tuple(ids)]
+        perimeter = tuple(ids)
+        if perimeter not in same_perimeter:
+            if not perimeter_quotes(corpus, ids):
+                same_perimeter[perimeter] = Selection(threshold, [], [])
+            else:
+                like = memo.memo("likeness", partial(key, perimeter),
+                                 partial(made.__getitem__, perimeter) if perimeter in made else partial(compute, perimeter))
+                same_perimeter[perimeter] = arrange(corpus, ids, threshold, like)
+        return same_perimeter[perimeter]
 
     selections = {slug: selection(audit.perimeter_extractions or [])
                   for slug, audit in articles.items() if audit.kind == "wiki"}
+    # an article's audit and selection, keyed by what they read (with a build cache): its pages' keys take
+    # these digests in their place (generator/site/reads.py)
+    def evidence_key(slug: str, ids: list[str]) -> str:
+        grouped = slug in selections and bool(perimeter_quotes(corpus, ids))
+        return digest_of((analysis.audit_keys[slug], threshold, key(tuple(ids)) if grouped else None))
+
+    evidence_keys = {slug: evidence_key(slug, audit.perimeter_extractions or [])
+                     for slug, audit in articles.items() if slug in analysis.audit_keys}
     reuse: dict[str, list[str]] = {}
     for slug, audit in articles.items():
         for link in audit.links:
@@ -291,6 +309,7 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
         statuses={e.id: analysis.facts[slug].landed[e.id][0] for slug, note in sorted(publication.notes.items())
                   if slug in analysis.facts for e in note.extractions},
         tallies={slug: tally(analysis.assessments.get(slug, []), audit.claims) for slug, audit in articles.items()},
+        evidence_keys=evidence_keys,
     )
 
 

@@ -4,7 +4,7 @@ by the debate, with the oppositions recorded for it and a deterministic 2-D map.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -53,31 +53,72 @@ class Selection:
 
 def select(corpus: Corpus, ids: list[str], threshold: float = DEFAULT_THRESHOLD, provider: str = "tfidf",
            cache: dict[str, list[float]] | None = None) -> Selection:
+    quotes = perimeter_quotes(corpus, ids)
+    if not quotes:
+        return Selection(threshold, [], [])
+    return arrange(corpus, ids, threshold, likeness(quotes, threshold, provider, cache))
+
+
+@dataclass
+class Likeness:
+    """What a perimeter's quotes make, whatever the debate around them: the heavy part of a
+    selection (vectors, grouping, map), which a build cache keeps by the quotes alone, so an
+    edit to a note's body or to an extraction's kind or comments never groups again.
+
+    Attributes:
+        groups: the groups, members in the canonical (sorted) order.
+        central: each group's central member (:func:`central_member`; a singleton's own).
+        points, vectors: as :class:`Selection`'s.
+    """
+
+    groups: list[Group]
+    central: list[str]
+    points: dict[str, tuple[float, float]]
+    vectors: str
+
+
+def perimeter_quotes(corpus: Corpus, ids: list[str]) -> list[tuple[str, str]]:
+    """The perimeter's extractions known to the corpus, as ``(id, quote)`` sorted by id:
+    all that :func:`likeness` reads of them."""
+    extraction = corpus.extractions
+    return sorted((i, extraction[i].quote) for i in ids if i in extraction)
+
+
+def likeness(quotes: list[tuple[str, str]], threshold: float = DEFAULT_THRESHOLD, provider: str = "tfidf",
+             cache: dict[str, list[float]] | None = None) -> Likeness:
+    """The groups and map of the extractions ``quotes`` (:func:`perimeter_quotes`, not empty)."""
+    canonical = [i for i, _quote in quotes]
+    vectors, produced_by = vectors_for([quote for _i, quote in quotes], provider, cache or {})
+    # one product per perimeter, shared: the map needs all of it, the grouping the pairs under the threshold
+    similarity = vectors @ vectors.T if 1 < len(canonical) <= MAP_LIMIT else None
+    groups = group(canonical, vectors, threshold, similarity)
+    central = [central_member(g.members, vectors, canonical) if len(g.members) > 1 else g.members[0] for g in groups]
+    points = _map(canonical, similarity) if len(canonical) <= MAP_LIMIT else {}
+    return Likeness(groups, central, points, produced_by)
+
+
+def arrange(corpus: Corpus, ids: list[str], threshold: float, like: Likeness) -> Selection:
+    """The selection of the perimeter ``ids`` from its quotes' :class:`Likeness`: in debate
+    order (INV-10), with what representing each group by its central member would erase.
+    ``like`` is left as it is (a build cache may hold it)."""
     extraction = corpus.extractions
     ids = [i for i in ids if i in extraction]
     position = {i: n for n, i in enumerate(ids)}
     order = sorted(ids, key=lambda i: debate_key(extraction[i], position[i]))
     if not ids:
         return Selection(threshold, [], [])
-    canonical = sorted(ids)
-    vectors, produced_by = vectors_for([extraction[i].quote for i in canonical], provider, cache or {})
-    # one product per perimeter, shared: the map needs all of it, the grouping the pairs under the threshold
-    similarity = vectors @ vectors.T if 1 < len(canonical) <= MAP_LIMIT else None
-    groups = group(canonical, vectors, threshold, similarity)
     rank = {i: n for n, i in enumerate(order)}
-    for g in groups:
-        g.members.sort(key=lambda i: rank[i])
-    groups.sort(key=lambda g: rank[g.members[0]])
+    ranked = [(replace(g, members=sorted(g.members, key=rank.__getitem__)), central)
+              for g, central in zip(like.groups, like.central, strict=True)]
+    ranked.sort(key=lambda pair: rank[pair[0].members[0]])
     erased = disagreeing = 0
-    for g in groups:
+    for g, keep in ranked:
         if len(g.members) > 1:
-            keep = central_member(g.members, vectors, canonical)
             for member in g.members:
                 if member != keep:
                     erased += 1
                     disagreeing += extraction[member].disagreements
-    points = _map(canonical, similarity) if len(canonical) <= MAP_LIMIT else {}
-    return Selection(threshold, order, groups, points, (erased, disagreeing), produced_by)
+    return Selection(threshold, order, [g for g, _central in ranked], like.points, (erased, disagreeing), like.vectors)
 
 
 ITERATIVE_FROM = 300

@@ -417,7 +417,9 @@ def derived_outputs(site: SiteModel, files: SiteFiles, memo: Memo = NO_MEMO, the
                                          lines_of)
     derived["sitemap.xml"] = sitemap(site, everything)
     graph = graph_outputs(site, memo, {slug: o.graph for slug, o in made.items()},
-                          {slug: o.graph_digest for slug, o in made.items() if o.graph_digest})
+                          {slug: o.graph_digest for slug, o in made.items() if o.graph_digest},
+                          None if memo is NO_MEMO else partial(reads.article_digest, site),
+                          reads.check_graph_part if reads.checking() else None)
     _kept_or_added(files, memo, "graph-files", graph.key, graph.streams)  # 330 MB at 50,000 notes: streamed
     digests = {**files.digests, **{path: hashlib.sha256(data).hexdigest() for path, data in derived.items()}}
     sizes = {**files.sizes, **{path: len(data) for path, data in derived.items()}}

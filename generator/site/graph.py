@@ -138,13 +138,18 @@ def note_part(site: SiteModel, slug: str) -> TypedGraph:
 
 def site_part(site: SiteModel, known: Container[str]) -> TypedGraph:
     """Everything that is not one note's: ``known`` (the notes' parts' nodes) answers whether
-    an extraction, comment or note is in the graph."""
+    an extraction, comment or note is in the graph. The shared part and every article's,
+    merged (:func:`shared_part`, :func:`article_part`)."""
+    g = shared_part(site)
+    for slug in site.articles:
+        g.merge(article_part(site, slug, known))
+    return g
+
+
+def shared_part(site: SiteModel) -> TypedGraph:
+    """The bases, the notebooks and their categories."""
     publication = site.publication
     g = TypedGraph()
-
-    def exists(key: str) -> bool:
-        return key in known or key in g
-
     for slug, base in publication.bases.items():
         g.node(f"base:{slug}", "base", title=base.title, url=site.base_url + base_path(slug))
     for slug, notebook in publication.notebooks.items():
@@ -154,49 +159,65 @@ def site_part(site: SiteModel, known: Container[str]) -> TypedGraph:
         for axis in notebook.axes:
             for category in axis.categories:
                 g.node(f"category:{slug}/{axis.key}/{category}", "category", title=category, axis=axis.key)
-    for slug, audit in site.articles.items():
-        sections = sorted({(c.section_index, c.section) for c in audit.claims})
-        for index, title in sections:
-            g.node(f"section:{slug}/{index}", "section", title=title or "(lead)")
-            g.edge(f"note:{slug}", f"section:{slug}/{index}", "has-section")
-        for claim in audit.claims:
-            g.node(f"claim:{slug}/{claim.id}", "claim", text=claim.text, sourced=claim.sourced)
-            g.edge(f"section:{slug}/{claim.section_index}", f"claim:{slug}/{claim.id}", "has-claim")
-        for assessment in site.assessments.get(slug, []):
-            link = assessment.link
-            if link.marker.kind == "quote":  # a saved answer's quote: a node of its own, in the note's elements
-                if not (link.element and exists(f"note:{link.note}")):
-                    continue  # no longer lands, or its note is not published: nothing to point at
-                target = f"quote:{slug}/{link.marker.key}"
-                g.node(target, "quote", quote=link.text, url=site.base_url + source_address(link))
-                elements = site.anchored[link.note].document.elements
-                for portion in link.portions:
-                    g.edge(target, f"element:{link.note}/{elements[portion.element].id}", "anchored-in",
-                           start=portion.start, end=portion.end)
-            else:
-                target = f"extraction:{link.extraction}" if link.marker.kind == "ext" else f"comment:{link.marker.key}"
-            if exists(target):
-                g.edge(f"claim:{slug}/{assessment.claim.id}", target, "cites", state=assessment.state.state)
-        for item in audit.discarded or []:
-            source = f"element:{item.note}/{item.extraction}" if item.passage else f"extraction:{item.extraction}"
-            if exists(f"note:{item.note}") and item.exists if item.passage else exists(source):
-                g.edge(source, f"note:{slug}", "discarded-from")
-        if audit.supersedes and exists(f"note:{audit.supersedes}"):
-            g.edge(f"note:{slug}", f"note:{audit.supersedes}", "supersedes")
-    for slug, selection in site.selections.items():
-        for number, group in enumerate(selection.groups, start=1):
-            g.node(f"group:{slug}/{number}", "group", size=len(group.members), chaining=group.chaining)
-            for member in group.members:
-                if exists(f"extraction:{member}"):  # an edge to an unpublished one would name it
-                    g.edge(f"extraction:{member}", f"group:{slug}/{number}", "member-of-group")
-    for slug, record in site.oppositions.items():
-        # only pairs of two published extractions: the question speaks of both sides
-        shown = [o for o in record.oppositions if exists(f"extraction:{o.a}") and exists(f"extraction:{o.b}")]
-        for number, item in enumerate(shown, start=1):
-            key = f"opposition:{slug}/{number}"
-            g.node(key, "opposition", question=item.question, method=(item.provenance or record.provenance).get("method", ""))
-            for member in (item.a, item.b):
-                g.edge(f"extraction:{member}", key, "opposes")
+    return g
+
+
+def article_part(site: SiteModel, slug: str, known: Container[str]) -> TypedGraph:
+    """One published article's part: its sections and claims, what they cite, what it
+    discards, the act it supersedes, its selection's groups and its oppositions. It defines
+    nodes of its own only (an article's sections, claims, quotes, groups, oppositions), so a
+    build cache keeps it encoded apart and an edit re-encodes only the articles it touches;
+    ``known``: the notes' parts' nodes (an edge to an unpublished extraction would name it)."""
+    g = TypedGraph()
+    audit = site.articles[slug]
+
+    def exists(key: str) -> bool:
+        return key in known or key in g
+
+    sections = sorted({(c.section_index, c.section) for c in audit.claims})
+    for index, title in sections:
+        g.node(f"section:{slug}/{index}", "section", title=title or "(lead)")
+        g.edge(f"note:{slug}", f"section:{slug}/{index}", "has-section")
+    for claim in audit.claims:
+        g.node(f"claim:{slug}/{claim.id}", "claim", text=claim.text, sourced=claim.sourced)
+        g.edge(f"section:{slug}/{claim.section_index}", f"claim:{slug}/{claim.id}", "has-claim")
+    for assessment in site.assessments.get(slug, []):
+        link = assessment.link
+        if link.marker.kind == "quote":  # a saved answer's quote: a node of its own, in the note's elements
+            if not (link.element and exists(f"note:{link.note}")):
+                continue  # no longer lands, or its note is not published: nothing to point at
+            target = f"quote:{slug}/{link.marker.key}"
+            g.node(target, "quote", quote=link.text, url=site.base_url + source_address(link))
+            elements = site.anchored[link.note].document.elements
+            for portion in link.portions:
+                g.edge(target, f"element:{link.note}/{elements[portion.element].id}", "anchored-in",
+                       start=portion.start, end=portion.end)
+        else:
+            target = f"extraction:{link.extraction}" if link.marker.kind == "ext" else f"comment:{link.marker.key}"
+        if exists(target):
+            g.edge(f"claim:{slug}/{assessment.claim.id}", target, "cites", state=assessment.state.state)
+    for item in audit.discarded or []:
+        source = f"element:{item.note}/{item.extraction}" if item.passage else f"extraction:{item.extraction}"
+        if exists(f"note:{item.note}") and item.exists if item.passage else exists(source):
+            g.edge(source, f"note:{slug}", "discarded-from")
+    if audit.supersedes and exists(f"note:{audit.supersedes}"):
+        g.edge(f"note:{slug}", f"note:{audit.supersedes}", "supersedes")
+    selection = site.selections.get(slug)
+    for number, group in enumerate(selection.groups if selection else [], start=1):
+        g.node(f"group:{slug}/{number}", "group", size=len(group.members), chaining=group.chaining)
+        for member in group.members:
+            if exists(f"extraction:{member}"):  # an edge to an unpublished one would name it
+                g.edge(f"extraction:{member}", f"group:{slug}/{number}", "member-of-group")
+    record = site.oppositions.get(slug)
+    if record is None:
+        return g
+    # only pairs of two published extractions: the question speaks of both sides
+    shown = [o for o in record.oppositions if exists(f"extraction:{o.a}") and exists(f"extraction:{o.b}")]
+    for number, pair in enumerate(shown, start=1):
+        key = f"opposition:{slug}/{number}"
+        g.node(key, "opposition", question=pair.question, method=(pair.provenance or record.provenance).get("method", ""))
+        for member in (pair.a, pair.b):
+            g.edge(f"extraction:{member}", key, "opposes")
     return g
 
 
@@ -454,6 +475,24 @@ def encoded_note_part(site: SiteModel, slug: str) -> NotePart:
     return pack(encode_part(site, note_part(site, slug), records=True))
 
 
+def _encoded_article_part(site: SiteModel, slug: str, known: Container[str], urls: Mapping[str, str]) -> PackedPart:
+    """An article's part, each node outside it taking the address the last part defining
+    it gives it (``urls``), as the assembly will."""
+    return pack(encode_part(site, article_part(site, slug, known), records=True, pages=urls.get))
+
+
+def _article_part_key(base_url: str, article_key: Callable[[str], str], slug: str) -> str:
+    # what the part reads beyond the article's reads: the site's address (its nodes' @id)
+    return digest_of(("graph-article", base_url, slug, article_key(slug)))
+
+
+def _made(taken: list[tuple[PackedPart, str]], make: Callable[[], PackedPart]) -> tuple[PackedPart, str]:
+    """A part made (not recalled), with its digest, noted in ``taken``."""
+    part = make()
+    taken.append((part, part_digest(part)))
+    return taken[0]
+
+
 def _edge_fields(line: bytes) -> tuple[str, str, dict[str, Any]]:
     """An edge's target, type and data, read back from its graph.json line."""
     data = json.loads(line)
@@ -703,11 +742,15 @@ class GraphFiles:
 
 
 def graph_outputs(site: SiteModel, memo: Memo = NO_MEMO, made: Mapping[str, NotePart] | None = None,
-                  digests: Mapping[str, str] | None = None) -> GraphFiles:
+                  digests: Mapping[str, str] | None = None, article_key: Callable[[str], str] | None = None,
+                  check: Callable[[str, object, object], None] | None = None) -> GraphFiles:
     """graph.json and graph.jsonld, in chunks (the graph of a large site weighs hundreds of
     MB: never one string), from each note's packed part (``made``: note → its part, made
     already by a worker process; ``digests``: note → its part's :func:`digest_of`, when
-    known) and the site's."""
+    known), the shared part and each article's. With ``article_key`` (article → digest of
+    what its part reads, :func:`generator.site.reads.article_digest`), an article's part is
+    recalled from ``memo`` by it; ``check`` (article, recalled, made) is given each
+    recalled part with the part made again, to refuse a stale one."""
     parts: list[PackedPart] = []
     keys: list[str] = []
     known: set[str] = set()  # what the site's part asks about: notes, extractions, comments
@@ -730,8 +773,22 @@ def graph_outputs(site: SiteModel, memo: Memo = NO_MEMO, made: Mapping[str, Note
     urls: dict[str, str] = {}
     for part in parts:
         urls.update(part.urls)
-    parts.append(pack(encode_part(site, site_part(site, known), records=True, pages=urls.get)))
+    parts.append(pack(encode_part(site, shared_part(site), records=True, pages=urls.get)))
     keys.append(part_digest(parts[-1]))
+    for slug in site.articles:  # most of the nodes of a site with wikis: their groups
+        make = functools.partial(_encoded_article_part, site, slug, known, urls)
+        if article_key is None:
+            parts.append(make())
+            keys.append(part_digest(parts[-1]))
+            continue
+        key = functools.partial(_article_part_key, site.base_url, article_key, slug)
+        taken: list[tuple[PackedPart, str]] = []
+        # with its digest: the files are kept when every part is as it was, though what it read changed
+        part, digest = memo.memo("graph-article", key, functools.partial(_made, taken, make))
+        parts.append(part)
+        keys.append(digest)
+        if check is not None and not taken:
+            check(slug, part, make())
     del known
 
     @functools.cache

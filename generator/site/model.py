@@ -15,6 +15,7 @@ from urllib.parse import quote, urlencode
 from generator.anchoring import AnchoredNote, AnchorStatus
 from generator.corpus.links import LinkTarget, LinkUse
 from generator.corpus.model import Extraction, Note, members_by_notebook
+from generator.corpus.oppositions import OppositionRecord
 from generator.corpus.proposal import Proposal
 from generator.corpus.publication import Publication
 from generator.selection.select import Selection
@@ -158,6 +159,9 @@ class SiteModel:
         statuses: published extraction id → its anchor's status.
         tallies: article slug → what its audit panel counts (pairs by state and reason,
             unsourced claims).
+        evidence_keys: article slug → a digest its audit and selection are a function of
+            (what they read), when a build cache keyed them: what an incremental build's
+            keys take in their place (generator.site.reads.article_reads).
 
     Every evidence fact is decided here, by the core, before any page is made: ``site/``
     renders these fields and computes none of them (a test holds it to that).
@@ -175,18 +179,19 @@ class SiteModel:
     proposals: list[Proposal] = field(default_factory=list)
     assessments: dict[str, list[Assessment]] = field(default_factory=dict)
     selections: dict[str, Selection] = field(default_factory=dict)
-    # holds OppositionRecord; left Any while site/graph.py reuses its loop variable
-    # ``item`` for discarded items and then oppositions (typed, that file fails mypy)
-    oppositions: dict[str, Any] = field(default_factory=dict)
+    oppositions: dict[str, OppositionRecord] = field(default_factory=dict)
     coverage: dict[str, Coverage] = field(default_factory=dict)
     statuses: dict[str, AnchorStatus] = field(default_factory=dict)
     tallies: dict[str, Tally] = field(default_factory=dict)
+    evidence_keys: dict[str, str] = field(default_factory=dict)
     # the note graph of the graph pages and local graphs, made once when first asked
     # (generator.site.graph_pages.graph_of): site/graph_pages.py imports this module
     note_graph: Any = None
     # each notebook's listing order and its categories' notes, made once when first asked
     # (generator.site.pages.ordered_notes, category_notes): every category page and llms.txt read them
     listings: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+    # article → digest of what its outputs read, made once when first asked (generator.site.reads.article_digest)
+    read_digests: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @functools.cached_property
     def extractions(self) -> dict[str, tuple[Note, Extraction]]:

@@ -100,9 +100,10 @@ def article_reads(site: SiteModel, slug: str) -> tuple[object, ...]:
                 *(item.note for item in audit.discarded or ()), *audit.coverage, *audit.superseded_by,
                 *([audit.supersedes] if audit.supersedes else ())}
     proposals = [p for p in site.proposals if p.target == slug]
+    evidence = site.evidence_keys.get(slug)  # the audit and selection, by what they read: megabytes, not pickled
     return (
-        audit, site.assessments.get(slug), site.tallies.get(slug), site.selections.get(slug),
-        site.oppositions.get(slug), proposals,
+        evidence if evidence is not None else (audit, site.selections.get(slug)),
+        site.assessments.get(slug), site.tallies.get(slug), site.oppositions.get(slug), proposals,
         # a marker of a proposal to an unpublished source is redacted: which ids are public
         sorted(site.public_ids) if proposals else None,
         publication.names.get(slug),
@@ -118,9 +119,24 @@ def _selection_notes(site: SiteModel, slug: str) -> set[str]:
     return {extractions[i][0].slug for i in selection.order if i in extractions} if selection else set()
 
 
+def article_digest(site: SiteModel, slug: str) -> str:
+    """Digest of :func:`article_reads`, made once a build: an article's pages and its part
+    of the graph are both keyed by it (its audit and selection weigh megabytes)."""
+    if slug not in site.read_digests:
+        site.read_digests[slug] = digest_of(article_reads(site, slug))
+    return site.read_digests[slug]
+
+
 def note_key(shell: str, site: SiteModel, theme: Theme, slug: str) -> str:
     reads = note_reads(site, theme, slug)
-    return digest_of((shell, slug, reads, article_reads(site, slug) if slug in site.articles else None))
+    return digest_of((shell, slug, reads, article_digest(site, slug) if slug in site.articles else None))
+
+
+def check_graph_part(slug: str, recalled: object, made: object) -> None:
+    """Refuse an article's part of the graph recalled for ``slug`` that differs from ``made``."""
+    if recalled != made:
+        raise StaleOutputs(f"the part of the graph recalled for article {slug!r} differs from the one it gives "
+                           "now: a read is missing from generator/site/reads.py:article_reads")
 
 
 def listing_key(shell: str, site: SiteModel, theme: Theme, page: str, notebook: str, notes: list[Note]) -> str:

@@ -5,7 +5,8 @@ loaded, anchored corpus in; audits and problems out."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import functools
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import NamedTuple
@@ -24,6 +25,7 @@ from generator.corpus.article import (
 )
 from generator.corpus.model import Corpus, Extraction, Note, NoteType
 from generator.corpus.verdicts import text_hash
+from generator.memo import NO_MEMO, Memo, digest_of
 from generator.problems import Problem, Severity
 from generator.synthesis.claims import Claim, Marker, content_words, quoted_fragments, read_claims
 from generator.synthesis.coverage import Coverage, coverage, masked_elements
@@ -143,7 +145,13 @@ def default_spec(note: Note) -> PerimeterSpec | None:
     return PerimeterSpec(first.notebook, dict(first.categories), first.line)
 
 
-def audit_articles(corpus: Corpus, anchored: Mapping[str, AnchoredNote]) -> tuple[dict[str, ArticleAudit], list[Problem]]:
+def audit_articles(corpus: Corpus, anchored: Mapping[str, AnchoredNote], memo: Memo = NO_MEMO,
+                   keys: dict[str, str] | None = None) -> tuple[dict[str, ArticleAudit], list[Problem]]:
+    """Every article's audit, with the problems it finds. With a build cache as ``memo``, a
+    wiki's or synthesis's audit is recalled by what it reads (:func:`_audit_key`), so an
+    edit elsewhere neither parses the article nor anchors its perimeter again; ``keys``
+    (when given) receives each recalled or stored audit's key: the audit is a function of
+    it, which the pages' keys use in its place (an audit weighs megabytes)."""
     problems: list[Problem] = []
     extraction_of: dict[str, tuple[Note, Extraction]] = {}
     comment_of: dict[str, tuple[Note, Extraction]] = {}
@@ -155,13 +163,83 @@ def audit_articles(corpus: Corpus, anchored: Mapping[str, AnchoredNote]) -> tupl
     articles = {slug: note for slug, note in corpus.notes.items() if note.type is not NoteType.NOTE}
     succession = superseded_by({slug: n.article.supersedes for slug, n in articles.items()
                                 if n.type is NoteType.SYNTHESIS and n.article})
+    lookup = _Lookup(corpus, memo, extraction_of, comment_of, succession)
     audits = {}
     for slug, note in articles.items():
         if note.type is NoteType.ANSWER:
             audits[slug] = _audit_answer(note, corpus, anchored, problems)
-        else:
-            audits[slug] = _audit(note, corpus, anchored, extraction_of, comment_of, succession, problems)
+            continue
+
+        def compute(note: Note = note) -> tuple[ArticleAudit, list[Problem]]:
+            found: list[Problem] = []
+            made = _audit(note, lookup.claims(note, anchored), corpus, anchored, extraction_of, comment_of,
+                          succession, found, lookup.live)
+            return made, found
+
+        key = functools.partial(lookup.key, note, anchored)
+        audit, found = memo.memo("audit", key, compute)
+        if keys is not None and memo is not NO_MEMO:
+            keys[slug] = key()
+        audits[slug] = audit
+        problems += found
     return audits, problems
+
+
+class _Lookup:
+    """What the audits of one build share: each perimeter's notes (wikis share perimeters),
+    each article's claims and key (read once for both its key and its audit)."""
+
+    def __init__(self, corpus: Corpus, memo: Memo, extraction_of: dict[str, tuple[Note, Extraction]],
+                 comment_of: dict[str, tuple[Note, Extraction]], succession: dict[str, list[str]]) -> None:
+        self.corpus, self.memo, self.succession = corpus, memo, succession
+        self.extraction_of, self.comment_of = extraction_of, comment_of
+        self._perimeters: dict[str, list[str]] = {}
+        self._claims: dict[str, list[Claim]] = {}
+        self._keys: dict[str, str] = {}
+
+    def live(self, spec: PerimeterSpec) -> list[str]:
+        """The notes the perimeter holds now (:func:`live_perimeter`), found once a build."""
+        shared = repr((spec.notebook, sorted((axis, sorted(values)) for axis, values in spec.categories.items())))
+        if shared not in self._perimeters:
+            self._perimeters[shared] = live_perimeter(self.corpus, spec)
+        return self._perimeters[shared]
+
+    def claims(self, note: Note, anchored: Mapping[str, AnchoredNote]) -> list[Claim]:
+        """The article's claims, read from its body, recalled by its files alone."""
+        if note.slug not in self._claims:
+            self._claims[note.slug] = self.memo.memo(
+                "claims", lambda: digest_of(("claims", note.slug, self.corpus.source_of(note.slug))),
+                lambda: read_claims(note.slug, anchored[note.slug].document.tokens, note.body_line))
+        return self._claims[note.slug]
+
+    def key(self, note: Note, anchored: Mapping[str, AnchoredNote]) -> str:
+        """Everything a wiki's or synthesis's audit reads: its own files; its perimeter's
+        notes (live: which notes the definition holds now) and their files; which note holds
+        each extraction or comment it cites or that its perimeter or record names, and
+        those notes' files; the act it supersedes (its type) and the acts superseding it."""
+        if note.slug in self._keys:
+            return self._keys[note.slug]
+        corpus = self.corpus
+        spec: ArticleSpec = note.article
+        perimeter = spec.perimeter or default_spec(note)
+        known = perimeter.notebook in corpus.notebooks if perimeter else None
+        live = self.live(perimeter) if perimeter and known else None
+        frozen = [e.id for e in spec.recorded.extractions] if spec.recorded else []
+        named = [*((m.kind, m.key) for claim in self.claims(note, anchored) for m in claim.markers),
+                 *(("ext", e) for e in perimeter_extractions(corpus, live or [])), *(("ext", e) for e in frozen)]
+        holders = [(kind, key, self._holder(kind, key)) for kind, key in named]
+        involved = {*(live or ()), *(spec.recorded.notes if spec.recorded else ()),
+                    *(holder for _kind, _key, holder in holders if holder)}
+        target = corpus.notes.get(spec.supersedes) if spec.supersedes else None
+        self._keys[note.slug] = digest_of((
+            "audit", note.slug, note.source.file, corpus.source_of(note.slug), known, live, holders,
+            sorted((slug, corpus.source_of(slug)) for slug in involved if slug in corpus.notes),
+            self.succession.get(note.slug), spec.supersedes, target.type if target else None))
+        return self._keys[note.slug]
+
+    def _holder(self, kind: str, key: str) -> str | None:
+        holder = (self.extraction_of if kind == "ext" else self.comment_of).get(key)
+        return holder[0].slug if holder else None
 
 
 def passage_hash(elements: list[Element], indexes: Iterable[int]) -> str:
@@ -281,12 +359,12 @@ def _place(quote: AnswerQuote, answer: str, file: str, corpus: Corpus, anchored:
                    portions_text(elements, anchor.portions), moved)
 
 
-def _audit(note: Note, corpus: Corpus, anchored: Mapping[str, AnchoredNote],
+def _audit(note: Note, claims: list[Claim], corpus: Corpus, anchored: Mapping[str, AnchoredNote],
            extraction_of: dict[str, tuple[Note, Extraction]], comment_of: dict[str, tuple[Note, Extraction]],
-           succession: dict[str, list[str]], problems: list[Problem]) -> ArticleAudit:
+           succession: dict[str, list[str]], problems: list[Problem],
+           live: Callable[[PerimeterSpec], list[str]]) -> ArticleAudit:
     file = note.source.file
     spec: ArticleSpec = note.article
-    claims = read_claims(note.slug, anchored[note.slug].document.tokens, note.body_line)
     is_synthesis = note.type is NoteType.SYNTHESIS
 
     # the perimeter: recorded (frozen) for a synthesis, else recomputed from its definition
@@ -305,7 +383,7 @@ def _audit(note: Note, corpus: Corpus, anchored: Mapping[str, AnchoredNote],
         perimeter_source, notes, ids = "unknown", None, None
     elif perimeter is not None:
         perimeter_source = "live"
-        notes = live_perimeter(corpus, perimeter)
+        notes = list(live(perimeter))
         ids = perimeter_extractions(corpus, notes)
     else:
         perimeter_source, notes, ids = "unknown", None, None
