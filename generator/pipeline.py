@@ -245,41 +245,40 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
     same_perimeter: dict[tuple[str, ...], Selection] = {}  # wikis that share a perimeter share its selection
     corpus = analysis.corpus
 
+    @functools.cache  # once a perimeter: its key, whether it has any, its likeness
+    def quotes(ids: tuple[str, ...]) -> list[tuple[str, str]]:
+        return perimeter_quotes(corpus, list(ids))
+
     @functools.cache  # taken once: asked whether the memo holds it, then to recall or store
     def key(ids: tuple[str, ...]) -> str:
         # the grouping and map read the quotes alone: an edit to a body, a kind or comments keeps them
-        return digest_of((perimeter_quotes(corpus, list(ids)), threshold, provider, vectors))
+        return digest_of((quotes(ids), threshold, provider, vectors))
 
     def compute(ids: tuple[str, ...]) -> Likeness:
-        return likeness(perimeter_quotes(corpus, list(ids)), threshold, provider, vectors)
+        return likeness(quotes(ids), threshold, provider, vectors)
 
-    perimeters = sorted({tuple(audit.perimeter_extractions or []) for audit in articles.values()
-                         if audit.kind == "wiki" and perimeter_quotes(corpus, audit.perimeter_extractions or [])})
+    wikis = {slug: tuple(audit.perimeter_extractions or []) for slug, audit in articles.items() if audit.kind == "wiki"}
+    perimeters = sorted({ids for ids in wikis.values() if quotes(ids)})
     # each perimeter's grouping and map is heavy: one is worth a worker
     todo = [ids for ids in perimeters if not memo.holds("likeness", partial(key, ids))] if jobs > 1 else []
     made = dict(zip(todo, fork_map(compute, todo, jobs, worth=1), strict=True)) if len(todo) > 1 else {}
 
-    def selection(ids: list[str]) -> Selection:
-        perimeter = tuple(ids)
+    def selection(perimeter: tuple[str, ...]) -> Selection:
         if perimeter not in same_perimeter:
-            if not perimeter_quotes(corpus, ids):
+            if not quotes(perimeter):
                 same_perimeter[perimeter] = Selection(threshold, [], [])
             else:
                 like = memo.memo("likeness", partial(key, perimeter),
                                  partial(made.__getitem__, perimeter) if perimeter in made else partial(compute, perimeter))
-                same_perimeter[perimeter] = arrange(corpus, ids, threshold, like)
+                same_perimeter[perimeter] = arrange(corpus, list(perimeter), threshold, like)
         return same_perimeter[perimeter]
 
-    selections = {slug: selection(audit.perimeter_extractions or [])
-                  for slug, audit in articles.items() if audit.kind == "wiki"}
+    selections = {slug: selection(ids) for slug, ids in wikis.items()}
     # an article's audit and selection, keyed by what they read (with a build cache): its pages' keys take
     # these digests in their place (generator/site/reads.py)
-    def evidence_key(slug: str, ids: list[str]) -> str:
-        grouped = slug in selections and bool(perimeter_quotes(corpus, ids))
-        return digest_of((analysis.audit_keys[slug], threshold, key(tuple(ids)) if grouped else None))
-
-    evidence_keys = {slug: evidence_key(slug, audit.perimeter_extractions or [])
-                     for slug, audit in articles.items() if slug in analysis.audit_keys}
+    evidence_keys = {slug: digest_of((analysis.audit_keys[slug], threshold,
+                                      key(wikis[slug]) if slug in wikis and quotes(wikis[slug]) else None))
+                     for slug in articles if slug in analysis.audit_keys}
     reuse: dict[str, list[str]] = {}
     for slug, audit in articles.items():
         for link in audit.links:

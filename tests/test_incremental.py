@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from unittest import mock
 
@@ -17,10 +18,12 @@ from hypothesis import strategies as st
 import generator.anchoring.elements as elements
 import generator.jobs as carnet_jobs
 import generator.site.graph as graph
+import generator.synthesis.audit as audit
 from generator.cache import BuildCache, default_cache_path
 from generator.markup import parse
 from generator.pipeline import build, check_content
 from generator.problems import ContentError
+from generator.site import reads
 from support.corpus import copy_fixture, replace, site_files
 
 pytestmark = pytest.mark.slow  # the incremental property: random edits, each followed by two builds
@@ -200,6 +203,51 @@ def test_incremental_equals_full(steps, reopen: bool, jobs: int) -> None:
             assert sorted(actual) == sorted(expected), f"{operation.__name__}({n}): different files"
             different = [path for path in expected if actual[path] != expected[path]]
             assert not different, f"{operation.__name__}({n}): {different[:5]} differ from a full build"
+
+
+def _names_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A note's key forgets the names its people are shown by (the reads' third item)."""
+    note_reads = reads.note_reads
+    monkeypatch.setattr(reads, "note_reads", lambda *args: note_reads(*args)[:2] + note_reads(*args)[3:])
+
+
+def _article_reads_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An article's part of the graph keyed by its slug alone, not by what the article reads."""
+    monkeypatch.setattr(graph, "_article_part_key", lambda base_url, article_key, slug: slug)
+
+
+def _perimeter_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An audit keyed by its article's files alone: not its perimeter, nor what it cites."""
+    monkeypatch.setattr(audit._Lookup, "key", lambda self, note, anchored: str(self.corpus.source_of(note.slug)))
+
+
+@pytest.mark.parametrize(("mutation", "edit", "n"), [
+    (_names_left_out, edit_authors, 1),  # a person added to a note: the notebook's later pseudonyms move up one
+    (_article_reads_left_out, cite_extraction, 0),  # the wiki's new claim is a node of its part of the graph
+    (_perimeter_left_out, add_note, 0),  # a note added under the wiki's perimeter (conseil, theme Budget)
+])
+def test_a_read_left_out_fails_the_rebuild_that_depends_on_it(small: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch,
+                                                              mutation: Callable[[pytest.MonkeyPatch], None],
+                                                              edit: Callable[[Path, int], None], n: int) -> None:
+    """The dependency tracking is checked, not trusted: with one read left out on purpose (a
+    mutation of Carnet's code), the edit it would miss fails the rebuild (the suite's
+    CARNET_CHECK_READS makes every recalled note, graph part and audit again and compares),
+    where it would have published a stale page; without the mutation the same edit passes."""
+    for mutated in (False, True):
+        content = copy_fixture("small", tmp_path / str(mutated))
+        out = tmp_path / f"site-{mutated}"
+        with monkeypatch.context() as patch:
+            if mutated:
+                mutation(patch)
+            build(content, out, search=False, cache=BuildCache.open(default_cache_path(out)))
+            edit(content, n)
+            if not mutated:
+                build(content, out, search=False, cache=BuildCache.open(default_cache_path(out)))
+                assert site_files(out, search=False) == _full(content, tmp_path / "full")
+                continue
+            with pytest.raises(reads.StaleOutputs):
+                build(content, out, search=False, cache=BuildCache.open(default_cache_path(out)))
 
 
 def test_noop_rebuild_writes_nothing_and_an_edit_rewrites_only_what_shows_it(small: Path, tmp_path: Path,
