@@ -3,10 +3,11 @@ exported as node-link JSON (sorted) and as schema.org JSON-LD; ``carnet context`
 it with networkx.
 
 The graph is assembled from parts: one per published note (its node, elements,
-extractions and comments) and one for the rest (bases, notebooks, categories, articles'
-sections and claims, groups, oppositions). A note's part depends on that note alone, so
-a build cache keeps it already encoded and an incremental build re-encodes only the
-notes that changed.
+extractions and comments), one per published article (its sections and claims, what they
+cite, what it discards, its groups and oppositions) and one shared (bases, notebooks,
+categories). A note's part depends on that note alone, an article's on what the article
+reads, so a build cache keeps them already encoded and an incremental build re-encodes
+only the notes and articles that changed.
 
 ``graph.jsonld`` is the same graph, from the same parts, as ``graph.json``: every node
 and every edge, in a JSON-LD document whose ``@context`` is inline (expanding it needs

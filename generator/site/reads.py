@@ -28,7 +28,10 @@ note is made again, without any memo, and compared with what was recalled
 An article (wiki or synthesis) reads more (:func:`article_reads`): its audit, its
 pairs' states, its selection and oppositions, the proposals made to it, and the files of
 every note it involves (perimeter, citations, discarded, coverage, acts it supersedes or
-that supersede it): their titles, passages and comments are on its pages.
+that supersede it): their titles, passages and comments are on its pages. Its audit and
+selection are read by the keys they were recalled by (``SiteModel.evidence_keys``: what
+they read, from the build cache) rather than digested whole; :func:`article_digest` keys
+the article's part of the graph too, checked the same way (:func:`check_graph_part`).
 """
 
 from __future__ import annotations

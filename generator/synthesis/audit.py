@@ -148,7 +148,7 @@ def default_spec(note: Note) -> PerimeterSpec | None:
 def audit_articles(corpus: Corpus, anchored: Mapping[str, AnchoredNote], memo: Memo = NO_MEMO,
                    keys: dict[str, str] | None = None) -> tuple[dict[str, ArticleAudit], list[Problem]]:
     """Every article's audit, with the problems it finds. With a build cache as ``memo``, a
-    wiki's or synthesis's audit is recalled by what it reads (:func:`_audit_key`), so an
+    wiki's or synthesis's audit is recalled by what it reads (:meth:`_Lookup.key`), so an
     edit elsewhere neither parses the article nor anchors its perimeter again; ``keys``
     (when given) receives each recalled or stored audit's key: the audit is a function of
     it, which the pages' keys use in its place (an audit weighs megabytes)."""
