@@ -889,7 +889,7 @@ def link_href(site: SiteModel, theme: Theme, target: LinkTarget, page: str) -> H
             return Href(None, title=theme.tr("link_source_unpublished"))
         if target.kind == "comment":
             fragment = f"com-{target.key}"
-        elif site.anchored[target.note].anchors[target.key].status.is_live:
+        elif site.statuses[target.key].is_live:  # decided in the core: the target's anchors are not read back
             fragment = f"ext-{target.key}"
         else:  # a detached extraction has no passage to land on: land on its entry in the list
             fragment = f"entry-{target.key}"

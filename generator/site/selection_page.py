@@ -73,8 +73,8 @@ def selection_pages(site: SiteModel, theme: Theme, slug: str) -> list[tuple[str,
 
     def describe(ext_id: str) -> _ExtractionView:
         note, item = extraction[ext_id]
-        anchored = site.anchored[note.slug].anchors[ext_id].status.is_live
-        fragment = f"#ext-{ext_id}" if anchored else f"#entry-{ext_id}"
+        live = site.statuses[ext_id].is_live  # decided in the core: the note's anchors are not read back
+        fragment = f"#ext-{ext_id}" if live else f"#entry-{ext_id}"
         if note.slug not in addresses:
             addresses[note.slug] = url(note_path(note.slug))
         return {"id": ext_id, "quote": item.quote, "note": note.title, "url": addresses[note.slug] + fragment,
