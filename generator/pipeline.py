@@ -245,7 +245,7 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
     same_perimeter: dict[tuple[str, ...], Selection] = {}  # wikis that share a perimeter share its selection
     corpus = analysis.corpus
 
-    @functools.cache  # once a perimeter: its key, whether it has any, its likeness
+    @functools.cache  # once a perimeter: for its key and its likeness
     def quotes(ids: tuple[str, ...]) -> list[tuple[str, str]]:
         return perimeter_quotes(corpus, list(ids))
 
@@ -258,26 +258,22 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
         return likeness(quotes(ids), threshold, provider, vectors)
 
     wikis = {slug: tuple(audit.perimeter_extractions or []) for slug, audit in articles.items() if audit.kind == "wiki"}
-    perimeters = sorted({ids for ids in wikis.values() if quotes(ids)})
+    perimeters = sorted(set(wikis.values()))
     # each perimeter's grouping and map is heavy: one is worth a worker
     todo = [ids for ids in perimeters if not memo.holds("likeness", partial(key, ids))] if jobs > 1 else []
     made = dict(zip(todo, fork_map(compute, todo, jobs, worth=1), strict=True)) if len(todo) > 1 else {}
 
     def selection(perimeter: tuple[str, ...]) -> Selection:
         if perimeter not in same_perimeter:
-            if not quotes(perimeter):
-                same_perimeter[perimeter] = Selection(threshold, [], [])
-            else:
-                like = memo.memo("likeness", partial(key, perimeter),
-                                 partial(made.__getitem__, perimeter) if perimeter in made else partial(compute, perimeter))
-                same_perimeter[perimeter] = arrange(corpus, list(perimeter), threshold, like)
+            like = memo.memo("likeness", partial(key, perimeter),
+                             partial(made.__getitem__, perimeter) if perimeter in made else partial(compute, perimeter))
+            same_perimeter[perimeter] = arrange(corpus, list(perimeter), threshold, like)
         return same_perimeter[perimeter]
 
     selections = {slug: selection(ids) for slug, ids in wikis.items()}
     # an article's audit and selection, keyed by what they read (with a build cache): its pages' keys take
     # these digests in their place (generator/site/reads.py)
-    evidence_keys = {slug: digest_of((analysis.audit_keys[slug], threshold,
-                                      key(wikis[slug]) if slug in wikis and quotes(wikis[slug]) else None))
+    evidence_keys = {slug: digest_of((analysis.audit_keys[slug], threshold, key(wikis[slug]) if slug in wikis else None))
                      for slug in articles if slug in analysis.audit_keys}
     reuse: dict[str, list[str]] = {}
     for slug, audit in articles.items():

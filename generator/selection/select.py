@@ -53,10 +53,7 @@ class Selection:
 
 def select(corpus: Corpus, ids: list[str], threshold: float = DEFAULT_THRESHOLD, provider: str = "tfidf",
            cache: dict[str, list[float]] | None = None) -> Selection:
-    quotes = perimeter_quotes(corpus, ids)
-    if not quotes:
-        return Selection(threshold, [], [])
-    return arrange(corpus, ids, threshold, likeness(quotes, threshold, provider, cache))
+    return arrange(corpus, ids, threshold, likeness(perimeter_quotes(corpus, ids), threshold, provider, cache))
 
 
 @dataclass
@@ -86,7 +83,10 @@ def perimeter_quotes(corpus: Corpus, ids: list[str]) -> list[tuple[str, str]]:
 
 def likeness(quotes: list[tuple[str, str]], threshold: float = DEFAULT_THRESHOLD, provider: str = "tfidf",
              cache: dict[str, list[float]] | None = None) -> Likeness:
-    """The groups and map of the extractions ``quotes`` (:func:`perimeter_quotes`, not empty)."""
+    """The groups and map of the extractions ``quotes`` (:func:`perimeter_quotes`); of none,
+    nothing (no vectors are made: :func:`arrange` gives an empty selection)."""
+    if not quotes:
+        return Likeness([], [], {}, provider)
     canonical = [i for i, _quote in quotes]
     vectors, produced_by = vectors_for([quote for _i, quote in quotes], provider, cache or {})
     # one product per perimeter, shared: the map needs all of it, the grouping the pairs under the threshold

@@ -499,9 +499,9 @@ _DECODE = json.JSONDecoder().decode
 third of the time on the 300,000 edges an evidence-heavy site reads back)."""
 
 
-def _edge_fields(line: bytes) -> tuple[str, str, dict[str, Any]]:
+def _edge_fields(line: bytes | str) -> tuple[str, str, dict[str, Any]]:
     """An edge's target, type and data, read back from its graph.json line."""
-    data = _DECODE(line.decode("utf-8"))
+    data = _DECODE(line if isinstance(line, str) else line.decode("utf-8"))
     return data.pop("target"), data.pop("type"), {k: v for k, v in data.items() if k != "source"}
 
 
@@ -698,8 +698,7 @@ class _Assembly:
                 return entry
             added: dict[tuple[str, str], dict[str, Any]] = {}
             for target, kind, _number, line in sorted(foreign, key=lambda item: item[2]):
-                data = _DECODE(line)
-                added[(target, kind)] = {k: v for k, v in data.items() if k not in ("source", "target", "type")}
+                added[(target, kind)] = _edge_fields(line)[2]
             if not any(added.values()):
                 # edges from it in other parts (a group's membership): its record made again
                 # with them, its statements kept
@@ -776,8 +775,9 @@ def graph_outputs(site: SiteModel, memo: Memo = NO_MEMO, made: Mapping[str, Note
         parts.append(part)
         keys.append(digests[slug] if slug in digests else part_digest(part))
         known.update(k for k in part.node_keys if not k.startswith("element:"))  # elements: most of the graph
-    # the site's part encoded with its records too (its groups: most nodes of a site with wikis),
-    # each node it points to taking the address the last part defining it gives it, as the assembly will
+    # the shared and the articles' parts encoded with their records too (a wiki's groups: most nodes of
+    # a site with wikis), each node they point to taking the address the last part defining it gives it,
+    # as the assembly will
     urls: dict[str, str] = {}
     for part in parts:
         urls.update(part.urls)

@@ -129,7 +129,7 @@ def _article_sections(site: SiteModel, theme: Theme, slug: str) -> list[str]:
         for item in audit.discarded:
             if item.note in published:
                 # as the page links it: to the passage when it lands, else to its entry in the note's list
-                fragment = discarded_fragment(item, site.anchored)
+                fragment = discarded_fragment(item, site.statuses)
                 out.append(f"- {site.base_url}{note_path(item.note)}#{fragment} "
                            f"{theme.tr('quoted', text=_line(item.quote))}")
     covered = [(s, c) for s, c in sorted(audit.coverage.items()) if s in published]

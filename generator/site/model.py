@@ -41,13 +41,18 @@ def source_address(link: CitationLink) -> str:
     return f"{note_path(link.note)}?{urlencode({'quote': link.text}, quote_via=quote)}#{link.fragment}"
 
 
-def discarded_fragment(item: DiscardedItem, anchored: Mapping[str, AnchoredNote]) -> str:
-    """Where a discarded item lands on its note's page: a retrieved passage at its element;
-    an extraction at its highlight when it lands, else at its entry in the note's list."""
-    if item.passage:
-        return item.extraction
-    anchor = anchored[item.note].anchors.get(item.extraction) if item.note in anchored else None
-    return f"ext-{item.extraction}" if anchor is not None and anchor.status.is_live else f"entry-{item.extraction}"
+def extraction_fragment(statuses: Mapping[str, AnchorStatus], extraction: str) -> str:
+    """Where a link to an extraction lands on its note's page (``statuses``: the published
+    extractions' anchor statuses, :attr:`SiteModel.statuses`): at its highlight when it
+    lands, else at its entry in the note's list (a detached one has no passage)."""
+    status = statuses.get(extraction)
+    return f"ext-{extraction}" if status is not None and status.is_live else f"entry-{extraction}"
+
+
+def discarded_fragment(item: DiscardedItem, statuses: Mapping[str, AnchorStatus]) -> str:
+    """Where a discarded item lands on its note's page: a retrieved passage at its element,
+    an extraction as :func:`extraction_fragment` says."""
+    return item.extraction if item.passage else extraction_fragment(statuses, item.extraction)
 
 
 def relative_address(address: str, page: str) -> str:

@@ -30,6 +30,7 @@ from generator.site.model import (
     category_path,
     discarded_fragment,
     discarded_path,
+    extraction_fragment,
     note_path,
     notebook_path,
     relative,
@@ -683,7 +684,7 @@ def discarded_context(site: SiteModel, theme: Theme, audit: ArticleAudit, page: 
             "exists": item.exists, "slug": item.note,
             "deleted": gone(bool(item.passage)),
             "note": source.title if source else item.note,
-            "url": address + "#" + discarded_fragment(item, site.anchored) if source and item.exists else None,
+            "url": address + "#" + discarded_fragment(item, site.statuses) if source and item.exists else None,
             "categories": list(categories), "comments": item.comments, "disagreements": item.disagreements,
         })
     debated = [d for d in discarded if d["comments"] or d["disagreements"]]
@@ -887,12 +888,7 @@ def link_href(site: SiteModel, theme: Theme, target: LinkTarget, page: str) -> H
             return Href(None, title=theme.tr("link_source_unpublished"))
         if target.key not in published_ids(note):
             return Href(None, title=theme.tr("link_source_unpublished"))
-        if target.kind == "comment":
-            fragment = f"com-{target.key}"
-        elif site.statuses[target.key].is_live:  # decided in the core: the target's anchors are not read back
-            fragment = f"ext-{target.key}"
-        else:  # a detached extraction has no passage to land on: land on its entry in the list
-            fragment = f"entry-{target.key}"
+        fragment = f"com-{target.key}" if target.kind == "comment" else extraction_fragment(site.statuses, target.key)
         return Href(relative(f"{note_path(target.note)}#{fragment}", page), css_class="citation")
     if target.kind == "asset":
         return Href(relative(target.key, page))

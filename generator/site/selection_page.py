@@ -8,7 +8,7 @@ from typing import Any, NotRequired, TypedDict
 
 from generator.selection.select import MAP_LIMIT, Selection
 from generator.site import paging
-from generator.site.model import SiteModel, note_path, relative, selection_path
+from generator.site.model import SiteModel, extraction_fragment, note_path, relative, selection_path
 from generator.site.pages import common
 from generator.site.selection_map import GroupStyle
 from generator.site.selection_map import render as render_map
@@ -73,11 +73,10 @@ def selection_pages(site: SiteModel, theme: Theme, slug: str) -> list[tuple[str,
 
     def describe(ext_id: str) -> _ExtractionView:
         note, item = extraction[ext_id]
-        live = site.statuses[ext_id].is_live  # decided in the core: the note's anchors are not read back
-        fragment = f"#ext-{ext_id}" if live else f"#entry-{ext_id}"
         if note.slug not in addresses:
             addresses[note.slug] = url(note_path(note.slug))
-        return {"id": ext_id, "quote": item.quote, "note": note.title, "url": addresses[note.slug] + fragment,
+        return {"id": ext_id, "quote": item.quote, "note": note.title,
+                "url": f"{addresses[note.slug]}#{extraction_fragment(site.statuses, ext_id)}",
                 "comments": len(item.live_comments), "disagreements": item.disagreements}
 
     groups: list[_GroupView] = []
