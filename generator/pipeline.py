@@ -40,7 +40,16 @@ from generator.selection.select import Likeness, Selection, arrange, likeness, p
 from generator.selection.vectors import embeddings_settings, load_cache
 from generator.site import reads
 from generator.site.addresses import address_problems, content_behind
-from generator.site.emitters import EMITTERS, Emitter, FiledOutputs, NoteOutputs, PerNote, derived_outputs, note_outputs
+from generator.site.emitters import (
+    EMITTERS,
+    Emitter,
+    FiledOutputs,
+    NoteOutputs,
+    PerNote,
+    derived_outputs,
+    graph_started,
+    note_outputs,
+)
 from generator.site.model import SiteModel
 from generator.site.output import SiteFiles, check_output_dir, go_live, is_carnet_tree, staging_tree, written_state
 from generator.site.search import index_site
@@ -347,12 +356,18 @@ def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = E
     per_note = [e for e in emitters if isinstance(e, PerNote)]
     made = every_note_outputs(site, theme, memo, per_note, jobs, take,
                               keep if files.previous else None) if per_note else {}
-    for emitter in emitters:
-        if emitter in per_note:
-            continue
-        for path, data in emitter.emit(site, theme, memo):
-            add(path, data, emitter.name)
-    for path, data in derived_outputs(site, files, memo, theme, made).items():
+    graph = graph_started(site, files, memo, made)  # made by a child process while the rest is rendered
+    try:
+        for emitter in emitters:
+            if emitter in per_note:
+                continue
+            for path, data in emitter.emit(site, theme, memo):
+                add(path, data, emitter.name)
+        derived = derived_outputs(site, files, memo, theme, made, graph)
+    except BaseException:
+        graph.stop()
+        raise
+    for path, data in derived.items():
         add(path, data, "a derived output")
     return files
 

@@ -385,15 +385,30 @@ def note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: Iterable[P
 
 
 def derived_outputs(site: SiteModel, files: SiteFiles, memo: Memo = NO_MEMO, theme: Theme | None = None,
-                    made: Mapping[str, FiledOutputs] | None = None) -> dict[str, bytes]:
+                    made: Mapping[str, FiledOutputs] | None = None, graph: Pending | None = None) -> dict[str, bytes]:
     """Outputs read from the pages themselves, in order: siblings of every page, llms.txt,
     llms-full.txt, the sitemap — then the manifest of everything; the graph is added to
-    ``files`` here, streamed. ``theme``
-    words llms.txt and llms-full.txt (the default theme's, without one); ``made``: note →
-    what was made of it already, note by note (:func:`note_outputs`; its siblings and
-    mirror are in ``files``). A page's bytes are read from ``files`` only when an output
-    made here reads them."""
+    ``files`` here, streamed (``graph``: as :func:`graph_started` began it; else begun
+    here). ``theme`` words llms.txt and llms-full.txt (the default theme's, without one);
+    ``made``: note → what was made of it already, note by note (:func:`note_outputs`; its
+    siblings and mirror are in ``files``). A page's bytes are read from ``files`` only
+    when an output made here reads them."""
     made = made or {}
+    graph = graph or graph_started(site, files, memo, made)
+    try:
+        derived = _read_from_pages(site, files, memo, theme, made)
+        graph.finish()
+    except BaseException:
+        graph.stop()
+        raise
+    digests = {**files.digests, **{path: hashlib.sha256(data).hexdigest() for path, data in derived.items()}}
+    sizes = {**files.sizes, **{path: len(data) for path, data in derived.items()}}
+    derived["manifest.json"] = manifest(sizes, digests)
+    return derived
+
+
+def _read_from_pages(site: SiteModel, files: SiteFiles, memo: Memo, theme: Theme | None,
+                     made: Mapping[str, FiledOutputs]) -> dict[str, bytes]:
     redirects = {note_path(alias) for note in site.publication.notes.values() for alias in note.aliases}
     pages = _Filtered(files, lambda path: path not in redirects)  # redirects are not pages
     # siblings and mirrors a note's outputs made already are in ``files``
@@ -416,28 +431,55 @@ def derived_outputs(site: SiteModel, files: SiteFiles, memo: Memo = NO_MEMO, the
                                          {note_path(slug): o.full_chunk for slug, o in made.items() if o.full_chunk},
                                          lines_of)
     derived["sitemap.xml"] = sitemap(site, everything)
+    return derived
+
+
+@dataclass
+class Pending:
+    """Files of the site being made meanwhile: :attr:`finish` adds them to the site's files
+    (waiting for them), :attr:`stop` drops them (the build failed meanwhile)."""
+
+    finish: Callable[[], None]
+    stop: Callable[[], None]
+
+
+def graph_started(site: SiteModel, files: SiteFiles, memo: Memo = NO_MEMO,
+                  made: Mapping[str, FiledOutputs] | None = None) -> Pending:
+    """graph.json and graph.jsonld, begun: the last build's kept when every part is as it
+    was, else made by a child process while this one renders the rest of the site (they
+    read the notes' parts alone: ``made``, as :func:`derived_outputs` has it)."""
+    made = made or {}
     graph = graph_outputs(site, memo, {slug: o.graph for slug, o in made.items()},
                           {slug: o.graph_digest for slug, o in made.items() if o.graph_digest},
                           None if memo is NO_MEMO else partial(reads.article_digest, site),
                           reads.check_graph_part if reads.checking() else None)
-    _kept_or_added(files, memo, "graph-files", graph.key, graph.streams)  # 330 MB at 50,000 notes: streamed
-    digests = {**files.digests, **{path: hashlib.sha256(data).hexdigest() for path, data in derived.items()}}
-    sizes = {**files.sizes, **{path: len(data) for path, data in derived.items()}}
-    derived["manifest.json"] = manifest(sizes, digests)
-    return derived
+    return _kept_or_started(files, memo, "graph-files", graph.key, graph.streams)  # 330 MB at 50,000 notes: streamed
 
 
-def _kept_or_added(files: SiteFiles, memo: Memo, kind: str, key: str, streams: Mapping[str, Iterable[bytes]]) -> None:
+def _kept_or_started(files: SiteFiles, memo: Memo, kind: str, key: str,
+                     streams: Mapping[str, Iterable[bytes]]) -> Pending:
     """Files made from what ``key`` digests: the last build's kept when it made them from
-    the same (and left them in the live tree), else their chunks added as they are made."""
+    the same (and left them in the live tree), else their chunks written as they are made."""
     last: dict[str, str] = memo.memo(kind, lambda: key, dict) if memo.holds(kind, lambda: key) else {}
     if last.keys() == streams.keys() and all(files.can_keep(path, digest) for path, digest in last.items()):
-        for path in sorted(last):
-            files.keep(path)
-        return
-    files.add_streams(streams)  # graph.json and graph.jsonld made at the same time, on two cores
-    if not last:
-        memo.memo(kind, lambda: key, lambda: {path: files.digests[path] for path in streams})
+        return Pending(partial(_keep_all, files, sorted(last)), _nothing)
+    streaming = files.start_streams(streams)
+
+    def finish() -> None:
+        streaming.finish()
+        if not last:
+            memo.memo(kind, lambda: key, lambda: {path: files.digests[path] for path in streams})
+
+    return Pending(finish, streaming.stop)
+
+
+def _keep_all(files: SiteFiles, paths: list[str]) -> None:
+    for path in paths:
+        files.keep(path)
+
+
+def _nothing() -> None:
+    pass
 
 
 class _Both(Mapping[str, bytes]):

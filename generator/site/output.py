@@ -21,10 +21,12 @@ import ctypes.util
 import gc
 import glob
 import hashlib
+import itertools
 import json
 import os
 import posixpath
 import shutil
+import signal
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import partial
 from pathlib import Path
@@ -150,6 +152,8 @@ class SiteFiles(Mapping[str, bytes]):
         self._held: dict[str, bytes] = {}
         self._folders: set[str] = set()
         self._order: list[str] | None = None
+        self._pending: set[str] = set()  # paths a child process is making (:meth:`start_streams`)
+        self._temporaries = itertools.count()
 
     def add(self, path: str, data: bytes | Iterable[bytes]) -> None:
         """Add the file at ``path`` (a site-relative POSIX path, not there yet): its bytes, or
@@ -184,37 +188,38 @@ class SiteFiles(Mapping[str, bytes]):
         self.digests[path], self.sizes[path] = self.previous[path][0], self.previous[path][1]
 
     def add_streams(self, streams: Mapping[str, Iterable[bytes]]) -> None:
-        """Several files, each from its chunks (as :meth:`add`). In a staging tree, all but
-        the last are made and written by child processes (:class:`Background`) while this
-        one makes the last: graph.json and graph.jsonld take seconds each on a large site."""
+        """Several files, each from its chunks (as :meth:`add`), made at once: see :meth:`start_streams`."""
+        self.start_streams(streams).finish()
+
+    def start_streams(self, streams: Mapping[str, Iterable[bytes]]) -> Streaming:
+        """Several files, each from its chunks (as :meth:`add`), made and written by a child
+        process (:class:`Background`) while this one goes on with the rest of the site:
+        graph.json and graph.jsonld take most of a second of a 5,000-note rebuild. They
+        are added when :meth:`Streaming.finish` is called (not before: nothing read in
+        between sees them); in memory, or where processes cannot be forked, made then."""
         paths = list(streams)
-        if self.tree is None or len(paths) < 2:
-            for path in paths:
-                self.add(path, streams[path])
-            return
         for path in paths:
             self._check_new(path)
-        children = [(path, Background(partial(self._chunks_written, path, streams[path]))) for path in paths[:-1]]
-        written: dict[str, tuple[str, str, int]] = {}
+        self._pending.update(paths)
+        if self.tree is None or not hasattr(os, "fork"):
+            return Streaming(self, paths, streams, None)
+        return Streaming(self, paths, None, Background(partial(self._all_written, paths, streams)))
+
+    def _all_written(self, paths: list[str], streams: Mapping[str, Iterable[bytes]]) -> list[tuple[str, str, int]]:
+        written: list[tuple[str, str, int]] = []
         try:
-            written[paths[-1]] = self._chunks_written(paths[-1], streams[paths[-1]])
-        finally:  # every child waited for (what it wrote is in the staging tree, removed on failure)
-            failed: BaseException | None = None
-            for path, child in children:
-                try:
-                    temporary, digest, size = cast(list[Any], child.join())
-                    written[path] = (str(temporary), str(digest), int(size))
-                except (OSError, RuntimeError) as exc:
-                    failed = failed or exc
-        if failed is not None:
-            raise failed
-        for path in paths:
-            self._place(path, *written[path])
+            for path in paths:  # one after the other: they share what they are made from (the graph's assembly)
+                written.append(self._chunks_written(path, streams[path]))
+        except BaseException:
+            for temporary, _digest, _size in written:
+                os.unlink(temporary)
+            raise
+        return written
 
     def _check_new(self, path: str) -> None:
         if not _safe_relative(path) or path == MARKER:
             raise OutputDirectoryError(f"refusing to write {path!r}: outside the output directory")
-        if path in self.digests:
+        if path in self.digests or path in self._pending:
             raise OutputDirectoryError(f"refusing to write {path!r} twice in one build")
 
     def _add_chunks(self, path: str, chunks: Iterable[bytes]) -> None:
@@ -228,7 +233,7 @@ class SiteFiles(Mapping[str, bytes]):
         hasher, size = hashlib.sha256(), 0
         # opened as every other file of the site is (mode from the umask: mkstemp's 0600 would
         # hide graph.json from a web server running as another user)
-        temporary = os.path.join(self.tree, f".carnet-chunks-{os.getpid()}-{len(self.digests)}")
+        temporary = os.path.join(self.tree, f".carnet-chunks-{os.getpid()}-{next(self._temporaries)}")
         try:
             with open(temporary, "xb") as stream:
                 for chunk in chunks:
@@ -311,6 +316,38 @@ class SiteFiles(Mapping[str, bytes]):
         return len(self.digests)
 
 
+class Streaming:
+    """Files a child process is making for a :class:`SiteFiles` (:meth:`SiteFiles.start_streams`)."""
+
+    def __init__(self, files: SiteFiles, paths: list[str], streams: Mapping[str, Iterable[bytes]] | None,
+                 child: Background | None) -> None:
+        self.files, self.paths, self.streams, self.child = files, paths, streams, child
+
+    def finish(self) -> None:
+        """Wait for the files and add them; the child's error (a full disk…) is raised here."""
+        files, child, streams = self.files, self.child, self.streams
+        self.child = self.streams = None
+        if child is None and streams is None:
+            return
+        files._pending.difference_update(self.paths)
+        if streams is not None:
+            for path in self.paths:
+                files.add(path, streams[path])
+            return
+        assert child is not None
+        written = cast(list[Any], child.join())
+        for path, (temporary, digest, size) in zip(self.paths, written, strict=True):
+            files._place(path, str(temporary), str(digest), int(size))
+
+    def stop(self) -> None:
+        """The build failed meanwhile: the child is stopped and waited for (what it wrote is
+        in the staging tree, removed with it); nothing is added. Once finished, nothing."""
+        child, self.child, self.streams = self.child, None, None
+        self.files._pending.difference_update(self.paths)
+        if child is not None:
+            child.stop()
+
+
 class Background:
     """Work on the site's files (hard-linking the live tree, removing the retired one,
     writing graph.jsonld) done by a forked child process while the build goes on: on a
@@ -347,6 +384,16 @@ class Background:
                 os._exit(code)
         os.close(write)
         self._pid, self._pipe = pid, read
+
+    def stop(self) -> None:
+        """Kill the work and wait for it to end (the build failed: nothing it made is wanted)."""
+        if not self._pid:
+            return
+        pid, self._pid = self._pid, 0
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(self._pipe)
 
     def join(self) -> object:
         """Wait for the work; its result, or its error raised here."""

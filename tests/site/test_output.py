@@ -345,5 +345,44 @@ def test_streams_are_written_side_by_side_and_a_childs_failure_is_raised_here(sm
         assert _leftovers_of(out) == []
 
 
+def test_streams_started_are_unseen_until_finished_and_stopped_with_a_failed_build(small: Path, tmp_path: Path) -> None:
+    """The graph is made by a child process while the rest of the site is rendered: until
+    it is finished its files are in no listing (llms.txt and the sitemap, made meanwhile,
+    must not see them) but their paths are taken; a build that fails meanwhile stops the
+    child and leaves nothing behind."""
+    import hashlib
+    import os
+    import time
+
+    out = tmp_path / "site"
+    with staged_site(out, small) as files:
+        streaming = files.start_streams({"graph.json": iter([b"{", b"}\n"]), "graph.jsonld": iter([b"[]\n"])})
+        assert "graph.json" not in files and "graph.json" not in list(files)
+        with pytest.raises(OutputDirectoryError, match="twice"):
+            files.add("graph.jsonld", b"other")
+        streaming.finish()
+        assert files.digests["graph.json"] == hashlib.sha256(b"{}\n").hexdigest()
+        assert files["graph.jsonld"] == b"[]\n"
+        streaming.stop()  # once finished: nothing
+        assert "graph.json" in files
+
+    def endless() -> Iterator[bytes]:
+        while True:  # a graph that would take far longer than the build it belongs to
+            time.sleep(0.01)
+            yield b"."
+
+    with pytest.raises(RuntimeError, match="meanwhile"), staged_site(out, small) as files:
+        streaming = files.start_streams({"graph.json": endless(), "graph.jsonld": iter([b"[]"])})
+        assert streaming.child is not None
+        pid = streaming.child._pid
+        try:
+            raise RuntimeError("a page failed meanwhile")
+        finally:
+            streaming.stop()
+            with pytest.raises(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)  # killed and reaped, not left running
+    assert _leftovers_of(out) == []
+
+
 def _leftovers_of(out: Path) -> list[str]:
     return sorted(p.name for p in out.parent.iterdir() if p.name.startswith(f".{out.name}.tmp"))
