@@ -36,11 +36,14 @@ import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Final, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, Final, TypeVar
 
 from generator import __version__
 from generator.files import write_atomic
 from generator.result import BuildResult
+
+if TYPE_CHECKING:
+    from generator.site.tracking import KeyBook
 
 T = TypeVar("T")
 BuildOptions = tuple[bool, str | None, bool, str, list[str] | None]
@@ -90,6 +93,8 @@ class BuildCache:
             (all but :data:`NOT_RESIDENT`), so the next build in this process recalls them
             without unpickling (``carnet serve``: a rebuild then reads nothing back from disk).
         save_error: why the last :meth:`save` could not write (read-only or full disk), or ``None``.
+        keys: the last build's note keys, with what each note's reads consulted
+            (:mod:`generator.site.tracking`): a rebuild makes again only those an edit can reach.
     """
 
     path: Path | None = None
@@ -110,6 +115,7 @@ class BuildCache:
     save_error: str | None = field(default=None, repr=False)  # why the last save failed
     resident: bool = field(default=False, repr=False)
     store: MemoStore | None = field(default=None, repr=False)  # the memos on disk, read entry by entry
+    keys: KeyBook | None = field(default=None, repr=False)
 
     # -- life cycle --------------------------------------------------------------------------
 

@@ -55,6 +55,7 @@ from generator.site.output import SiteFiles, check_output_dir, go_live, is_carne
 from generator.site.search import index_site
 from generator.site.summary import summarise
 from generator.site.theme import Theme, check_theme
+from generator.site.tracking import Tracking, tracked_keys, world_digest
 from generator.synthesis.audit import ArticleAudit, audit_articles
 from generator.synthesis.coverage import coverage_of
 from generator.verification.assess import Assessment, assess, verification_strict
@@ -318,7 +319,8 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
 
 
 def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = EMITTERS,
-                memo: Memo = NO_MEMO, jobs: int = 1, files: SiteFiles | None = None) -> SiteFiles:
+                memo: Memo = NO_MEMO, jobs: int = 1, files: SiteFiles | None = None,
+                tracking: Tracking | None = None) -> SiteFiles:
     """Every output of the site, by path, added to ``files`` (a staging tree's, from
     :func:`generator.site.output.staged_site`: each written as it comes; by default held
     in memory). With a build cache as ``memo``, what is unchanged is not rendered again:
@@ -355,7 +357,7 @@ def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = E
 
     per_note = [e for e in emitters if isinstance(e, PerNote)]
     made = every_note_outputs(site, theme, memo, per_note, jobs, take,
-                              keep if files.previous else None) if per_note else {}
+                              keep if files.previous else None, tracking) if per_note else {}
     graph = graph_started(site, files, memo, made)  # made by a child process while the rest is rendered
     try:
         for emitter in emitters:
@@ -383,13 +385,15 @@ can change the page around it, seldom the body itself)."""
 
 def every_note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: list[PerNote], jobs: int = 1,
                        take: Callable[[NoteOutputs], FiledOutputs] = FiledOutputs.of,
-                       keep: Callable[[FiledOutputs], bool] | None = None) -> dict[str, FiledOutputs]:
+                       keep: Callable[[FiledOutputs], bool] | None = None,
+                       tracking: Tracking | None = None) -> dict[str, FiledOutputs]:
     """Each published note's own outputs, passed to ``take`` as they are made (it files
     them: digests, not bytes). With ``keep`` (given the last build's files of a note, it
     keeps them, or says it cannot), a note whose reads are unchanged is recalled by its
     files' digests and its files kept, never made again (with ``CARNET_CHECK_READS=1``,
     made again and compared); the others are made (in ``jobs`` worker processes when
-    there are enough, while this one takes what they made)."""
+    there are enough, while this one takes what they made). With ``tracking``, only the keys
+    of the notes an edit since the last build can reach are made (:mod:`generator.site.tracking`)."""
     notes = list(site.publication.notes)
     shell = reads.shell_digest(site, theme, [e.name for e in emitters])
     # each key asked twice (held?, then recalled or stored): made once, here; a functools.cache
@@ -398,7 +402,12 @@ def every_note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: list
     if memo is NO_MEMO:  # a full build asks for no key: none is made (0.4 s at 5,000 notes)
         keys = {slug: partial(reads.note_key, shell, site, theme, slug) for slug in keyed}
     else:
-        digests = {slug: reads.note_key(shell, site, theme, slug) for slug in keyed}
+        make = partial(reads.note_key, shell, site, theme)
+        if tracking is None:
+            digests = {slug: make(slug) for slug in keyed}
+        else:  # made for the notes an edit can reach, the last build's for the others
+            world = world_digest(site, shell, tracking.assets)
+            digests, tracking.book = tracked_keys(site, keyed, tracking.sources, world, tracking.last, make)
         keys = {slug: partial(digests.__getitem__, slug) for slug in digests}
     held = {slug for slug, key in keys.items() if memo.holds("note-outputs", key)} if keep is not None else set()
     todo = [slug for slug in notes if slug not in held]
@@ -526,7 +535,11 @@ def _build(content_dir: Path, out_dir: Path, *, strict: bool, base_url: str | No
         step("rendering pages")
         staging = early or stack.enter_context(staging_tree(out_dir, content_dir))
         files = staging.files(previous)  # each file written as it is rendered
-        render_site(site, theme, emitters, memo, jobs, files)  # the workers only for many notes to make
+        tracking = None if cache is None else Tracking(
+            {slug: source if isinstance(source, str) else digest_of(source)
+             for slug in analysis.corpus.notes for source in [analysis.corpus.source_of(slug)]},
+            sorted(analysis.corpus.assets), cache.keys)
+        render_site(site, theme, emitters, memo, jobs, files, tracking)  # the workers only for many notes to make
         step("writing the site" + (" and its search index" if search else ""))
         # a child process removes the old tree while the cache is saved
         rewritten = go_live(files, out_dir, (lambda tree: index_site(tree, language)) if search else None, staging)
@@ -537,5 +550,6 @@ def _build(content_dir: Path, out_dir: Path, *, strict: bool, base_url: str | No
             cache.record_output(written_state(files, files.digests, out_dir, previous,
                                               rewritten if incremental else None))
             cache.inputs, cache.result = cache.pending, result
+            cache.keys = tracking.book if tracking is not None else None
             cache.save()
     return result

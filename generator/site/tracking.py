@@ -1,0 +1,143 @@
+"""Which notes an edit can reach: a rebuild makes again the keys (:func:`reads.note_key`)
+of those alone, and takes the last build's for the others.
+
+A plain note's reads (:mod:`generator.site.reads`) consult the note itself and the notes
+around it: its links' targets, its backlinks, its neighbours in the note graph (notes it
+cites or links, notes citing or linking it) and the articles reusing its extractions
+(:func:`consulted`). Everything else they read is shared by every note: the shell, the
+assets, the names each notebook shows people by (:func:`world_digest`). So when the notes
+whose files changed are ``C`` (edited, added, removed, published or not) and the shared
+part is as it was, a note's reads can have changed only if
+
+- it is in ``C``;
+- it consulted a note of ``C`` in the last build (:attr:`KeyBook.readers`);
+- a note of ``C`` consults it now: every relation above goes both ways (a link is a
+  backlink of its target, an edge of the graph is the neighbours' both), so a note of ``C``
+  that now points at it has it among the notes it consults. A broken link mended by a note
+  added (or renamed, or given an alias) is one: the link is the new note's backlink. (Mended
+  by a private note, it would be a link to a private page, which stops the build.)
+
+Every other note's key is the last build's. The rule is checked, not trusted: with
+``CARNET_CHECK_READS=1`` (the test suite) every key is made again and compared
+(:func:`check_tracked`), so an edit the rule misses fails any test that makes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from generator.memo import digest_of
+from generator.site import reads
+from generator.site.graph_pages import graph_of
+from generator.site.model import SiteModel
+
+
+@dataclass
+class KeyBook:
+    """What a build keeps of its note keys for the next one.
+
+    Attributes:
+        world: :func:`world_digest` of that build.
+        sources: every note of the corpus (published or not) → the digest of its files.
+        keys: each keyed note → its key.
+        readers: note → the keyed notes whose reads consulted it.
+    """
+
+    world: str
+    sources: dict[str, str]
+    keys: dict[str, str]
+    readers: dict[str, frozenset[str]] = field(default_factory=dict)
+
+
+@dataclass
+class Tracking:
+    """What a build gives :func:`tracked_keys` (through :func:`generator.pipeline.render_site`)
+    and takes back.
+
+    Attributes:
+        sources: every note of the corpus → the digest of its files.
+        assets: the content's assets.
+        last: the last build's book (``None``: every key is made).
+        book: this build's, once its keys are made.
+    """
+
+    sources: dict[str, str]
+    assets: list[str]
+    last: KeyBook | None
+    book: KeyBook | None = None
+
+
+def world_digest(site: SiteModel, shell: str, assets: Iterable[str]) -> str:
+    """What every note's reads share beyond the notes: the shell, the content's assets (a
+    link to one resolves or not), the published ones, and the names each governing
+    notebook shows people by (a notebook-wide rule, made from all its members)."""
+    publication = site.publication
+    names = {rule: publication.names.get(slug, {}) for slug, rule in publication.governing.items()}
+    return digest_of((shell, sorted(assets), site.published_assets,
+                      sorted((rule, sorted(shown.items())) for rule, shown in names.items())))
+
+
+def consulted(site: SiteModel, slug: str) -> set[str]:
+    """The notes a note's reads consult besides itself (see the module's docstring)."""
+    around: set[str] = set()
+    for _use, target in site.links.get(slug, []):
+        if target.kind == "note":
+            around.add(target.key)
+        elif target.note:
+            around.add(target.note)
+    around.update(site.backlinks.get(slug, []))
+    for edge in graph_of(site).around.get(f"note:{slug}", ()):
+        for end in (edge.source, edge.target):
+            if end.startswith("note:"):
+                around.add(end[len("note:"):])
+    for extraction in site.publication.notes[slug].extractions:
+        around.update(site.reuse.get(extraction.id, []))
+    around.discard(slug)
+    return around
+
+
+def tracked_keys(site: SiteModel, keyed: list[str], sources: Mapping[str, str], world: str,
+                 last: KeyBook | None, key: Callable[[str], str]) -> tuple[dict[str, str], KeyBook]:
+    """Each of the ``keyed`` notes' key (``key(slug)`` makes one): made for the notes an
+    edit since ``last`` can reach, the last build's for the others; with the book the
+    next build takes. ``sources``: every note of the corpus → the digest of its files."""
+    if last is None or last.world != world:
+        fresh = set(keyed)
+    else:
+        changed = {slug for slug in sources.keys() | last.sources.keys()
+                   if sources.get(slug) != last.sources.get(slug)}
+        fresh = set(changed)
+        for slug in changed:
+            fresh.update(last.readers.get(slug, ()))
+            if slug in site.publication.notes:
+                fresh.update(consulted(site, slug))
+        fresh.update(slug for slug in keyed if slug not in last.keys or slug in site.articles)
+    keys: dict[str, str] = {}
+    readers: dict[str, set[str]] = {}
+    if last is not None and last.world == world:  # the notes not made again consult what they did
+        for note, consulting in last.readers.items():
+            kept = {slug for slug in consulting if slug not in fresh}
+            if kept:
+                readers[note] = kept
+    for slug in keyed:
+        if slug in fresh:
+            keys[slug] = key(slug)
+            for note in consulted(site, slug):
+                readers.setdefault(note, set()).add(slug)
+        else:
+            assert last is not None
+            keys[slug] = last.keys[slug]
+    book = KeyBook(world, dict(sources), keys, {note: frozenset(s) for note, s in readers.items()})
+    if reads.checking():
+        check_tracked(keyed, keys, fresh, key)
+    return keys, book
+
+
+def check_tracked(keyed: list[str], keys: Mapping[str, str], fresh: set[str], key: Callable[[str], str]) -> None:
+    """Refuse a key taken from the last build that making it again changes."""
+    for slug in keyed:
+        if slug not in fresh and keys[slug] != key(slug):
+            raise reads.StaleOutputs(f"the key of note {slug!r} was taken from the last build, but an edit "
+                                     "changed what it reads: a relation is missing from "
+                                     "generator/site/tracking.py:consulted")

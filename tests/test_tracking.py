@@ -1,0 +1,101 @@
+"""Note keys made only for the notes an edit can reach (generator/site/tracking.py).
+
+Each case edits the small fixture, rebuilds with the cache and compares with a full build;
+the suite's CARNET_CHECK_READS also makes every key taken from the last build again and
+refuses one that differs (``check_tracked``), so a relation the tracker misses fails here.
+The counts show the point of it: one edit makes few keys."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from generator.cache import BuildCache, default_cache_path
+from generator.pipeline import build
+from generator.site import reads, tracking
+from support.corpus import replace, site_files
+
+pytestmark = pytest.mark.slow  # builds the fixture over and over
+
+
+def _rebuilt(content: Path, out: Path) -> dict[str, bytes]:
+    build(content, out, search=False, cache=BuildCache.open(default_cache_path(out)))
+    return site_files(out, search=False)
+
+
+def _full(content: Path, tmp_path: Path) -> dict[str, bytes]:
+    out = tmp_path / "full"
+    shutil.rmtree(out, ignore_errors=True)
+    build(content, out, search=False)
+    return site_files(out, search=False)
+
+
+@pytest.fixture
+def made(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The notes whose key a build makes (the check's second making not counted)."""
+    made: list[str] = []
+    monkeypatch.setenv(reads.CHECK_READS, "0")  # counted without the check's own making, then checked below
+    real = reads.note_key
+
+    def counted(shell: str, site: object, theme: object, slug: str) -> str:
+        made.append(slug)
+        return real(shell, site, theme, slug)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(reads, "note_key", counted)
+    return made
+
+
+def _notes(small: Path) -> int:
+    return len(list((small / "notes").glob("*.md")))
+
+
+def test_a_body_edited_makes_the_keys_of_its_note_and_of_the_notes_around_it(small: Path, tmp_path: Path,
+                                                                           made: list[str]) -> None:
+    out = tmp_path / "site"
+    _rebuilt(small, out)
+    assert len(made) >= _notes(small) - 3  # a first build makes every key (the private notes have none)
+    made.clear()
+    replace(small, "notes/conseil-c.md", "Le budget est reconduit.", "Le budget est prolongé.")
+    assert _rebuilt(small, out) == _full(small, tmp_path)
+    assert "conseil-c" in made and len(set(made)) < _notes(small) - 3, made
+
+
+@pytest.mark.parametrize("check", ["0", "1"])
+def test_a_note_added_mends_a_broken_link_of_a_note_not_edited(small: Path, tmp_path: Path, made: list[str],
+                                                               monkeypatch: pytest.MonkeyPatch, check: str) -> None:
+    """[[nouvelle]] names no note; the note added under that name is linked from then on, though
+    the linking note's file did not change and the new note knew nothing of it before."""
+    monkeypatch.setenv(reads.CHECK_READS, check)
+    out = tmp_path / "site"
+    text = (small / "notes" / "conseil-b.md").read_text(encoding="utf-8")
+    (small / "notes" / "conseil-b.md").write_text(text + "\nVoir [[nouvelle]].\n", encoding="utf-8")
+    _rebuilt(small, out)
+    conseil_c = (small / "notes" / "conseil-c.md").read_text(encoding="utf-8")
+    (small / "notes" / "nouvelle.md").write_text(conseil_c.replace("Séance C", "Nouvelle séance"), encoding="utf-8")
+    assert _rebuilt(small, out) == _full(small, tmp_path)
+    assert b'href="nouvelle.html"' in (out / "notes" / "conseil-b.html").read_bytes()
+
+
+def test_a_title_edited_reaches_the_notes_linking_to_it(small: Path, tmp_path: Path, made: list[str]) -> None:
+    out = tmp_path / "site"
+    _rebuilt(small, out)
+    linking = [path.stem for path in (small / "notes").glob("*.md")
+               if "conseil-a" in path.read_text(encoding="utf-8") and path.stem not in ("conseil-a", "secret-a")]
+    made.clear()
+    replace(small, "notes/conseil-a.md", "title: Séance A", "title: Séance A renommée")
+    assert _rebuilt(small, out) == _full(small, tmp_path)
+    assert {"conseil-a", *linking} <= set(made), (linking, made)
+
+
+def test_a_key_the_tracker_misses_is_refused(small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check itself, shown with a tracker that forgets backlinks and the notes a changed
+    note consults: a link added to a note changes its target's backlinks, which it misses."""
+    out = tmp_path / "site"
+    build(small, out, search=False, cache=BuildCache.open(default_cache_path(out)))
+    monkeypatch.setattr(tracking, "consulted", lambda site, slug: set())
+    text = (small / "notes" / "conseil-d.md").read_text(encoding="utf-8")
+    (small / "notes" / "conseil-d.md").write_text(text + "\nVoir [[conseil-c]].\n", encoding="utf-8")
+    with pytest.raises(reads.StaleOutputs, match=r"tracking\.py:consulted"):
+        build(small, out, search=False, cache=BuildCache.open(default_cache_path(out)))
