@@ -249,7 +249,7 @@ def warm_rebuilds(content: Path, out: Path, edits: list[str], runs: int) -> list
         "    for name in sys.argv[4:]:\n"
         "        edits[name](content, 100 + n)\n"
         "        started = time.perf_counter()\n"
-        "        build(content, out, search=False, cache=cache, jobs=1)  # as serve rebuilds\n"
+        "        build(content, out, search=False, cache=cache, jobs=1, linger=True)  # as serve rebuilds\n"
         "        print(json.dumps([name, time.perf_counter() - started]))\n"
     )
     result = subprocess.run([sys.executable, "-c", script, str(content), str(out), str(runs), *edits],

@@ -488,20 +488,22 @@ def few_collections() -> Iterator[None]:
 def build(content_dir: Path, out_dir: Path, *, strict: bool = False, base_url: str | None = None,
           theme_dir: Path | None = None, emitters: tuple[Emitter, ...] = EMITTERS,
           search: bool = True, cache: BuildCache | None = None,
-          progress: Callable[[str], None] | None = None, jobs: int = 1) -> BuildResult:
+          progress: Callable[[str], None] | None = None, jobs: int = 1, linger: bool = False) -> BuildResult:
     """A full build, or with ``cache`` an incremental one: only what changed is redone and
     rewritten, and the result is byte for byte what a full build gives. ``progress`` is
     told each stage as it starts (the CLI shows it on a terminal). ``jobs``: worker
     processes for the per-note work (parse, anchor, render), used when there are enough
-    notes to redo; the bytes are the same whatever ``jobs``."""
+    notes to redo; the bytes are the same whatever ``jobs``. With ``linger`` (``carnet
+    serve``), the old tree swapped out is removed while the caller goes on (the next
+    build waits for it, if it must)."""
     with few_collections():
         return _build(content_dir, out_dir, strict=strict, base_url=base_url, theme_dir=theme_dir, emitters=emitters,
-                      search=search, cache=cache, progress=progress, jobs=jobs)
+                      search=search, cache=cache, progress=progress, jobs=jobs, linger=linger)
 
 
 def _build(content_dir: Path, out_dir: Path, *, strict: bool, base_url: str | None, theme_dir: Path | None,
            emitters: tuple[Emitter, ...], search: bool, cache: BuildCache | None,
-           progress: Callable[[str], None] | None, jobs: int) -> BuildResult:
+           progress: Callable[[str], None] | None, jobs: int, linger: bool) -> BuildResult:
     step = progress or (lambda stage: None)
     if base_url is not None and site_address_problem(base_url) is not None:
         raise SettingsError(f"--base-url {base_url!r} cannot be the site's address: {site_address_problem(base_url)} "
@@ -520,7 +522,7 @@ def _build(content_dir: Path, out_dir: Path, *, strict: bool, base_url: str | No
     incremental = cache is not None and cache.output_intact(out_dir) and is_carnet_tree(out_dir)
     with contextlib.ExitStack() as stack:
         # over the last build's tree, a child process links it into the new one while the content is read
-        early = stack.enter_context(staging_tree(out_dir, content_dir, link=True)) if incremental else None
+        early = stack.enter_context(staging_tree(out_dir, content_dir, link=True, linger=linger)) if incremental else None
         step("reading and anchoring the content")
         analysis = check_content(content_dir, memo, jobs, cache.known if cache is not None else None)
         stopping = blocking(analysis.problems, strict)
@@ -533,7 +535,7 @@ def _build(content_dir: Path, out_dir: Path, *, strict: bool, base_url: str | No
         language = analysis.publication.settings.language
         previous = cache.written if cache is not None and incremental else None
         step("rendering pages")
-        staging = early or stack.enter_context(staging_tree(out_dir, content_dir))
+        staging = early or stack.enter_context(staging_tree(out_dir, content_dir, linger=linger))
         files = staging.files(previous)  # each file written as it is rendered
         tracking = None if cache is None else Tracking(
             {slug: source if isinstance(source, str) else digest_of(source)

@@ -403,7 +403,9 @@ class Server:
         with self.lock:
             started = time.perf_counter()
             try:
-                result = build(self.content, self.out, theme_dir=self.theme, search=False, cache=self.cache)
+                # the old tree is removed while the publisher reads the page: the next rebuild waits for it
+                result = build(self.content, self.out, theme_dir=self.theme, search=False, cache=self.cache,
+                               linger=True)
                 self.last_changed = result.changed
             except ContentError as exc:
                 self._print_problems(exc.problems)

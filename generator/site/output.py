@@ -15,6 +15,7 @@ accepted, and the next build replaces them with a tree without it.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import ctypes.util
@@ -444,13 +445,35 @@ class Staging:
         self.linking = self.retiring = None
 
 
+_RETIRING: dict[Path, Background] = {}
+"""Output directory → the removal of its old tree, left going when its build returned
+(``carnet serve``: done while the publisher edits, not waited for by the rebuild)."""
+
+
+def retired(out_dir: Path) -> None:
+    """Wait for the removal of ``out_dir``'s old tree a build left going, if any (a failure
+    to remove it only leaves it for the next build to clear)."""
+    work = _RETIRING.pop(out_dir.absolute(), None)
+    if work is not None:
+        with contextlib.suppress(OSError, RuntimeError):
+            work.join()
+
+
+@atexit.register
+def _all_retired() -> None:
+    for out_dir in list(_RETIRING):
+        retired(out_dir)
+
+
 @contextlib.contextmanager
-def staging_tree(out_dir: Path, content_dir: Path, link: bool = False) -> Iterator[Staging]:
+def staging_tree(out_dir: Path, content_dir: Path, link: bool = False, linger: bool = False) -> Iterator[Staging]:
     """A staging tree beside ``out_dir`` for a new site; with ``link`` (the live tree is
     the one the last build left, intact), it starts as hard links to the live one, made by
     a child process (:class:`Background`) while the caller goes on: :meth:`Staging.files` waits
     for them. The staging tree goes whatever happens: a failed or interrupted build leaves
-    the previous site as it was."""
+    the previous site as it was. With ``linger``, the old tree swapped out is still being
+    removed when this returns: the next swap into ``out_dir`` (or the process's exit)
+    waits for it (:func:`retired`)."""
     check_output_dir(out_dir, content_dir)
     if link and not is_carnet_tree(out_dir):
         raise OutputDirectoryError(f"{out_dir} is not a tree carnet built: refusing an incremental write into it")
@@ -465,6 +488,8 @@ def staging_tree(out_dir: Path, content_dir: Path, link: bool = False) -> Iterat
             with contextlib.suppress(Exception):  # one is being raised already
                 staging.wait()
             raise
+        if linger and staging.retiring is not None:
+            _RETIRING[out_dir.absolute()], staging.retiring = staging.retiring, None
         staging.wait()
 
 
@@ -501,6 +526,7 @@ def go_live(files: SiteFiles, out_dir: Path, index: Callable[[Path], None] | Non
     if reindex:
         assert index is not None
         index(staging)
+    retired(out_dir)  # the last old tree this process left going is gone: its name is free for this swap
     retire = _go_live(staging, out_dir.absolute())
     if retire is not None:
         if stage is None:

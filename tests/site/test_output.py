@@ -384,5 +384,30 @@ def test_streams_started_are_unseen_until_finished_and_stopped_with_a_failed_bui
     assert _leftovers_of(out) == []
 
 
+def test_a_lingering_build_leaves_its_old_tree_going_and_the_next_one_waits_for_it(small: Path, tmp_path: Path) -> None:
+    """``carnet serve`` rebuilds with ``linger``: the tree swapped out is removed by a child
+    process after the rebuild returned; the next rebuild (or the process's exit) waits for
+    it before it swaps its own, so the trees never mix and none is left."""
+    import os
+
+    from generator.site import output
+
+    out = tmp_path / "site"
+    build(small, out, search=False, cache=BuildCache.open(default_cache_path(out)))
+    for number in range(3):
+        replace(small, "notes/conseil-c.md", "Le budget", f"Le budget ({number})")
+        build(small, out, search=False, cache=BuildCache.open(default_cache_path(out)), linger=True)
+        assert out.absolute() in output._RETIRING
+    child = output._RETIRING[out.absolute()]._pid
+    output.retired(out)
+    assert out.absolute() not in output._RETIRING and _leftovers_of(out) == []
+    assert not list(out.parent.glob(f".{out.name}.old-*"))
+    with pytest.raises(ChildProcessError):
+        os.waitpid(child, os.WNOHANG)  # reaped
+    full = tmp_path / "full"
+    build(small, full, search=False)
+    assert site_files(out, search=False) == site_files(full, search=False)
+
+
 def _leftovers_of(out: Path) -> list[str]:
     return sorted(p.name for p in out.parent.iterdir() if p.name.startswith(f".{out.name}.tmp"))
