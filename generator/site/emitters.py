@@ -242,14 +242,14 @@ class GraphPages:
         drawn = functools.cache(partial(digest_of, (reads.shell_digest(site, theme, ()), graph.nodes, graph.edges)))
         for slug, path in [("", SITE_GRAPH), *((s, notebook_graph_path(s)) for s in site.publication.notebooks)]:
             yield path, memo.memo("graph-pages", partial(_graph_key, drawn, path),
-                                  partial(_render, theme, "graph.html", _graph_page, site, theme, slug))
+                                  partial(_render, theme, "graph.html", _graph_page, site, theme, slug, memo))
 
 
-def _graph_page(site: SiteModel, theme: Theme, notebook: str) -> dict[str, Any]:
+def _graph_page(site: SiteModel, theme: Theme, notebook: str, memo: Memo = NO_MEMO) -> dict[str, Any]:
     from generator.site.graph_pages import graph_context, graph_path, graph_title
 
     context = pages.common(site, theme, graph_path(notebook), graph_title(site, theme, notebook), "graph")
-    return graph_context(site, theme, context, notebook)
+    return graph_context(site, theme, context, notebook, memo)
 
 
 def _graph_key(drawn: Callable[[], str], path: str) -> str:

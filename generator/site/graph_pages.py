@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from generator.memo import NO_MEMO, Memo
 from generator.site import graph_view
 from generator.site.graph_svg import legend, svg, text_alternative
 from generator.site.graph_view import Drawing, NoteGraph, note_graph, page_drawing
@@ -64,11 +65,12 @@ def graph_path(notebook: str = "") -> str:
     return notebook_graph_path(notebook) if notebook else SITE_GRAPH
 
 
-def graph_context(site: SiteModel, theme: Theme, ctx: dict[str, Any], notebook: str = "") -> dict[str, Any]:
+def graph_context(site: SiteModel, theme: Theme, ctx: dict[str, Any], notebook: str = "",
+                  memo: Memo = NO_MEMO) -> dict[str, Any]:
     """A graph page's context (the site's, or one notebook's), added to the page's ``ctx``
     (:func:`generator.site.pages.common` of its path and title)."""
     path, title = graph_path(notebook), graph_title(site, theme, notebook)
-    drawing = page_drawing(graph_of(site), notebook)
+    drawing = page_drawing(graph_of(site), notebook, memo=memo)
     aggregated = sum(n.count for n in drawing.nodes if n.kind == "more")
     ctx["graph"] = {**_drawn(drawing, path, theme, title), "title": title, "aggregated": aggregated,
                     "notebook_titles": {slug: nb.title for slug, nb in site.publication.notebooks.items()},

@@ -25,6 +25,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
+from functools import partial
 from operator import attrgetter
 from typing import TYPE_CHECKING, Final
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 # numpy is imported where used: a rebuild that lays no graph out never loads it
 
 from generator.corpus.model import Note, NoteType
+from generator.memo import NO_MEMO, Memo, digest_of
 
 MAX_DRAWN = 600
 """Nodes a graph page draws; past it, each notebook's least connected notes are aggregated."""
@@ -238,6 +240,12 @@ def disc_layout(graph: NoteGraph, centre: str, members: list[str]) -> dict[str, 
     return placed
 
 
+def _disc_key(graph: NoteGraph, centre: str, members: list[str]) -> str:
+    """What :func:`disc_layout` reads: the members in order, each one's degree and edges."""
+    return digest_of(("disc", centre, [(m, graph.degree(m), [(e.source, e.target, e.kind, e.weight)
+                                                               for e in graph.around.get(m, ())]) for m in members]))
+
+
 def _forced(keys: list[str], graph: NoteGraph, pin_first: bool = False) -> dict[str, tuple[float, float]]:
     index = {k: i for i, k in enumerate(keys)}
     internal = [(index[e.source], index[e.target], float(e.weight)) for k in keys for e in graph.around.get(k, ())
@@ -265,8 +273,11 @@ def _radius(node: Node) -> float:
     return round(3.5 + min(4.0, math.sqrt(node.extractions) / 2), 1)
 
 
-def page_drawing(graph: NoteGraph, notebook: str = "", width: int = 960) -> Drawing:
-    """The graph of the site (every public notebook) or of one ``notebook``, laid out."""
+def page_drawing(graph: NoteGraph, notebook: str = "", width: int = 960, memo: Memo = NO_MEMO) -> Drawing:
+    """The graph of the site (every public notebook) or of one ``notebook``, laid out. A
+    build cache as ``memo`` keeps each disc's layout by what it is made from (its members
+    and their edges, not their titles: a note retitled or added elsewhere lays no disc out
+    again)."""
     books = [k for k, n in graph.nodes.items() if n.kind is NodeKind.NOTEBOOK
              and (not notebook or n.notebook == notebook)]
     clusters: dict[str, list[str]] = {b: [] for b in books}
@@ -299,7 +310,8 @@ def page_drawing(graph: NoteGraph, notebook: str = "", width: int = 960) -> Draw
         angle += share
         members, rest = _kept(graph, clusters[book], room[book])
         keys = [book, *members]
-        for key, (x, y) in disc_layout(graph, book, members).items():
+        for key, (x, y) in memo.memo("disc-layout", partial(_disc_key, graph, book, members),
+                                     partial(disc_layout, graph, book, members)).items():
             positions[key] = (centre[0] + x * sizes[book] * 0.92, centre[1] + y * sizes[book] * 0.92)
         nodes.append(graph.nodes[book])
         nodes += [graph.nodes[m] for m in members]
