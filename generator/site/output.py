@@ -572,11 +572,13 @@ def _staging(out_dir: Path) -> Iterator[Path]:
 def _clear_leftovers(out_dir: Path) -> None:
     """Remove the staging and retired trees that a killed build left beside the output
     directory: only Carnet's own (with the marker file, or named by the record), and only
-    a dead process's."""
+    a dead process's (this one's too, but for the old tree its child is still removing)."""
     name, recorded = out_dir.name, _recorded(out_dir)
     for entry in out_dir.parent.glob(f".{glob.escape(name)}.*-*"):
         kind, _, pid = entry.name[len(name) + 2:].partition("-")
         if kind not in ("tmp", "old") or not pid.isdigit() or not entry.is_dir() or entry.is_symlink():
+            continue
+        if kind == "old" and int(pid) == os.getpid() and out_dir in _RETIRING:
             continue
         if not _alive(int(pid)) and ((entry / MARKER).is_file() or _identity(entry) in recorded):
             shutil.rmtree(entry, ignore_errors=True)
@@ -676,14 +678,18 @@ def _retire(old: Path, out_dir: Path, live: Identity) -> None:
 def _swap_in(staging: Path, out_dir: Path) -> Path | None:
     """Make ``staging`` the output directory. With an existing one, exchange the two
     atomically when the system allows it (Linux renameat2), so readers and ``serve``
-    never see a half-written or missing site. Returns where the old tree now is (in
-    ``staging`` after an exchange), for the caller to remove; ``None`` if there was none."""
+    never see a half-written or missing site. Returns where the old tree now is (at
+    ``.<name>.old-<pid>``, out of the way of the next staging tree), for the caller to
+    remove; ``None`` if there was none."""
     if not out_dir.exists():
         os.rename(staging, out_dir)
         return None
-    if _exchange(staging, out_dir):
-        return staging
     retired = out_dir.parent / f".{out_dir.name}.old-{os.getpid()}"
+    if retired.exists():  # this process's last old tree, which could not all be removed
+        shutil.rmtree(retired, ignore_errors=True)
+    if _exchange(staging, out_dir):
+        os.rename(staging, retired)  # the next build of this process may stage while it is removed
+        return retired
     os.rename(out_dir, retired)
     os.rename(staging, out_dir)
     return retired

@@ -384,21 +384,44 @@ def test_streams_started_are_unseen_until_finished_and_stopped_with_a_failed_bui
     assert _leftovers_of(out) == []
 
 
-def test_a_lingering_build_leaves_its_old_tree_going_and_the_next_one_waits_for_it(small: Path, tmp_path: Path) -> None:
+def test_a_lingering_build_leaves_its_old_tree_going_and_the_next_one_waits_for_it(
+        small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``carnet serve`` rebuilds with ``linger``: the tree swapped out is removed by a child
     process after the rebuild returned; the next rebuild (or the process's exit) waits for
     it before it swaps its own, so the trees never mix and none is left."""
     import os
+    import threading
+    import time
 
     from generator.site import output
 
     out = tmp_path / "site"
     build(small, out, search=False, cache=BuildCache.open(default_cache_path(out)))
+    removed_here: list[Path] = []  # trees this process removes itself (the child's removals are its own)
+    real_rmtree = output.shutil.rmtree
+    monkeypatch.setattr(output.shutil, "rmtree", lambda path, *args, **kwargs: (
+        removed_here.append(Path(path)) if Path(path).exists() else None, real_rmtree(path, *args, **kwargs))[1])
+    go = tmp_path / "go"  # the child removing an old tree waits for it: still there when the build returns
+    real_retire = output._retire
+
+    def slow_retire(*args: object) -> None:
+        while not go.exists():
+            time.sleep(0.005)
+        real_retire(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(output, "_retire", slow_retire)
     for number in range(3):
+        go.unlink(missing_ok=True)
         replace(small, "notes/conseil-c.md", "Le budget", f"Le budget ({number})")
+        if number:
+            threading.Timer(0.3, go.touch).start()  # the next build waits for the last old tree, once it may go
         build(small, out, search=False, cache=BuildCache.open(default_cache_path(out)), linger=True)
         assert out.absolute() in output._RETIRING
+        # the old tree is out of the next staging tree's way while it is removed
+        assert not (out.parent / f".{out.name}.tmp-{os.getpid()}").exists()
+    assert removed_here == [], "the old trees are removed by the child alone, never at once by this process"
     child = output._RETIRING[out.absolute()]._pid
+    go.touch()
     output.retired(out)
     assert out.absolute() not in output._RETIRING and _leftovers_of(out) == []
     assert not list(out.parent.glob(f".{out.name}.old-*"))
