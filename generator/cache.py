@@ -74,6 +74,12 @@ class CacheStats:
         bucket[kind] = bucket.get(kind, 0) + 1
 
 
+_PACKED: Final = ("written", "keys")
+""":class:`BuildCache` attributes that come back from disk still pickled: ``written``
+(30,000 entries at 5,000 notes) and ``keys`` (whose classes would load the site's
+modules): the no-op check needs neither, an incremental build unpickles each on first use."""
+
+
 @dataclass
 class BuildCache:
     """Attributes:
@@ -115,7 +121,8 @@ class BuildCache:
     save_error: str | None = field(default=None, repr=False)  # why the last save failed
     resident: bool = field(default=False, repr=False)
     store: MemoStore | None = field(default=None, repr=False)  # the memos on disk, read entry by entry
-    keys: KeyBook | None = field(default=None, repr=False)
+    # no class attribute for it (a factory, not a default): unpickled on first use (:data:`_PACKED`)
+    keys: KeyBook | None = field(default_factory=lambda: None, repr=False)
 
     # -- life cycle --------------------------------------------------------------------------
 
@@ -195,23 +202,24 @@ class BuildCache:
         self.listing = _listing_digest((path, size, mtime) for path, (_sha, size, mtime) in written.items())
 
     def __getattr__(self, name: str) -> Any:
-        # ``written`` comes back from disk still pickled (30,000 entries at 5,000 notes): the
-        # no-op check never needs it, an incremental build unpickles it here
-        if name == "written" and "_written_packed" in self.__dict__:
-            self.written = pickle.loads(self.__dict__.pop("_written_packed"))
-            return self.written
+        if name in _PACKED and f"_{name}_packed" in self.__dict__:
+            value = pickle.loads(self.__dict__.pop(f"_{name}_packed"))
+            setattr(self, name, value)
+            return value
         raise AttributeError(name)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        if isinstance(state.get("written"), bytes):
-            state["_written_packed"] = state.pop("written")
+        for name in _PACKED:
+            if isinstance(state.get(name), bytes):
+                state[f"_{name}_packed"] = state.pop(name)
         self.__dict__.update(state)
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        state.pop("_written_packed", None)
-        state["written"] = (self.__dict__["_written_packed"] if "written" not in self.__dict__
-                            else pickle.dumps(self.written, protocol=pickle.HIGHEST_PROTOCOL))
+        for name in _PACKED:
+            packed = state.pop(f"_{name}_packed", None)
+            state[name] = packed if name not in self.__dict__ else pickle.dumps(self.__dict__[name],
+                                                                                 protocol=pickle.HIGHEST_PROTOCOL)
         state["path"] = None
         state["memos"] = {}
         state["store"] = None
