@@ -18,7 +18,8 @@ a few facts about the rest of the site, gathered by :func:`note_reads`:
 
 An edit anywhere else changes none of them, so the note's outputs are recalled as they
 were: one edited note costs its own outputs, plus those of the notes whose reads it
-changes (a retitled note: the notes linking to it and linked from it).
+changes (a retitled note: the notes linking to it and linked from it). Which notes those
+can be is known without gathering every note's reads: :mod:`generator.site.tracking`.
 
 A read forgotten here would publish a stale page. The list is enforced: with
 ``CARNET_CHECK_READS=1`` in the environment (the test suite sets it) every recalled
