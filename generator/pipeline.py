@@ -185,6 +185,15 @@ def source_key(step: str, source: object) -> str:
     return digest_of((step, source))
 
 
+def _source_digests(corpus: Corpus) -> dict[str, str]:
+    """Every note's files' digest (a note made in memory, without files, digested whole)."""
+    digests = {}
+    for slug in corpus.notes:
+        source = corpus.source_of(slug)
+        digests[slug] = source if isinstance(source, str) else digest_of(source)
+    return digests
+
+
 def _parsed(memo: Memo, key: Callable[[], str], note: Note,
             compute: Callable[[], tuple[AnchoredNote, list[Problem]]]) -> tuple[AnchoredNote, list[Problem]]:
     anchored, problems = memo.memo("anchors", key, compute)
@@ -365,7 +374,7 @@ def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = E
                 continue
             for path, data in emitter.emit(site, theme, memo):
                 add(path, data, emitter.name)
-        derived = derived_outputs(site, files, memo, theme, made, graph)
+        derived = derived_outputs(site, files, graph, memo, theme, made)
     except BaseException:
         graph.stop()
         raise
@@ -537,10 +546,8 @@ def _build(content_dir: Path, out_dir: Path, *, strict: bool, base_url: str | No
         step("rendering pages")
         staging = early or stack.enter_context(staging_tree(out_dir, content_dir, linger=linger))
         files = staging.files(previous)  # each file written as it is rendered
-        tracking = None if cache is None else Tracking(
-            {slug: source if isinstance(source, str) else digest_of(source)
-             for slug in analysis.corpus.notes for source in [analysis.corpus.source_of(slug)]},
-            sorted(analysis.corpus.assets), cache.keys)
+        tracking = None if cache is None else Tracking(_source_digests(analysis.corpus), sorted(analysis.corpus.assets),
+                                                       cache.keys)
         render_site(site, theme, emitters, memo, jobs, files, tracking)  # the workers only for many notes to make
         step("writing the site" + (" and its search index" if search else ""))
         # a child process removes the old tree while the cache is saved

@@ -384,23 +384,17 @@ def note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: Iterable[P
     return NoteOutputs(emitted, derived, encoded_note_part(site, slug), chunk)
 
 
-def derived_outputs(site: SiteModel, files: SiteFiles, memo: Memo = NO_MEMO, theme: Theme | None = None,
-                    made: Mapping[str, FiledOutputs] | None = None, graph: Pending | None = None) -> dict[str, bytes]:
+def derived_outputs(site: SiteModel, files: SiteFiles, graph: Pending, memo: Memo = NO_MEMO,
+                    theme: Theme | None = None, made: Mapping[str, FiledOutputs] | None = None) -> dict[str, bytes]:
     """Outputs read from the pages themselves, in order: siblings of every page, llms.txt,
-    llms-full.txt, the sitemap — then the manifest of everything; the graph is added to
-    ``files`` here, streamed (``graph``: as :func:`graph_started` began it; else begun
-    here). ``theme`` words llms.txt and llms-full.txt (the default theme's, without one);
-    ``made``: note → what was made of it already, note by note (:func:`note_outputs`; its
-    siblings and mirror are in ``files``). A page's bytes are read from ``files`` only
-    when an output made here reads them."""
-    made = made or {}
-    graph = graph or graph_started(site, files, memo, made)
-    try:
-        derived = _read_from_pages(site, files, memo, theme, made)
-        graph.finish()
-    except BaseException:
-        graph.stop()
-        raise
+    llms-full.txt, the sitemap — then the graph (as :func:`graph_started` began it) is
+    added to ``files``, and the manifest of everything made. ``theme`` words llms.txt and
+    llms-full.txt (the default theme's, without one); ``made``: note → what was made of it
+    already, note by note (:func:`note_outputs`; its siblings and mirror are in
+    ``files``). A page's bytes are read from ``files`` only when an output made here
+    reads them. On failure the caller stops ``graph``."""
+    derived = _read_from_pages(site, files, memo, theme, made or {})
+    graph.finish()
     digests = {**files.digests, **{path: hashlib.sha256(data).hexdigest() for path, data in derived.items()}}
     sizes = {**files.sizes, **{path: len(data) for path, data in derived.items()}}
     derived["manifest.json"] = manifest(sizes, digests)

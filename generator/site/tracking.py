@@ -97,11 +97,12 @@ def consulted(site: SiteModel, slug: str) -> set[str]:
     return around
 
 
-def tracked_keys(site: SiteModel, keyed: list[str], sources: Mapping[str, str], world: str,
+def tracked_keys(site: SiteModel, keyed: list[str], sources: dict[str, str], world: str,
                  last: KeyBook | None, key: Callable[[str], str]) -> tuple[dict[str, str], KeyBook]:
     """Each of the ``keyed`` notes' key (``key(slug)`` makes one): made for the notes an
     edit since ``last`` can reach, the last build's for the others; with the book the
     next build takes. ``sources``: every note of the corpus → the digest of its files."""
+    readers: dict[str, set[str]] = {}
     if last is None or last.world != world:
         fresh = set(keyed)
     else:
@@ -113,13 +114,11 @@ def tracked_keys(site: SiteModel, keyed: list[str], sources: Mapping[str, str], 
             if slug in site.publication.notes:
                 fresh.update(consulted(site, slug))
         fresh.update(slug for slug in keyed if slug not in last.keys or slug in site.articles)
-    keys: dict[str, str] = {}
-    readers: dict[str, set[str]] = {}
-    if last is not None and last.world == world:  # the notes not made again consult what they did
-        for note, consulting in last.readers.items():
+        for note, consulting in last.readers.items():  # the notes not made again consult what they did
             kept = {slug for slug in consulting if slug not in fresh}
             if kept:
                 readers[note] = kept
+    keys: dict[str, str] = {}
     for slug in keyed:
         if slug in fresh:
             keys[slug] = key(slug)
@@ -128,7 +127,7 @@ def tracked_keys(site: SiteModel, keyed: list[str], sources: Mapping[str, str], 
         else:
             assert last is not None
             keys[slug] = last.keys[slug]
-    book = KeyBook(world, dict(sources), keys, {note: frozenset(s) for note, s in readers.items()})
+    book = KeyBook(world, sources, keys, {note: frozenset(s) for note, s in readers.items()})
     if reads.checking():
         check_tracked(keyed, keys, fresh, key)
     return keys, book
