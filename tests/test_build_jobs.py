@@ -12,7 +12,7 @@ import pytest
 import generator.pipeline as pipeline
 from bench.corpus import Densities, plain_notes, write_carnet
 from generator.cache import BuildCache, default_cache_path
-from generator.jobs import fork_iter, fork_map, workers_for
+from generator.jobs import BLAS_THREADS, fork_iter, fork_map, workers_for
 from generator.pipeline import build
 from support.corpus import site_files
 
@@ -130,3 +130,42 @@ def test_the_pipeline_loads_numpy_and_scipy_only_when_a_step_uses_them() -> None
             "print(sorted(m for m in ('numpy', 'scipy', 'http.client', 'ssl') if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert result.stdout.strip() == "[]"
+
+
+
+
+
+_BLAS_PROBE = """
+import os
+from generator.jobs import fork_map, loaded_openblas
+
+def threads(_item):
+    # what a process sees: OPENBLAS_NUM_THREADS, and the thread count of each OpenBLAS loaded
+    import numpy as np, scipy.linalg
+    assert float((np.ones((64, 64)) @ np.ones((64, 64)))[0, 0]) == 64.0  # numpy's BLAS, used
+    scipy.linalg.eigh(np.eye(8))  # scipy's
+    return os.environ.get("OPENBLAS_NUM_THREADS"), tuple(int(getattr(library, setter.replace("_set_", "_get_"))())
+                                                          for library, setter in loaded_openblas())
+"""
+
+
+@pytest.mark.parametrize("loaded_before", [False, True])
+def test_a_worker_runs_its_numerical_libraries_on_one_thread(loaded_before: bool) -> None:
+    """The workers are the build's parallelism: numpy's and scipy's BLAS, on a pool of threads
+    in each of them, would oversubscribe the cores. Told so whether their libraries were loaded
+    before the fork (a serve process building again: they are told directly) or not (a first
+    build: the variables are read when they load)."""
+    import os
+    import subprocess
+    import sys
+
+    code = _BLAS_PROBE + ("print('parent', threads(0))\n" if loaded_before else "") + \
+        "print('workers', sorted(set(fork_map(threads, list(range(4)), 2, worth=1))))\n"
+    env = {key: value for key, value in os.environ.items() if key not in BLAS_THREADS}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                            env=env, cwd=Path(__file__).parent.parent)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    if loaded_before:
+        assert lines.pop(0).startswith("parent (None, (")  # the parent's own are left as they are
+    assert lines == ["workers [('1', (1, 1))]"]  # numpy's OpenBLAS and scipy's, one thread each
