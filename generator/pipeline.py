@@ -34,7 +34,7 @@ from generator.jobs import RecordingMemo, fork_iter, fork_map, replay, workers_f
 from generator.markup import site_address_problem
 from generator.memo import NO_MEMO, KindsOnly, Memo, digest_of
 from generator.problems import ContentError, Problem, SettingsError, sorted_problems
-from generator.result import BuildResult
+from generator.result import BuildResult, BuildSummary
 from generator.selection.oppositions import private_opposition_problems, published_pairs
 from generator.selection.select import Likeness, Selection, arrange, likeness, perimeter_quotes, selection_threshold
 from generator.selection.vectors import embeddings_settings, load_cache
@@ -329,13 +329,14 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
 
 def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = EMITTERS,
                 memo: Memo = NO_MEMO, jobs: int = 1, files: SiteFiles | None = None,
-                tracking: Tracking | None = None) -> SiteFiles:
+                tracking: Tracking | None = None, meanwhile: Callable[[], None] | None = None) -> SiteFiles:
     """Every output of the site, by path, added to ``files`` (a staging tree's, from
     :func:`generator.site.output.staged_site`: each written as it comes; by default held
     in memory). With a build cache as ``memo``, what is unchanged is not rendered again:
     a note's outputs are recalled whole by what they read (:mod:`generator.site.reads`).
     With ``jobs`` > 1, the notes' own outputs (page, text, annotations, siblings, mirror)
-    still to make are made in that many worker processes."""
+    still to make are made in that many worker processes. ``meanwhile`` is called once every
+    page is made, while graph.json and graph.jsonld are (:func:`derived_outputs`)."""
     files = SiteFiles() if files is None else files
     owner: dict[str, str] = {}
 
@@ -367,14 +368,14 @@ def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = E
     per_note = [e for e in emitters if isinstance(e, PerNote)]
     made = every_note_outputs(site, theme, memo, per_note, jobs, take,
                               keep if files.previous else None, tracking) if per_note else {}
-    graph = graph_started(site, files, memo, made)  # made by a child process while the rest is rendered
+    graph = graph_started(site, files, memo, made, jobs)  # made by a child process while the rest is rendered
     try:
         for emitter in emitters:
             if emitter in per_note:
                 continue
             for path, data in emitter.emit(site, theme, memo):
                 add(path, data, emitter.name)
-        derived = derived_outputs(site, files, graph, memo, theme, made)
+        derived = derived_outputs(site, files, graph, memo, theme, made, meanwhile)
     except BaseException:
         graph.stop()
         raise
@@ -548,13 +549,18 @@ def _build(content_dir: Path, out_dir: Path, *, strict: bool, base_url: str | No
         files = staging.files(previous)  # each file written as it is rendered
         tracking = None if cache is None else Tracking(_source_digests(analysis.corpus), sorted(analysis.corpus.assets),
                                                        cache.keys)
-        render_site(site, theme, emitters, memo, jobs, files, tracking)  # the workers only for many notes to make
+        summary: list[BuildSummary] = []  # made while the graph's child works: it compresses the heavy pages
+
+        def summarised() -> None:
+            summary.append(summarise(analysis.problems, site, files, memo))
+
+        render_site(site, theme, emitters, memo, jobs, files, tracking, summarised)  # workers only for many notes
         step("writing the site" + (" and its search index" if search else ""))
         # a child process removes the old tree while the cache is saved
         rewritten = go_live(files, out_dir, (lambda tree: index_site(tree, language)) if search else None, staging)
         changed = len(rewritten) if incremental else len(files) + 1
         result = BuildResult(out_dir, len(files) + 1, analysis.publication.reports, analysis.problems, language,
-                             changed=changed, summary=summarise(analysis.problems, site, files, memo))
+                             changed=changed, summary=summary[0])
         if cache is not None:
             cache.record_output(written_state(files, files.digests, out_dir, previous,
                                               rewritten if incremental else None))

@@ -385,15 +385,19 @@ def note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: Iterable[P
 
 
 def derived_outputs(site: SiteModel, files: SiteFiles, graph: Pending, memo: Memo = NO_MEMO,
-                    theme: Theme | None = None, made: Mapping[str, FiledOutputs] | None = None) -> dict[str, bytes]:
+                    theme: Theme | None = None, made: Mapping[str, FiledOutputs] | None = None,
+                    meanwhile: Callable[[], None] | None = None) -> dict[str, bytes]:
     """Outputs read from the pages themselves, in order: siblings of every page, llms.txt,
     llms-full.txt, the sitemap — then the graph (as :func:`graph_started` began it) is
     added to ``files``, and the manifest of everything made. ``theme`` words llms.txt and
     llms-full.txt (the default theme's, without one); ``made``: note → what was made of it
     already, note by note (:func:`note_outputs`; its siblings and mirror are in
     ``files``). A page's bytes are read from ``files`` only when an output made here
-    reads them. On failure the caller stops ``graph``."""
+    reads them. ``meanwhile`` is called before waiting for the graph, every page being made
+    (what the build does while the graph's child works). On failure the caller stops ``graph``."""
     derived = _read_from_pages(site, files, memo, theme, made or {})
+    if meanwhile is not None:
+        meanwhile()
     graph.finish()
     digests = {**files.digests, **{path: hashlib.sha256(data).hexdigest() for path, data in derived.items()}}
     sizes = {**files.sizes, **{path: len(data) for path, data in derived.items()}}
@@ -438,15 +442,16 @@ class Pending:
 
 
 def graph_started(site: SiteModel, files: SiteFiles, memo: Memo = NO_MEMO,
-                  made: Mapping[str, FiledOutputs] | None = None) -> Pending:
+                  made: Mapping[str, FiledOutputs] | None = None, jobs: int = 1) -> Pending:
     """graph.json and graph.jsonld, begun: the last build's kept when every part is as it
     was, else made by a child process while this one renders the rest of the site (they
-    read the notes' parts alone: ``made``, as :func:`derived_outputs` has it)."""
+    read the notes' parts alone: ``made``, as :func:`derived_outputs` has it; the articles'
+    parts are made first, in ``jobs`` worker processes when there are enough)."""
     made = made or {}
     graph = graph_outputs(site, memo, {slug: o.graph for slug, o in made.items()},
                           {slug: o.graph_digest for slug, o in made.items() if o.graph_digest},
                           None if memo is NO_MEMO else partial(reads.article_digest, site),
-                          reads.check_graph_part if reads.checking() else None)
+                          reads.check_graph_part if reads.checking() else None, jobs)
     return _kept_or_started(files, memo, "graph-files", graph.key, graph.streams)  # 330 MB at 50,000 notes: streamed
 
 

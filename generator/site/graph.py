@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     import networkx as nx  # imported where used (by `carnet context`): a build never loads it
 
 from generator.corpus.model import NoteType
+from generator.jobs import fork_map, workers_for
 from generator.memo import NO_MEMO, Memo, digest_of
 from generator.site.jsonout import ENCODER as _ENCODER
 from generator.site.model import SiteModel, base_path, note_path, notebook_path, source_address
@@ -750,14 +751,15 @@ class GraphFiles:
 
 def graph_outputs(site: SiteModel, memo: Memo = NO_MEMO, made: Mapping[str, NotePart] | None = None,
                   digests: Mapping[str, str] | None = None, article_key: Callable[[str], str] | None = None,
-                  check: Callable[[str, object, object], None] | None = None) -> GraphFiles:
+                  check: Callable[[str, object, object], None] | None = None, jobs: int = 1) -> GraphFiles:
     """graph.json and graph.jsonld, in chunks (the graph of a large site weighs hundreds of
     MB: never one string), from each note's packed part (``made``: note → its part, made
     already by a worker process; ``digests``: note → its part's :func:`digest_of`, when
     known), the shared part and each article's. With ``article_key`` (article → digest of
     what its part reads, :func:`generator.site.reads.article_digest`), an article's part is
     recalled from ``memo`` by it; ``check`` (article, recalled, made) is given each
-    recalled part with the part made again, to refuse a stale one."""
+    recalled part with the part made again, to refuse a stale one. ``jobs``: worker processes
+    for the articles' parts to make (a wiki's part is heavy: its groups)."""
     parts: list[PackedPart] = []
     keys: list[str] = []
     known: set[str] = set()  # what the site's part asks about: notes, extractions, comments
@@ -783,8 +785,17 @@ def graph_outputs(site: SiteModel, memo: Memo = NO_MEMO, made: Mapping[str, Note
         urls.update(part.urls)
     parts.append(pack(encode_part(site, shared_part(site), records=True, pages=urls.get)))
     keys.append(part_digest(parts[-1]))
+    article_made = functools.partial(_encoded_article_part, site, known=known, urls=urls)
+
+    def article_held(slug: str) -> bool:
+        return article_key is not None and memo.holds("graph-article", functools.partial(
+            _article_part_key, site.base_url, article_key, slug))
+
+    todo = [slug for slug in site.articles if not article_held(slug)]  # in workers when there are enough
+    ahead = dict(zip(todo, fork_map(article_made, todo, jobs, worth=1), strict=True)) \
+        if workers_for(len(todo), jobs, worth=1) > 1 else {}
     for slug in site.articles:  # most of the nodes of a site with wikis: their groups
-        make = functools.partial(_encoded_article_part, site, slug, known, urls)
+        make = functools.partial(ahead.__getitem__ if slug in ahead else article_made, slug)
         if article_key is None:
             parts.append(make())
             keys.append(part_digest(parts[-1]))

