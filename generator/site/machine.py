@@ -55,14 +55,17 @@ _TAG = re.compile("<" + _ATTRIBUTES + ">")
 _BREAK = "\x00"  # never in content: the loader refuses NUL bytes
 
 
-@dataclass
 class PageText:
     """A page read back for its siblings: the plain text of its <main>, one line per
-    block, the links inside it and the page's <title>."""
+    block (made when first asked for: a note's ``.json`` takes its body's lines instead,
+    and its text is the note's own ``.txt``), the links inside it and the page's <title>."""
 
-    title: str
-    lines: list[str]
-    links: list[str]
+    def __init__(self, title: str, main: str, links: list[str]) -> None:
+        self.title, self.links, self._main = title, links, main
+
+    @functools.cached_property
+    def lines(self) -> list[str]:
+        return _plain_lines(self._main)
 
 
 def read_page(html: bytes) -> PageText:
@@ -75,11 +78,11 @@ def read_page(html: bytes) -> PageText:
     start = text.find("<main")
     end = text.rfind("</main>")
     if start < 0 or end < start:
-        return PageText(title, [], [])
+        return PageText(title, "", [])
     main = _COMMENT.sub("", text[text.index(">", start) + 1:end])
     main = _SKIPPED.sub("", main)
     links = [unescape(next(g for g in m.groups() if g is not None)) for m in _LINK.finditer(main)]
-    return PageText(title, _plain_lines(main), [link for link in links if link])
+    return PageText(title, main, [link for link in links if link])
 
 
 def _plain_lines(fragment: str) -> list[str]:
@@ -190,12 +193,11 @@ def _page_siblings(site: SiteModel, path: str, html: bytes, kind: str, citations
                    has_text: bool, evidence: dict[str, Any]) -> Iterator[tuple[str, bytes]]:
     stem = path[: -len(".html")]
     page = read_page(html)
-    body = "\n".join(page.lines)
     if not has_text:
-        yield f"{stem}.txt", (body + "\n").encode("utf-8")
+        yield f"{stem}.txt", ("\n".join(page.lines) + "\n").encode("utf-8")
     links = sorted({url for url in (_absolute(site, path, h) for h in page.links) if url})
-    if evidence:  # a note or an article: its own text, as the page shows it, without the page's chrome
-        body = "\n".join(note_body_lines(html))
+    # a note or an article: its own text, as the page shows it, without the page's chrome
+    body = "\n".join(note_body_lines(html) if evidence else page.lines)
     record = {"title": page.title.split(" · ")[0].strip(), "kind": kind, "url": site.base_url + path,
               "body": body, "links": links, "citations": citations, **evidence}
     yield f"{stem}.json", dumps(record, levels=2)
