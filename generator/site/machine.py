@@ -11,7 +11,6 @@ import posixpath
 import re
 from collections import Counter
 from collections.abc import Callable, Container, Iterator, Mapping
-from dataclasses import dataclass
 from html import escape, unescape
 from typing import Any
 

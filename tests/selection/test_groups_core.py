@@ -202,20 +202,28 @@ def test_tfidf_rows_are_unit_and_identical_texts_coincide() -> None:
 
 
 def test_a_bag_counts_each_feature_as_often_as_the_text_has_it() -> None:
-    """The bag (ids and counts, made word by word from cached grams) is the text's features
-    counted one by one; and a matrix does not depend on which texts a process saw first
-    (ids are given on first sight, columns sorted by feature)."""
+    """A text's ids (made word by word from cached grams) are its features one by one; a
+    row of the matrix holds exactly its distinct features; accents go whatever their form
+    (composed, decomposed, rarer marks: every combining character); and a matrix does not
+    depend on which texts a process saw first (ids are given on first sight, columns
+    sorted by feature)."""
+    import unicodedata
     from collections import Counter
 
     from generator.selection import embeddings
 
-    texts = ["Le budget est voté, le budget est revoté.", "Œuvre d'art : l'été à Montréal ; été !", "", "a a a"]
+    texts = ["Le budget est voté, le budget est revoté.", "Œuvre d'art : l'été à Montréal ; été !", "", "a a a",
+             unicodedata.normalize("NFD", "Décidé à Noël"), "x\u0483y e\u20dd ﬁn"]
     for text in texts:
-        ids, counts = embeddings._bag(text)
-        names = embeddings._names()
-        assert dict(zip((names[i] for i in ids.tolist()), counts.tolist(), strict=True)) == \
-            Counter(embeddings._features(text))
+        ids = embeddings._ids(text)
+        names = embeddings._names()  # after: ids are given on first sight
+        assert Counter(names[i] for i in ids) == Counter(embeddings._features(text))
+        by_hand = "".join(c for c in unicodedata.normalize("NFKD", text.casefold()) if not unicodedata.combining(c))
+        assert embeddings._words(text) == embeddings._WORD.findall(by_hand)
+    matrix = tfidf(texts)
+    assert matrix.shape[0] == len(texts) and matrix[2].nnz == 0  # an empty text: an empty row
     assert Counter(embeddings._features("Été été"))["c:<ete"] == 2  # folded: the same gram twice
+    assert embeddings._words(texts[4]) == ["decide", "a", "noel"]
     forwards, backwards = tfidf([*texts, "Zéphyr inédit"]), tfidf(["Zéphyr inédit", *reversed(texts)])
     assert (forwards[::-1] != backwards).nnz == 0
 
