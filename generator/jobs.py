@@ -129,6 +129,18 @@ def _run_chunk(items: list[Any]) -> list[Any]:
     return [_TASK(item) for item in items]
 
 
+def _chunks(items: Sequence[A], workers: int) -> list[list[A]]:
+    """``items`` cut in order into chunks that shrink towards the end (guided scheduling):
+    an uneven item (a long transcript, a wiki's pages: the articles come last) does not
+    hold one worker back while the others have nothing left to take."""
+    chunks, start = [], 0
+    while start < len(items):
+        size = max(1, min(64, (len(items) - start) // (workers * 4)))
+        chunks.append(list(items[start:start + size]))
+        start += size
+    return chunks
+
+
 def fork_map(task: Callable[[A], R], items: Sequence[A], jobs: int, worth: int | None = None) -> list[R]:
     """``[task(item) for item in items]``, with up to ``jobs`` forked worker processes.
 
@@ -151,9 +163,7 @@ def fork_iter(task: Callable[[A], R], items: Sequence[A], jobs: int, worth: int 
     global _TASK
     _TASK = task
     try:
-        # small chunks in order: an uneven note (a long transcript) does not hold one worker back
-        size = max(1, min(64, len(items) // (workers * 8)))
-        chunks = [list(items[i:i + size]) for i in range(0, len(items), size)]
+        chunks = _chunks(items, workers)
         # the build's objects were made before the fork: frozen, the workers' collector never
         # walks them (walking touches every page, undoing copy-on-write, and costs a full pass)
         gc.freeze()

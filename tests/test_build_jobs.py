@@ -169,3 +169,15 @@ def test_a_worker_runs_its_numerical_libraries_on_one_thread(loaded_before: bool
     if loaded_before:
         assert lines.pop(0).startswith("parent (None, (")  # the parent's own are left as they are
     assert lines == ["workers [('1', (1, 1))]"]  # numpy's OpenBLAS and scipy's, one thread each
+
+
+def test_work_is_handed_out_in_chunks_that_shrink_towards_the_end() -> None:
+    """The articles come last and weigh most (a wiki's pages): the last chunks are single
+    items, so no worker is left with a long tail while the others wait."""
+    from generator.jobs import _chunks
+
+    chunks = _chunks(list(range(5100)), 2)
+    assert [item for chunk in chunks for item in chunk] == list(range(5100))  # all, in order
+    sizes = [len(chunk) for chunk in chunks]
+    assert sizes[0] == 64 and sizes == sorted(sizes, reverse=True) and sizes[-8:] == [1] * 8
+    assert _chunks([], 2) == [] and _chunks(["a"], 2) == [["a"]]
