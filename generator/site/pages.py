@@ -671,6 +671,9 @@ def discarded_context(site: SiteModel, theme: Theme, audit: ArticleAudit, page: 
     # many items (250,000 at 50,000 extractions and 100 wikis)
     of_note: dict[str, tuple[Note | None, list[str], str]] = {}
     gone = functools.cache(lambda passage: theme.tr("discarded_passage_gone" if passage else "discarded_deleted"))
+    # the counts worded here, once per count: a call from the template per item cost more
+    comments_label = functools.cache(functools.partial(theme.tr, "count_comments"))
+    disagreements_label = functools.cache(functools.partial(theme.tr, "disagreements"))
     for item in audit.discarded:
         if item.note not in of_note:
             source = publication.notes.get(item.note)
@@ -686,6 +689,8 @@ def discarded_context(site: SiteModel, theme: Theme, audit: ArticleAudit, page: 
             "note": source.title if source else item.note,
             "url": address + "#" + discarded_fragment(item, site.statuses) if source and item.exists else None,
             "categories": list(categories), "comments": item.comments, "disagreements": item.disagreements,
+            "comments_label": comments_label(n=item.comments),
+            "disagreements_label": disagreements_label(n=item.disagreements) if item.disagreements else "",
         })
     debated = [d for d in discarded if d["comments"] or d["disagreements"]]
     quiet = _quiet_by_note(discarded)

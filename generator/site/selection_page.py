@@ -3,6 +3,7 @@ warnings, the oppositions, and the 2-D map (SVG, no script). Pure."""
 
 from __future__ import annotations
 
+import functools
 from functools import partial
 from typing import Any, NotRequired, TypedDict
 
@@ -27,6 +28,8 @@ class _ExtractionView(TypedDict):
     url: str
     comments: int
     disagreements: int
+    comments_label: str
+    disagreements_label: str
     joined: NotRequired[str]
     number: NotRequired[int]  # a singleton's group number, in a run of them
 
@@ -70,14 +73,20 @@ def selection_pages(site: SiteModel, theme: Theme, slug: str) -> list[tuple[str,
     extraction = site.extractions
 
     addresses: dict[str, str] = {}  # note → its page's address from here: found once per note, not per member
+    # the members' counts worded here, once per count: a call from the template per member cost more
+    comments_label = functools.cache(partial(theme.tr, "count_comments"))
+    disagreements_label = functools.cache(partial(theme.tr, "disagreements"))
 
     def describe(ext_id: str) -> _ExtractionView:
         note, item = extraction[ext_id]
         if note.slug not in addresses:
             addresses[note.slug] = url(note_path(note.slug))
+        comments, disagreements = len(item.live_comments), item.disagreements
         return {"id": ext_id, "quote": item.quote, "note": note.title,
                 "url": f"{addresses[note.slug]}#{extraction_fragment(site.statuses, ext_id)}",
-                "comments": len(item.live_comments), "disagreements": item.disagreements}
+                "comments": comments, "disagreements": disagreements,
+                "comments_label": comments_label(n=comments),
+                "disagreements_label": disagreements_label(n=disagreements) if disagreements else ""}
 
     groups: list[_GroupView] = []
     for number, group in enumerate(selection.groups, start=1):
