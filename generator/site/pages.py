@@ -350,6 +350,9 @@ def note_context(site: SiteModel, theme: Theme, slug: str, memo: Memo = NO_MEMO)
         })
 
     extractions: list[dict[str, Any]] = []  # template rows; "cited_by" is added below
+    # worded here, each once per value: a call from the template per extraction and comment cost more
+    dated = functools.cache(functools.partial(format_date, theme=theme))
+    marked_by = functools.cache(lambda author: theme.tr("marked_by", author=author))
     marks: dict[int, list[Mark]] = {}
     elements = anchored.document.elements
     for extraction in note.extractions:
@@ -360,6 +363,8 @@ def note_context(site: SiteModel, theme: Theme, slug: str, memo: Memo = NO_MEMO)
         extractions.append({
             "id": extraction.id, "quote": extraction.quote, "kind": extraction.kind,
             "author": name(extraction.author), "date": extraction.date,
+            "marked_by": marked_by(name(extraction.author)), "date_label": dated(extraction.date),
+            "datetime": extraction.date.isoformat() if extraction.date else "",
             "anchored": anchor.status.is_live, "status": anchor.status.value,
             "target": f"#ext-{extraction.id}" if anchor.status.is_live else None,
             "detached_reason": ("" if anchor.status.is_live else
@@ -373,6 +378,7 @@ def note_context(site: SiteModel, theme: Theme, slug: str, memo: Memo = NO_MEMO)
             "disagreements": extraction.disagreements,
             "comments": [{
                 "id": c.id, "author": name(c.author), "date": c.date, "stance": c.stance,
+                "date_label": dated(c.date), "datetime": c.date.isoformat(),
                 "stance_label": theme.tr(f"stance_{c.stance}"),
                 "text": None if c.withdrawn else c.text,
                 "withdrawn": ({"date": c.withdrawn.date, "reason": c.withdrawn.reason, "sha256": c.text_sha256}
