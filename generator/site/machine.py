@@ -146,7 +146,11 @@ def _absolute(site: SiteModel, page: str, href: str) -> str | None:
     if href.startswith(("#", "?")):  # the page itself
         fragment = href.partition("#")[2]
         return site.base_url + page + (f"#{fragment}" if fragment else "")
-    return _absolute_url(site.base_url, posixpath.dirname(page), href)
+    # the address without its fragment, cached: a wiki's pages link thousands of passages of a
+    # few notes (#ext-…), each href distinct, each address one of a few
+    path, _, fragment = href.partition("#")
+    address = _absolute_url(site.base_url, posixpath.dirname(page), path)
+    return None if address is None else address + (f"#{fragment}" if fragment else "")
 
 
 @functools.lru_cache(maxsize=65536)
@@ -154,10 +158,8 @@ def _absolute_url(base_url: str, directory: str, href: str) -> str | None:
     # cached: every page repeats the same navigation and static links
     if re.match(r"^[a-z][a-z0-9+.-]*:", href) or href.startswith("//"):
         return None
-    path, _, fragment = href.partition("#")
-    path = path.split("?")[0]
-    target = posixpath.normpath(posixpath.join(directory, path))
-    return base_url + target + (f"#{fragment}" if fragment else "")
+    target = posixpath.normpath(posixpath.join(directory, href.split("?")[0]))
+    return base_url + target
 
 
 def siblings(site: SiteModel, files: Mapping[str, bytes], memo: Memo = NO_MEMO,

@@ -45,7 +45,7 @@ def capacity(budget: int) -> int:
 
 def weight(*texts: str) -> int:
     """An item's estimated weight in a page: its texts in UTF-8 and its markup."""
-    return sum(len(text.encode("utf-8")) for text in texts) + ITEM_MARKUP
+    return len("".join(texts).encode("utf-8")) + ITEM_MARKUP  # one encoding: called for every item
 
 
 def split(items: Sequence[T], weigh: Callable[[T], int], room: int, first_room: int | None = None) -> list[list[T]]:
