@@ -301,7 +301,13 @@ def _parser() -> MarkdownIt:
     return make_parser()
 
 
+@cache
+def _renderer() -> _NoteRenderer:
+    # one for the process: making one lists its rules by introspection (as long as rendering
+    # a short note), and rendering keeps its state in ``env``, not in the renderer
+    return _NoteRenderer(_parser())
+
+
 def render_body(state: RenderState) -> str:
     """Render a note body whose tokens were produced by :func:`generator.markup.parse`."""
-    parser = _parser()
-    return _NoteRenderer(parser).render(state.anchored.document.tokens, parser.options, {"carnet": state})
+    return _renderer().render(state.anchored.document.tokens, _parser().options, {"carnet": state})
