@@ -787,11 +787,11 @@ def graph_outputs(site: SiteModel, memo: Memo = NO_MEMO, made: Mapping[str, Note
     keys.append(part_digest(parts[-1]))
     article_made = functools.partial(_encoded_article_part, site, known=known, urls=urls)
 
-    def article_held(slug: str) -> bool:
-        return article_key is not None and memo.holds("graph-article", functools.partial(
-            _article_part_key, site.base_url, article_key, slug))
-
-    todo = [slug for slug in site.articles if not article_held(slug)]  # in workers when there are enough
+    # each key made once: asked whether the memo holds it, then to recall or store
+    keyed = {slug: functools.cache(functools.partial(_article_part_key, site.base_url, article_key, slug))
+             for slug in site.articles} if article_key is not None else {}
+    todo = [slug for slug in site.articles  # in workers when there are enough
+            if slug not in keyed or not memo.holds("graph-article", keyed[slug])]
     ahead = dict(zip(todo, fork_map(article_made, todo, jobs, worth=1), strict=True)) \
         if workers_for(len(todo), jobs, worth=1) > 1 else {}
     for slug in site.articles:  # most of the nodes of a site with wikis: their groups
@@ -800,7 +800,7 @@ def graph_outputs(site: SiteModel, memo: Memo = NO_MEMO, made: Mapping[str, Note
             parts.append(make())
             keys.append(part_digest(parts[-1]))
             continue
-        key = functools.partial(_article_part_key, site.base_url, article_key, slug)
+        key = keyed[slug]
         taken: list[tuple[PackedPart, str]] = []
         # with its digest: the files are kept when every part is as it was, though what it read changed
         part, digest = memo.memo("graph-article", key, functools.partial(_made, taken, make))

@@ -3,14 +3,13 @@ warnings, the oppositions, and the 2-D map (SVG, no script). Pure."""
 
 from __future__ import annotations
 
-import functools
 from functools import partial
 from typing import Any, NotRequired, TypedDict
 
 from generator.selection.select import MAP_LIMIT, Selection
 from generator.site import paging
 from generator.site.model import SiteModel, extraction_fragment, note_path, relative, selection_path
-from generator.site.pages import common
+from generator.site.pages import common, counts_worded
 from generator.site.selection_map import GroupStyle
 from generator.site.selection_map import render as render_map
 from generator.site.theme import Theme
@@ -73,20 +72,18 @@ def selection_pages(site: SiteModel, theme: Theme, slug: str) -> list[tuple[str,
     extraction = site.extractions
 
     addresses: dict[str, str] = {}  # note → its page's address from here: found once per note, not per member
-    # the members' counts worded here, once per count: a call from the template per member cost more
-    comments_label = functools.cache(partial(theme.tr, "count_comments"))
-    disagreements_label = functools.cache(partial(theme.tr, "disagreements"))
+    counts = counts_worded(theme)
 
     def describe(ext_id: str) -> _ExtractionView:
         note, item = extraction[ext_id]
         if note.slug not in addresses:
             addresses[note.slug] = url(note_path(note.slug))
         comments, disagreements = len(item.live_comments), item.disagreements
+        worded = counts(comments, disagreements)
         return {"id": ext_id, "quote": item.quote, "note": note.title,
                 "url": f"{addresses[note.slug]}#{extraction_fragment(site.statuses, ext_id)}",
                 "comments": comments, "disagreements": disagreements,
-                "comments_label": comments_label(n=comments),
-                "disagreements_label": disagreements_label(n=disagreements) if disagreements else ""}
+                "comments_label": worded["comments_label"], "disagreements_label": worded["disagreements_label"]}
 
     groups: list[_GroupView] = []
     for number, group in enumerate(selection.groups, start=1):
