@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import generator.anchoring.elements as elements
 import generator.jobs as carnet_jobs
 import generator.site.graph as graph
+import generator.site.graph_view as graph_view
 import generator.synthesis.audit as audit
 from generator.cache import BuildCache, default_cache_path
 from generator.markup import parse
@@ -314,6 +315,40 @@ def test_the_graph_is_kept_when_an_edit_leaves_every_part_as_it_was(small: Path,
     replace(small, "notes/conseil-c.md", "Le budget est reconduit.", "Le budget est prolongé.")
     build(small, out, search=False, cache=BuildCache.open(default_cache_path(out)))
     assert all((out / name).stat().st_mtime_ns != stamps[name] for name in graphs) and assembled()
+    assert site_files(out, search=False) == _full(small, tmp_path / "full")
+
+
+def test_a_note_retitled_that_no_graph_page_draws_leaves_them_as_they_were(small: Path, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the nodes a graph page draws, a note retitled that no page draws changes none:
+    the graph pages are recalled, not laid out and rendered again (a title is in the graph's
+    nodes, so they were all made again on every retitling). One a page draws is drawn anew.
+    Either way the site is a full build's."""
+    monkeypatch.delenv("CARNET_CHECK_READS")  # this test counts the work done: no second making to check it
+    monkeypatch.setattr(graph_view, "MAX_DRAWN", 6)  # the small corpus past the limit: some notes not drawn
+    out = tmp_path / "site"
+    build(small, out, search=False, cache=BuildCache.open(default_cache_path(out)))
+    pages = sorted(out.rglob("*graph.html"))
+    assert len(pages) >= 3, "the site's graph page and each notebook's"
+    drawn = "\n".join(page.read_text(encoding="utf-8") for page in pages)
+    public = [n for n in _notes(small) if (out / "notes" / f"{n.stem}.html").exists()]
+    undrawn = [n for n in public if f'notes/{n.stem}.html"' not in drawn]
+    shown = [n for n in public if f'notes/{n.stem}.html"' in (out / "site-graph.html").read_text(encoding="utf-8")]
+    assert undrawn and shown
+    stamps = {page: page.stat().st_mtime_ns for page in pages}
+    _replace_line(undrawn[0], r"^title: (.*)$", r"title: \1 (retitled)")
+    cache = BuildCache.open(default_cache_path(out))
+    build(small, out, search=False, cache=cache)
+    assert {page: page.stat().st_mtime_ns for page in pages} == stamps
+    assert cache.counts.redone.get("graph-pages", 0) == 0 and cache.counts.reused["graph-pages"] == len(pages)
+    assert cache.counts.redone.get("disc-layout", 0) == 0
+    assert site_files(out, search=False) == _full(small, tmp_path / "full")
+    _replace_line(shown[0], r"^title: (.*)$", r"title: \1 (renamed)")
+    cache = BuildCache.open(default_cache_path(out))
+    build(small, out, search=False, cache=cache)
+    assert "(renamed)" in (out / "site-graph.html").read_text(encoding="utf-8")
+    assert (out / "site-graph.html").stat().st_mtime_ns != stamps[out / "site-graph.html"]
+    assert 0 < cache.counts.redone["graph-pages"] < len(pages), "only the pages that draw it"
     assert site_files(out, search=False) == _full(small, tmp_path / "full")
 
 

@@ -230,30 +230,46 @@ class DiscardedPages:
 @dataclass(frozen=True)
 class GraphPages:
     """``graph.html`` and ``notebooks/<slug>.graph.html``: the graph drawn, laid out at build;
-    rendered again only when what they draw changed (their context is the key)."""
+    rendered again only when what they draw changed: the graph but its titles (where each
+    node goes), the titles of the nodes a page draws, the notebooks' titles. A note retitled
+    that a page does not draw (most, past :data:`~generator.site.graph_view.MAX_DRAWN`
+    nodes) leaves it as it was."""
 
     name: str = "graph-pages"
 
     def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
         from generator.site.graph_pages import SITE_GRAPH, graph_of, notebook_graph_path
+        from generator.site.graph_view import Drawing, layout_reads, page_drawing
 
         graph = graph_of(site)
-        # keyed by what they draw: an edit that leaves the graph as it was lays nothing out again
-        drawn = functools.cache(partial(digest_of, (reads.shell_digest(site, theme, ()), graph.nodes, graph.edges)))
+        drawings: dict[str, Drawing] = {}
+
+        def drawing(notebook: str) -> Drawing:  # laid out once a build: for the key, then the page
+            if notebook not in drawings:
+                drawings[notebook] = page_drawing(graph, notebook, memo=memo)
+            return drawings[notebook]
+
+        @functools.cache
+        def layout() -> str:  # made only with a build cache, once for every page
+            return digest_of((reads.shell_digest(site, theme, ()), layout_reads(graph)))
+
+        def key(notebook: str, path: str) -> str:
+            shown = memo.memo("graph-drawn", lambda: digest_of((layout(), notebook)),
+                              lambda: [node.key for node in drawing(notebook).nodes])
+            return digest_of((layout(), path, [graph.nodes[k].title for k in shown if k in graph.nodes],
+                              [(s, book.title) for s, book in site.publication.notebooks.items()]))
+
         for slug, path in [("", SITE_GRAPH), *((s, notebook_graph_path(s)) for s in site.publication.notebooks)]:
-            yield path, memo.memo("graph-pages", partial(_graph_key, drawn, path),
-                                  partial(_render, theme, "graph.html", _graph_page, site, theme, slug, memo))
+            yield path, memo.memo("graph-pages", partial(key, slug, path),
+                                  partial(_render, theme, "graph.html", _graph_page, site, theme, slug,
+                                          partial(drawing, slug)))
 
 
-def _graph_page(site: SiteModel, theme: Theme, notebook: str, memo: Memo = NO_MEMO) -> dict[str, Any]:
+def _graph_page(site: SiteModel, theme: Theme, notebook: str, drawing: Callable[[], Any]) -> dict[str, Any]:
     from generator.site.graph_pages import graph_context, graph_path, graph_title
 
     context = pages.common(site, theme, graph_path(notebook), graph_title(site, theme, notebook), "graph")
-    return graph_context(site, theme, context, notebook, memo)
-
-
-def _graph_key(drawn: Callable[[], str], path: str) -> str:
-    return digest_of((drawn(), path))
+    return graph_context(site, theme, context, notebook, drawing())
 
 
 @dataclass(frozen=True)

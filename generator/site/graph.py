@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import functools
 import json
+import pickle
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
@@ -431,13 +432,39 @@ class PackedPart:
     foreign: list[tuple[str, str, str, str]]
     bare: list[str]
     urls: dict[str, str]
-    records: Lines | None = None
-    assumed: dict[str, str] = field(default_factory=dict)
+    records: Lines | None  # no defaults: a class attribute would hide a field not unpickled yet
+    assumed: dict[str, str]
+
+    def __reduce__(self) -> tuple[Callable[[list[str], dict[str, str], bytes], PackedPart],
+                                  tuple[list[str], dict[str, str], bytes]]:
+        # what the build reads of a recalled part (its nodes' keys and addresses) apart from its
+        # lines, pickled within: a CLI rebuild recalls every note's part and only graph.json's
+        # child process, when it must assemble the graph again, reads their lines
+        later = self.__dict__.get("_later") or pickle.dumps(tuple(getattr(self, name) for name in _LATER),
+                                                            protocol=pickle.HIGHEST_PROTOCOL)
+        return _unpickled_later, (self.node_keys, self.urls, later)
+
+    def __getattr__(self, name: str) -> Any:  # only for a field not in __dict__: one unpickled later
+        later = self.__dict__.pop("_later", None)
+        if later is None or name not in _LATER:
+            raise AttributeError(name)
+        self.__dict__.update(zip(_LATER, pickle.loads(later), strict=True))
+        return self.__dict__[name]
 
     def edges_of(self, index: int) -> range:
         """The indexes in ``edge_lines`` of node ``index``'s edges."""
         end = self.edge_starts[index + 1] if index + 1 < len(self.edge_starts) else len(self.edge_lines)
         return range(self.edge_starts[index], end)
+
+
+_LATER = ("node_lines", "edge_lines", "edge_starts", "foreign", "bare", "records", "assumed")
+"""A :class:`PackedPart`'s fields unpickled when first read."""
+
+
+def _unpickled_later(node_keys: list[str], urls: dict[str, str], later: bytes) -> PackedPart:
+    part = PackedPart.__new__(PackedPart)
+    part.__dict__.update(node_keys=node_keys, urls=urls, _later=later)
+    return part
 
 
 def pack(encoded: EncodedPart) -> PackedPart:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.memo import NO_MEMO, Memo
 from generator.site import graph_view
 from generator.site.graph_svg import legend, svg, text_alternative
 from generator.site.graph_view import Drawing, NoteGraph, note_graph, page_drawing
@@ -66,11 +65,12 @@ def graph_path(notebook: str = "") -> str:
 
 
 def graph_context(site: SiteModel, theme: Theme, ctx: dict[str, Any], notebook: str = "",
-                  memo: Memo = NO_MEMO) -> dict[str, Any]:
+                  drawing: Drawing | None = None) -> dict[str, Any]:
     """A graph page's context (the site's, or one notebook's), added to the page's ``ctx``
-    (:func:`generator.site.pages.common` of its path and title)."""
+    (:func:`generator.site.pages.common` of its path and title); ``drawing``: the page's
+    :func:`page_drawing`, when made already."""
     path, title = graph_path(notebook), graph_title(site, theme, notebook)
-    drawing = page_drawing(graph_of(site), notebook, memo=memo)
+    drawing = drawing or page_drawing(graph_of(site), notebook)
     aggregated = sum(n.count for n in drawing.nodes if n.kind == "more")
     ctx["graph"] = {**_drawn(drawing, path, theme, title), "title": title, "aggregated": aggregated,
                     "notebook_titles": {slug: nb.title for slug, nb in site.publication.notebooks.items()},

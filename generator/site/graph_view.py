@@ -273,6 +273,13 @@ def _radius(node: Node) -> float:
     return round(3.5 + min(4.0, math.sqrt(node.extractions) / 2), 1)
 
 
+def layout_reads(graph: NoteGraph) -> tuple[object, ...]:
+    """What :func:`page_drawing` reads of the graph but the nodes' titles: which nodes a page
+    draws and where. Its labels read the titles of the nodes it draws, and no other."""
+    return ([(n.key, n.kind.value, n.path, n.notebook, n.extractions, n.comments, n.count) for n in graph.nodes.values()],
+            [(e.source, e.target, e.kind.value, e.weight) for e in graph.edges])
+
+
 def page_drawing(graph: NoteGraph, notebook: str = "", width: int = 960, memo: Memo = NO_MEMO) -> Drawing:
     """The graph of the site (every public notebook) or of one ``notebook``, laid out. A
     build cache as ``memo`` keeps each disc's layout by what it is made from (its members
