@@ -387,9 +387,9 @@ def full_order(site: SiteModel, files: Mapping[str, bytes]) -> list[str]:
         by_slug = sorted(paths)
         return sorted(by_slug, key=lambda p: _page_date(site, p), reverse=True)  # stable: slug order within a date
 
-    written = [p for p in pages if is_note(p)]
-    articles = [p for p in written if _kind(site, p) != NoteType.NOTE.value]
-    plain = [p for p in written if _kind(site, p) == NoteType.NOTE.value]
+    kinds = {p: _kind(site, p) for p in pages if is_note(p)}
+    articles = [p for p, kind in kinds.items() if kind != NoteType.NOTE.value]
+    plain = [p for p, kind in kinds.items() if kind == NoteType.NOTE.value]
     listings = sorted((p for p in pages if not is_note(p)),
                       key=lambda p: (_LISTING_RANK.get(_kind(site, p), 5), reading_order(p)))
     return newest_first(articles) + newest_first(plain) + listings
@@ -442,14 +442,7 @@ def llms_full(site: SiteModel, files: Mapping[str, bytes], cap: int = DEFAULT_FU
 
 
 def _page_date(site: SiteModel, path: str) -> str:
-    slug = posixpath.basename(path)[: -len(".html")]
-    note = site.publication.notes.get(slug) if path.startswith("notes/") else None
-    if note is None:
-        return ""
-    if note.date:
-        return note.date.isoformat()
-    dates = [c.date.isoformat() for e in note.extractions for c in e.comments]
-    return max(dates) if dates else ""
+    return site.dates.get(posixpath.basename(path)[: -len(".html")], "") if path.startswith("notes/") else ""
 
 
 def sitemap(site: SiteModel, files: Mapping[str, bytes]) -> bytes:

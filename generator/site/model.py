@@ -204,6 +204,20 @@ class SiteModel:
         return {e.id: (note, e) for note in self.publication.notes.values() for e in note.extractions}
 
     @functools.cached_property
+    def dates(self) -> dict[str, str]:
+        """Published note slug → the date its page is given (ISO): its own, else its newest
+        comment's, else ``""``; computed once per build (llms-full.txt's order, the sitemap
+        and the feeds each ask for every note's)."""
+        dates = {}
+        for slug, note in self.publication.notes.items():
+            if note.date:
+                dates[slug] = note.date.isoformat()
+            else:
+                commented = [c.date.isoformat() for e in note.extractions for c in e.comments]
+                dates[slug] = max(commented) if commented else ""
+        return dates
+
+    @functools.cached_property
     def public_ids(self) -> frozenset[str]:
         """Ids of every published extraction and comment."""
         return frozenset(self.extractions) | frozenset(
