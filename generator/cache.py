@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Final, TypeVar
 
 from generator import __version__
-from generator.files import write_atomic
+from generator.files import UNLISTED, listing_digest, listing_line, write_atomic
 from generator.result import BuildResult
 
 if TYPE_CHECKING:
@@ -318,19 +318,24 @@ class BuildCache:
             return False
         found: list[str] = []
 
-        def walk(directory: str, prefix: str) -> None:
+        def walk(directory: str, prefix: str) -> None:  # as the staging tree's linking lists it too
             with os.scandir(directory) as scan:
                 for entry in scan:
                     if entry.is_dir(follow_symlinks=False):
-                        if prefix or entry.name not in ("pagefind", ".pagefind-next"):  # the search bundle is rebuilt apart
+                        if prefix or entry.name not in UNLISTED:
                             walk(entry.path, prefix + entry.name + "/")
                     else:  # an older version's marker too: a full build then writes a tree without it
                         info = entry.stat(follow_symlinks=False)
-                        found.append(f"{prefix}{entry.name}\x00{info.st_size}\x00{info.st_mtime_ns}")
+                        found.append(listing_line(prefix + entry.name, info.st_size, info.st_mtime_ns))
 
         walk(str(out_dir), "")
-        # nothing missing, nothing added, nothing rewritten since: else a full build puts it right
-        return _listing_lines_digest(found) == self.listing
+        return self.listed_as_left(listing_digest(found))
+
+    def listed_as_left(self, listing: str | None) -> bool:
+        """``listing`` (:func:`~generator.files.listing_digest` of the output directory's
+        files) is the one the last build left: nothing missing, nothing added, nothing
+        rewritten since (else a full build puts it right)."""
+        return bool(self.listing) and listing == self.listing
 
 
 RACY_NS: Final = 2_000_000_000
@@ -521,13 +526,7 @@ class MemoStore:
 
 def _listing_digest(entries: Iterable[tuple[str, int, int]]) -> str:
     """sha256 of ``(path, size, mtime_ns)`` entries, in path order."""
-    return _listing_lines_digest([f"{path}\x00{size}\x00{mtime}" for path, size, mtime in entries])
-
-
-def _listing_lines_digest(lines: list[str]) -> str:
-    # one string sorted and hashed at once: 30,000 files at 5,000 notes
-    lines.sort()
-    return hashlib.sha256("\n".join(lines).encode("utf-8", "surrogateescape")).hexdigest()
+    return listing_digest([listing_line(path, size, mtime) for path, size, mtime in entries])
 
 
 def build_options(strict: bool, base_url: str | None, search: bool, theme_root: Path,

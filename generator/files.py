@@ -5,6 +5,7 @@ rename, so an interrupted command never leaves a half-written file."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import unicodedata
 from dataclasses import dataclass
@@ -87,3 +88,20 @@ def read_text_file(data: bytes, file: str, nfc: bool = False) -> tuple[TextFile 
     raw = data.removeprefix(BOM).decode("utf-8")
     text = decoded if nfc else (raw.replace("\r\n", "\n") if crlf else raw)
     return TextFile(text, data.startswith(BOM), crlf), []
+
+
+UNLISTED = frozenset({"pagefind", ".pagefind-next"})
+"""The output directory's top folders its listing leaves out: the search bundle is rebuilt apart."""
+
+
+def listing_line(path: str, size: int, mtime_ns: int) -> str:
+    """A file of a built tree as its listing names it (path relative to the tree)."""
+    return f"{path}\x00{size}\x00{mtime_ns}"
+
+
+def listing_digest(lines: list[str]) -> str:
+    """sha256 of a tree's listing (:func:`listing_line` of each file), whatever the order
+    the lines came in (sorted here, in place)."""
+    # one string sorted and hashed at once: 30,000 files at 5,000 notes
+    lines.sort()
+    return hashlib.sha256("\n".join(lines).encode("utf-8", "surrogateescape")).hexdigest()

@@ -529,10 +529,12 @@ def _build(content_dir: Path, out_dir: Path, *, strict: bool, base_url: str | No
         if unchanged is not None:
             return unchanged
     memo: Memo = NO_MEMO if cache is None else cache
-    incremental = cache is not None and cache.output_intact(out_dir) and is_carnet_tree(out_dir)
     with contextlib.ExitStack() as stack:
-        # over the last build's tree, a child process links it into the new one while the content is read
-        early = stack.enter_context(staging_tree(out_dir, content_dir, link=True, linger=linger)) if incremental else None
+        # over the last build's tree, a child process links it into the new one while the content is
+        # read, and lists it: the build goes on from it only if it is the tree the last build left
+        linked = stack.enter_context(contextlib.ExitStack())
+        early = linked.enter_context(staging_tree(out_dir, content_dir, link=True, linger=linger)) \
+            if cache is not None and cache.listing and is_carnet_tree(out_dir) else None
         step("reading and anchoring the content")
         analysis = check_content(content_dir, memo, jobs, cache.known if cache is not None else None)
         stopping = blocking(analysis.problems, strict)
@@ -543,6 +545,10 @@ def _build(content_dir: Path, out_dir: Path, *, strict: bool, base_url: str | No
         theme = Theme.load(theme_dir, analysis.publication.settings.language,
                            cache.templates_path if cache is not None else None)
         language = analysis.publication.settings.language
+        incremental = early is not None and cache is not None and cache.listed_as_left(early.live_listing())
+        if early is not None and not incremental:  # touched since: a full build, into a tree of its own
+            linked.close()
+            early = None
         previous = cache.written if cache is not None and incremental else None
         step("rendering pages")
         staging = early or stack.enter_context(staging_tree(out_dir, content_dir, linger=linger))

@@ -33,6 +33,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
+from generator.files import UNLISTED, listing_digest, listing_line
 from generator.problems import OutputDirectoryError
 
 MARKER = ".carnet-build"  # inside trees being written (and the output of older versions)
@@ -431,6 +432,13 @@ class Staging:
         self.path = path
         self.linking: Background | None = None
         self.retiring: Background | None = None
+        self._listing: str | None = None
+
+    def live_listing(self) -> str | None:
+        """The listing digest of the live tree the linking found (waiting for it); ``None``
+        when the tree was not linked."""
+        self.wait()
+        return self._listing
 
     def files(self, previous: Mapping[str, tuple[str, int, int]] | None = None) -> SiteFiles:
         """The site's files, written into this tree (over the linked live one with ``previous``)."""
@@ -439,9 +447,11 @@ class Staging:
 
     def wait(self) -> None:
         """Wait for the work on the trees (raising its error)."""
-        for work in (self.linking, self.retiring):
-            if work is not None:
-                work.join()
+        if self.linking is not None:
+            listing = self.linking.join()
+            self._listing = listing if isinstance(listing, str) else None
+        if self.retiring is not None:
+            self.retiring.join()
         self.linking = self.retiring = None
 
 
@@ -468,9 +478,9 @@ def _all_retired() -> None:
 @contextlib.contextmanager
 def staging_tree(out_dir: Path, content_dir: Path, link: bool = False, linger: bool = False) -> Iterator[Staging]:
     """A staging tree beside ``out_dir`` for a new site; with ``link`` (the live tree is
-    the one the last build left, intact), it starts as hard links to the live one, made by
-    a child process (:class:`Background`) while the caller goes on: :meth:`Staging.files` waits
-    for them. The staging tree goes whatever happens: a failed or interrupted build leaves
+    Carnet's), it starts as hard links to the live one, made by a child process
+    (:class:`Background`) while the caller goes on: :meth:`Staging.files` waits for them, and
+    :meth:`Staging.live_listing` says whether it was the tree the last build left. The staging tree goes whatever happens: a failed or interrupted build leaves
     the previous site as it was. With ``linger``, the old tree swapped out is still being
     removed when this returns: the next swap into ``out_dir`` (or the process's exit)
     waits for it (:func:`retired`)."""
@@ -596,27 +606,37 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _link_tree(source: Path, target: Path, skip: set[str]) -> None:
+def _link_tree(source: Path, target: Path, skip: set[str]) -> str:
     """Recreate ``source`` under ``target`` with hard links (directories made anew),
-    leaving out the relative paths in ``skip`` (files, or whole directories)."""
-    source_root = str(source)
+    leaving out the relative paths in ``skip`` (files, or whole directories). Returns the
+    listing digest of ``source`` as :meth:`generator.cache.BuildCache.output_intact` makes
+    it, from the same walk: the build asks whether the live tree is the one it left while
+    it is being linked, not before (25,000 stats at 5,000 notes)."""
+    lines: list[str] = []
 
-    def walk(directory: str, prefix: str) -> None:
+    def walk(directory: str, prefix: str, listed: bool, linked: bool) -> None:
         with os.scandir(directory) as scan:
             for entry in scan:
                 name = prefix + entry.name
-                if name in skip:
-                    continue
                 if entry.is_dir(follow_symlinks=False):
-                    os.mkdir(os.path.join(target, name))
-                    walk(entry.path, name + "/")
-                elif entry.is_file(follow_symlinks=False):
+                    lists = listed and (prefix != "" or entry.name not in UNLISTED)
+                    links = linked and name not in skip
+                    if links:
+                        os.mkdir(os.path.join(target, name))
+                    if lists or links:
+                        walk(entry.path, name + "/", lists, links)
+                    continue
+                if listed:  # an older version's marker too, and a link: as output_intact lists them
+                    info = entry.stat(follow_symlinks=False)
+                    lines.append(listing_line(name, info.st_size, info.st_mtime_ns))
+                if linked and name not in skip and entry.is_file(follow_symlinks=False):
                     try:
                         os.link(entry.path, os.path.join(target, name))
                     except OSError:  # a file system without hard links: a copy, modification time kept
                         shutil.copy2(entry.path, os.path.join(target, name))
 
-    walk(source_root, "")
+    walk(str(source), "", True, True)
+    return listing_digest(lines)
 
 
 def _prune_empty(root: Path, removed: set[str]) -> None:

@@ -434,3 +434,33 @@ def test_a_lingering_build_leaves_its_old_tree_going_and_the_next_one_waits_for_
 
 def _leftovers_of(out: Path) -> list[str]:
     return sorted(p.name for p in out.parent.iterdir() if p.name.startswith(f".{out.name}.tmp"))
+
+
+def test_the_linking_child_lists_the_live_tree_as_the_cache_checks_it(small: Path, tmp_path: Path) -> None:
+    """A rebuild links the last build's tree into its staging tree before it knows whether
+    that tree is intact; the same walk lists it, as BuildCache.output_intact would (the
+    search bundle left out, a link and a stray file in): the build goes on from the linked
+    tree only if that listing is the one the last build left."""
+    from generator.site.output import staging_tree
+
+    out = tmp_path / "site"
+    build(small, out, search=False, cache=BuildCache.open(default_cache_path(out)))
+    (out / "pagefind").mkdir()
+    (out / "pagefind" / "bundle.js").write_bytes(b"rebuilt apart: not listed")
+    (out / "notes" / "deep").mkdir()
+    (out / "notes" / "deep" / "stray.txt").write_bytes(b"listed")
+    (out / "here.html").symlink_to(out / "index.html")
+    with staging_tree(out, small, link=True) as staging:
+        listing = staging.live_listing()
+        assert (staging.path / "pagefind" / "bundle.js").is_file() and (staging.path / "notes" / "deep").is_dir()
+        assert not (staging.path / "here.html").exists(), "a link is listed, not linked"
+    cache = BuildCache(listing=listing or "")
+    assert listing and cache.output_intact(out)
+    (out / "pagefind" / "bundle.js").write_bytes(b"changed: still not listed")
+    assert cache.output_intact(out)
+    (out / "notes" / "deep" / "stray.txt").write_bytes(b"touched")
+    assert not cache.output_intact(out)
+    (out / "notes" / "deep" / "stray.txt").unlink()
+    assert not cache.output_intact(out)
+    with staging_tree(out, small, link=True) as staging:
+        assert not cache.listed_as_left(staging.live_listing())
