@@ -350,6 +350,20 @@ def test_a_note_retitled_that_no_graph_page_draws_leaves_them_as_they_were(small
     assert (out / "site-graph.html").stat().st_mtime_ns != stamps[out / "site-graph.html"]
     assert 0 < cache.counts.redone["graph-pages"] < len(pages), "only the pages that draw it"
     assert site_files(out, search=False) == _full(small, tmp_path / "full")
+    # a note added: the graph changed, so each page is laid out again; the pages of the other
+    # notebooks draw what they drew and are not rendered again (the site's and its notebook's
+    # count it among the notes they aggregate)
+    drawn_before = {page: page.read_bytes() for page in pages}
+    add_note(small, 7)
+    cache = BuildCache.open(default_cache_path(out))
+    build(small, out, search=False, cache=cache)
+    assert (out / "notes" / "ajout-7.html").is_file()
+    changed = {page for page in pages if page.read_bytes() != drawn_before[page]}
+    assert {out / "site-graph.html", out / "notebooks" / "conseil.graph.html"} <= changed and len(changed) < len(pages)
+    # (a page whose drawing was last digested before the renaming above is rendered again too, the same)
+    assert cache.counts.redone["graph-drawing"] == len(pages)
+    assert len(changed) <= cache.counts.redone["graph-pages"] < len(pages)
+    assert site_files(out, search=False) == _full(small, tmp_path / "full")
 
 
 def test_an_output_directory_touched_by_hand_gets_a_full_build(small: Path, tmp_path: Path) -> None:

@@ -230,16 +230,17 @@ class DiscardedPages:
 @dataclass(frozen=True)
 class GraphPages:
     """``graph.html`` and ``notebooks/<slug>.graph.html``: the graph drawn, laid out at build;
-    rendered again only when what they draw changed: the graph but its titles (where each
-    node goes), the titles of the nodes a page draws, the notebooks' titles. A note retitled
-    that a page does not draw (most, past :data:`~generator.site.graph_view.MAX_DRAWN`
-    nodes) leaves it as it was."""
+    rendered again only when what they draw changed. A page's key is its drawing's digest
+    (recalled by the graph but its titles, which decides where each node goes), the titles
+    of the nodes it draws and the notebooks' titles: a note retitled that a page does not
+    draw (most, past :data:`~generator.site.graph_view.MAX_DRAWN` nodes) leaves it as it
+    was, not laid out again; a note added that it does not draw is laid out, not rendered."""
 
     name: str = "graph-pages"
 
     def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
         from generator.site.graph_pages import SITE_GRAPH, graph_of, notebook_graph_path
-        from generator.site.graph_view import Drawing, layout_reads, page_drawing
+        from generator.site.graph_view import Drawing, drawing_digest, layout_reads, page_drawing
 
         graph = graph_of(site)
         drawings: dict[str, Drawing] = {}
@@ -250,13 +251,22 @@ class GraphPages:
             return drawings[notebook]
 
         @functools.cache
-        def layout() -> str:  # made only with a build cache, once for every page
-            return digest_of((reads.shell_digest(site, theme, ()), layout_reads(graph)))
+        def shell() -> str:  # made only with a build cache, once for every page
+            return reads.shell_digest(site, theme, ())
+
+        @functools.cache
+        def layout() -> str:
+            return digest_of((shell(), layout_reads(graph)))
+
+        def drawn(notebook: str) -> tuple[list[str], str]:
+            laid = drawing(notebook)
+            return [node.key for node in laid.nodes], drawing_digest(laid)
 
         def key(notebook: str, path: str) -> str:
-            shown = memo.memo("graph-drawn", lambda: digest_of((layout(), notebook)),
-                              lambda: [node.key for node in drawing(notebook).nodes])
-            return digest_of((layout(), path, [graph.nodes[k].title for k in shown if k in graph.nodes],
+            # the drawing's digest was made with the titles of then: the key takes those of now
+            shown, digest = memo.memo("graph-drawing", lambda: digest_of((layout(), notebook)), partial(drawn, notebook))
+            return digest_of((shell(), path, digest,
+                              [graph.nodes[k].title for k in shown if k in graph.nodes],
                               [(s, book.title) for s, book in site.publication.notebooks.items()]))
 
         for slug, path in [("", SITE_GRAPH), *((s, notebook_graph_path(s)) for s in site.publication.notebooks)]:

@@ -156,7 +156,7 @@ def note_graph(notes: Mapping[str, Note], notebooks: Mapping[str, str], paths: M
         for membership in note.memberships:
             if membership.notebook in notebooks:
                 weights[(f"note:{slug}", f"notebook:{membership.notebook}", EdgeKind.MEMBER)] += 1
-    edges = tuple(sorted(Edge(s, t, k, w) for (s, t, k), w in weights.items()))
+    edges = tuple(Edge(s, t, k, w) for (s, t, k), w in sorted(weights.items()))  # Edge's order: its fields'
     around: dict[str, list[Edge]] = defaultdict(list)
     for edge in edges:
         around[edge.source].append(edge)
@@ -278,6 +278,13 @@ def layout_reads(graph: NoteGraph) -> tuple[object, ...]:
     draws and where. Its labels read the titles of the nodes it draws, and no other."""
     return ([(n.key, n.kind.value, n.path, n.notebook, n.extractions, n.comments, n.count) for n in graph.nodes.values()],
             [(e.source, e.target, e.kind.value, e.weight) for e in graph.edges])
+
+
+def drawing_digest(drawing: Drawing) -> str:
+    """sha256 of a drawing, the same in every process (its labelled nodes sorted: a set's
+    order follows the process's string hashes)."""
+    return digest_of((drawing.nodes, drawing.edges, drawing.positions, drawing.radius, sorted(drawing.labelled),
+                      drawing.width, drawing.height, drawing.hidden, drawing.neighbours, drawing.sides))
 
 
 def page_drawing(graph: NoteGraph, notebook: str = "", width: int = 960, memo: Memo = NO_MEMO) -> Drawing:
