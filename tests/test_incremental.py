@@ -289,6 +289,9 @@ def test_noop_rebuild_writes_nothing_and_an_edit_rewrites_only_what_shows_it(sma
     # recalled by their files (generator/synthesis/audit.py), not read from their tokens
     assert around and cache.counts.redone["audit"] == len(around) and cache.counts.reused["claims"] >= len(around)
     assert reparsed == []
+    # llms-full.txt made again from each page's text, recalled for the pages that are not notes' and
+    # did not change (the listings, the articles' selections)
+    assert cache.counts.reused["full-chunk"] > cache.counts.redone.get("full-chunk", 0)
 
 
 def test_the_graph_is_kept_when_an_edit_leaves_every_part_as_it_was(small: Path, tmp_path: Path,

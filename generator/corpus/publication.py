@@ -153,7 +153,7 @@ def private_link_problems(publication: Publication, corpus: Corpus,
             elif target.kind in ("extraction", "comment", "quote") and target.note in publication.unpublished:
                 what = f"{target.kind} {target.key!r} of note {target.note!r}, which is in no public notebook"
             elif target.kind in ("extraction", "comment") and target.note in publication.notes and \
-                    target.key not in published_ids(publication.notes[target.note]):
+                    not shows(publication.notes[target.note], target.key):
                 what = f"{target.kind} {target.key!r}, which is masked"
             else:
                 continue
@@ -163,11 +163,10 @@ def private_link_problems(publication: Publication, corpus: Corpus,
     return problems
 
 
-def published_ids(note: Note) -> set[str]:
-    """Ids of the extractions and comments a published note shows."""
-    ids = {e.id for e in note.extractions}
-    ids.update(c.id for e in note.extractions for c in e.comments)
-    return ids
+def shows(note: Note, key: str) -> bool:
+    """A published note shows the extraction or comment ``key`` (asked for each link to a
+    passage: no set made of every id of the note each time)."""
+    return any(e.id == key or any(c.id == key for c in e.comments) for e in note.extractions)
 
 
 def private_perimeter_problems(publication: Publication,

@@ -29,6 +29,8 @@ MAP_LIMIT = 2000
 
 def debate_key(extraction: Extraction, position: int) -> tuple[int, int, int]:
     """Most disagreeing comments first, then most comments, then document order (INV-10)."""
+    if not extraction.comments:  # most extractions of a large perimeter: no debate to count
+        return (0, 0, position)
     return (-extraction.disagreements, -len(extraction.live_comments), position)
 
 
@@ -108,7 +110,8 @@ def arrange(corpus: Corpus, ids: list[str], threshold: float, like: Likeness) ->
     if not ids:
         return Selection(threshold, [], [])
     rank = {i: n for n, i in enumerate(order)}
-    ranked = [(replace(g, members=sorted(g.members, key=rank.__getitem__)), central)
+    # a singleton is in debate order already: kept as it is (50,000 copies made for nothing)
+    ranked = [(replace(g, members=sorted(g.members, key=rank.__getitem__)) if len(g.members) > 1 else g, central)
               for g, central in zip(like.groups, like.central, strict=True)]
     ranked.sort(key=lambda pair: rank[pair[0].members[0]])
     erased = disagreeing = 0

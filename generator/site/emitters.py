@@ -23,6 +23,7 @@ from generator.site.graph import NotePart, encoded_note_part, graph_outputs, par
 from generator.site.jsonout import dumps
 from generator.site.machine import (
     DEFAULT_FULL_CAP,
+    chunk_reads,
     feeds,
     full_chunk,
     llms_full,
@@ -451,9 +452,24 @@ def _read_from_pages(site: SiteModel, files: SiteFiles, memo: Memo, theme: Theme
     raw = site.publication.settings.extra.get("outputs") or {}
     cap = raw.get("llms_full_cap", DEFAULT_FULL_CAP) if isinstance(raw, dict) else DEFAULT_FULL_CAP
     derived["llms.txt"] = llms_txt(site, everything, theme)
+    checked = reads.checking()
+
+    def chunk(path: str, make: Callable[[], str]) -> str:
+        # a page that is not a note's (a listing, an article's selection): its text as its bytes
+        # give it, recalled by them (its .txt is made from them, when no emitter wrote it)
+        what = chunk_reads(site, path)
+        if what is None:
+            return make()
+        text = memo.memo("full-chunk", lambda: digest_of((what, files.digests[path],
+                                                          files.digests.get(path[: -len(".html")] + ".txt"))), make)
+        if checked and text != make():
+            raise reads.StaleOutputs(f"the text of {path} in llms-full.txt was recalled but differs from the one made "
+                               "again: a read is missing from generator/site/machine.py:chunk_reads")
+        return text
+
     derived["llms-full.txt"] = llms_full(site, everything, int(cap), theme,
                                          {note_path(slug): o.full_chunk for slug, o in made.items() if o.full_chunk},
-                                         lines_of)
+                                         lines_of, chunk)
     derived["sitemap.xml"] = sitemap(site, everything)
     return derived
 

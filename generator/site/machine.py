@@ -11,6 +11,7 @@ import posixpath
 import re
 from collections import Counter
 from collections.abc import Callable, Container, Iterator, Mapping
+from functools import partial
 from html import escape, unescape
 from typing import Any
 
@@ -399,10 +400,9 @@ def full_chunk(site: SiteModel, theme: Theme, path: str, files: Mapping[str, byt
                lines_of: Callable[[str], tuple[str, ...]] | None = None) -> str:
     """One page of llms-full.txt: ``# title``, ``URL:``, for a note its type, date (ISO)
     and authors as the page names them and its summary; a blank line; its text."""
-    slug = posixpath.basename(path)[: -len(".html")]
-    note = site.publication.notes.get(slug) if path.startswith("notes/") else None
-    if note is not None and audit_page(path) is None:
-        authors = ", ".join(site.publication.name(slug, a) for a in note.authors)
+    note = _chunk_note(site, path)
+    if note is not None:
+        authors = ", ".join(site.publication.name(note.slug, a) for a in note.authors)
         meta = " · ".join(x for x in (theme.tr(f"note_type_{note.type.value}"),
                                        note.date.isoformat() if note.date else "", authors) if x)
         header = [f"# {note.title}", f"URL: {canonical_url(site, path)}", meta]
@@ -415,17 +415,36 @@ def full_chunk(site: SiteModel, theme: Theme, path: str, files: Mapping[str, byt
     return "\n".join(header) + "\n\n" + "\n".join(lines) + "\n\n"
 
 
+def _chunk_note(site: SiteModel, path: str) -> Note | None:
+    """The note whose page ``path`` is (its chunk says what the note is), else ``None``."""
+    slug = posixpath.basename(path)[: -len(".html")]
+    note = site.publication.notes.get(slug) if path.startswith("notes/") else None
+    return note if note is not None and audit_page(path) is None else None
+
+
+def chunk_reads(site: SiteModel, path: str) -> tuple[str, str] | None:
+    """What the :func:`full_chunk` of a page that is not a note's reads besides the page's
+    and its ``.txt``'s bytes (``None`` for a note's page, which reads the note too)."""
+    return None if _chunk_note(site, path) is not None else (path, site.base_url)
+
+
 def llms_full(site: SiteModel, files: Mapping[str, bytes], cap: int = DEFAULT_FULL_CAP,
               theme: Theme | None = None, made: Mapping[str, str] | None = None,
-              lines_of: Callable[[str], tuple[str, ...]] | None = None) -> bytes:
+              lines_of: Callable[[str], tuple[str, ...]] | None = None,
+              recall: Callable[[str, Callable[[], str]], str] | None = None) -> bytes:
     """Every page's text in :func:`full_order`. Over ``cap`` bytes, it stops at the last
     whole page that leaves room under the cap for a closing line that counts the pages
     left out and points to llms.txt and the sitemap, which list them all. ``made``: page
-    → its :func:`full_chunk`, made already (by a worker process)."""
+    → its :func:`full_chunk`, made already (by a worker process); ``recall(path, make)``:
+    another page's, given how to make it (a build cache recalls it)."""
     strings = strings_of(site, theme)
     made = made or {}
-    chunks = [(made[path] if path in made else full_chunk(site, strings, path, files, lines_of)).encode("utf-8")
-              for path in full_order(site, files)]
+
+    def chunk_of(path: str) -> str:
+        make = partial(full_chunk, site, strings, path, files, lines_of)
+        return recall(path, make) if recall is not None else make()
+
+    chunks = [(made[path] if path in made else chunk_of(path)).encode("utf-8") for path in full_order(site, files)]
     if sum(map(len, chunks)) <= cap:
         return b"".join(chunks)
 

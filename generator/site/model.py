@@ -197,6 +197,11 @@ class SiteModel:
     listings: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
     # article → digest of what its outputs read, made once when first asked (generator.site.reads.article_digest)
     read_digests: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    # notes → digest of their files, made once when first asked (generator.site.reads.sources_digest):
+    # the wikis on one perimeter all read its notes
+    source_digests: dict[frozenset[str], str] = field(default_factory=dict, compare=False, repr=False)
+    # a selection (by its id: the wikis on one perimeter share it) → the notes its extractions are in
+    selection_notes: dict[int, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
 
     @functools.cached_property
     def extractions(self) -> dict[str, tuple[Note, Extraction]]:

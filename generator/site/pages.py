@@ -18,7 +18,7 @@ from generator.corpus.article import Adoption, AnswerRecord, ArticleSpec, Perime
 from generator.corpus.links import LinkTarget
 from generator.corpus.model import Note, NoteType
 from generator.corpus.proposal import OperationDecision
-from generator.corpus.publication import published_ids
+from generator.corpus.publication import shows
 from generator.memo import NO_MEMO, Memo, digest_of
 from generator.site import paging
 from generator.site.graph_pages import local_graph
@@ -908,7 +908,7 @@ def link_href(site: SiteModel, theme: Theme, target: LinkTarget, page: str) -> H
         note = published.get(target.note)
         if note is None:
             return Href(None, title=theme.tr("link_source_unpublished"))
-        if target.key not in published_ids(note):
+        if not shows(note, target.key):
             return Href(None, title=theme.tr("link_source_unpublished"))
         fragment = f"com-{target.key}" if target.kind == "comment" else extraction_fragment(site.statuses, target.key)
         return Href(relative(f"{note_path(target.note)}#{fragment}", page), css_class="citation")

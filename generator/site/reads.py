@@ -100,9 +100,9 @@ def article_reads(site: SiteModel, slug: str) -> tuple[object, ...]:
     """What an article's outputs read beyond what a note's do (see the module's docstring)."""
     publication = site.publication
     audit = site.articles[slug]
-    involved = {*(audit.perimeter_notes or ()), *(link.note for link in audit.links if link.note),
-                *(item.note for item in audit.discarded or ()), *audit.coverage, *audit.superseded_by,
-                *([audit.supersedes] if audit.supersedes else ())}
+    perimeter = frozenset(audit.perimeter_notes or ())
+    involved = {*(link.note for link in audit.links if link.note), *(item.note for item in audit.discarded or ()),
+                *audit.coverage, *audit.superseded_by, *([audit.supersedes] if audit.supersedes else ())} - perimeter
     proposals = [p for p in site.proposals if p.target == slug]
     evidence = site.evidence_keys.get(slug)  # the audit and selection, by what they read: megabytes, not pickled
     return (
@@ -111,16 +111,32 @@ def article_reads(site: SiteModel, slug: str) -> tuple[object, ...]:
         # a marker of a proposal to an unpublished source is redacted: which ids are public
         sorted(site.public_ids) if proposals else None,
         publication.names.get(slug),
+        sources_digest(site, perimeter),
         sorted((note, publication.source_of(note) if note in publication.notes else None) for note in involved),
-        sorted((note, publication.source_of(note)) for note in _selection_notes(site, slug)),
+        sources_digest(site, _selection_notes(site, slug)),
     )
 
 
-def _selection_notes(site: SiteModel, slug: str) -> set[str]:
+def _selection_notes(site: SiteModel, slug: str) -> frozenset[str]:
     """The notes of a wiki's selection's extractions (its page quotes them)."""
     selection = site.selections.get(slug)
-    extractions = site.extractions
-    return {extractions[i][0].slug for i in selection.order if i in extractions} if selection else set()
+    if selection is None:
+        return frozenset()
+    if id(selection) not in site.selection_notes:  # one selection for the wikis of a perimeter
+        extractions = site.extractions
+        site.selection_notes[id(selection)] = frozenset(extractions[i][0].slug for i in selection.order
+                                                        if i in extractions)
+    return site.selection_notes[id(selection)]
+
+
+def sources_digest(site: SiteModel, notes: frozenset[str]) -> str:
+    """Digest of each of ``notes`` with its files' digest (``None``: not published), made
+    once a build for each set (the wikis on one perimeter read the same notes)."""
+    if notes not in site.source_digests:
+        publication = site.publication
+        site.source_digests[notes] = digest_of(sorted(
+            (note, publication.source_of(note) if note in publication.notes else None) for note in notes))
+    return site.source_digests[notes]
 
 
 def article_digest(site: SiteModel, slug: str) -> str:

@@ -196,6 +196,7 @@ class _Lookup:
         self._perimeters: dict[str, list[str]] = {}
         self._claims: dict[str, list[Claim]] = {}
         self._keys: dict[str, str] = {}
+        self._held: dict[tuple[str, ...], tuple[str, set[str]]] = {}
 
     def live(self, spec: PerimeterSpec) -> list[str]:
         """The notes the perimeter holds now (:func:`live_perimeter`), found once a build."""
@@ -226,16 +227,27 @@ class _Lookup:
         live = self.live(perimeter) if perimeter and known else None
         frozen = [e.id for e in spec.recorded.extractions] if spec.recorded else []
         named = [*((m.kind, m.key) for claim in self.claims(note, anchored) for m in claim.markers),
-                 *(("ext", e) for e in perimeter_extractions(corpus, live or [])), *(("ext", e) for e in frozen)]
+                 *(("ext", e) for e in frozen)]
         holders = [(kind, key, self._holder(kind, key)) for kind, key in named]
-        involved = {*(live or ()), *(spec.recorded.notes if spec.recorded else ()),
+        held, elsewhere = self._perimeter_holders(live or [])
+        involved = {*(live or ()), *(spec.recorded.notes if spec.recorded else ()), *elsewhere,
                     *(holder for _kind, _key, holder in holders if holder)}
         target = corpus.notes.get(spec.supersedes) if spec.supersedes else None
         self._keys[note.slug] = digest_of((
-            "audit", note.slug, note.source.file, corpus.source_of(note.slug), known, live, holders,
+            "audit", note.slug, note.source.file, corpus.source_of(note.slug), known, live, holders, held,
             sorted((slug, corpus.source_of(slug)) for slug in involved if slug in corpus.notes),
             self.succession.get(note.slug), spec.supersedes, target.type if target else None))
         return self._keys[note.slug]
+
+    def _perimeter_holders(self, live: list[str]) -> tuple[str, set[str]]:
+        """Which note holds each extraction of a perimeter (digested), and those of them
+        outside it (an id given twice): found once a build for every wiki on the perimeter."""
+        shared = tuple(live)
+        if shared not in self._held:
+            ids = perimeter_extractions(self.corpus, live)
+            holders = [self._holder("ext", e) for e in ids]
+            self._held[shared] = (digest_of((ids, holders)), {h for h in holders if h} - set(live))
+        return self._held[shared]
 
     def _holder(self, kind: str, key: str) -> str | None:
         holder = (self.extraction_of if kind == "ext" else self.comment_of).get(key)

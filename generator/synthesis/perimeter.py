@@ -13,7 +13,8 @@ def in_perimeter(note: Note, spec: PerimeterSpec) -> bool:
     membership = note.membership(spec.notebook)
     if membership is None:
         return False
-    return all(set(wanted) & set(membership.categories.get(axis, ())) for axis, wanted in spec.categories.items())
+    categories = membership.categories  # each axis: one of the values wanted at least
+    return all(any(value in categories.get(axis, ()) for value in wanted) for axis, wanted in spec.categories.items())
 
 
 def live_perimeter(corpus: Corpus, spec: PerimeterSpec) -> list[str]:
