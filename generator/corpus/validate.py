@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from generator.corpus.fields import MAX_NAME_BYTES, MAX_SLUG, SLUG_PATTERN, slug_too_long
-from generator.corpus.model import Corpus, NoteType
+from generator.corpus.model import Corpus, NoteType, SourceRef
 from generator.problems import Problem
 
 
@@ -142,28 +142,29 @@ def _check_notebook_orders(corpus: Corpus, problems: list[Problem]) -> None:
 
 
 def _check_unique_ids(corpus: Corpus, problems: list[Problem]) -> None:
-    extraction_at: dict[str, str] = {}
-    comment_at: dict[str, str] = {}
+    # where each id is first given, worded only for a duplicate (100,000 ids at 50,000 extractions)
+    extraction_at: dict[str, SourceRef] = {}
+    comment_at: dict[str, SourceRef] = {}
     for note in corpus.notes.values():
         for extraction in note.extractions:
-            where = f"{extraction.source.file}:{extraction.source.line}"
-            if extraction.id in extraction_at:
+            first = extraction_at.get(extraction.id)
+            if first is None:
+                extraction_at[extraction.id] = extraction.source
+            else:
                 problems.append(Problem(
                     extraction.source.file, extraction.source.line, "duplicate-id",
-                    f"extraction id {extraction.id!r} is already used at {extraction_at[extraction.id]}",
+                    f"extraction id {extraction.id!r} is already used at {first.file}:{first.line}",
                     "Give this extraction another id: ids are unique across the whole content, "
                     "since citations name them."))
-            else:
-                extraction_at[extraction.id] = where
             for comment in extraction.comments:
-                where = f"{comment.source.file}:{comment.source.line}"
-                if comment.id in comment_at:
+                seen = comment_at.get(comment.id)
+                if seen is None:
+                    comment_at[comment.id] = comment.source
+                else:
                     problems.append(Problem(
                         comment.source.file, comment.source.line, "duplicate-id",
-                        f"comment id {comment.id!r} is already used at {comment_at[comment.id]}",
+                        f"comment id {comment.id!r} is already used at {seen.file}:{seen.line}",
                         "Give this comment another id: ids are unique across the whole content."))
-                else:
-                    comment_at[comment.id] = where
 
 
 def _check_media(corpus: Corpus, problems: list[Problem]) -> None:
