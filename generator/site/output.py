@@ -480,8 +480,9 @@ def staging_tree(out_dir: Path, content_dir: Path, link: bool = False, linger: b
     """A staging tree beside ``out_dir`` for a new site; with ``link`` (the live tree is
     Carnet's), it starts as hard links to the live one, made by a child process
     (:class:`Background`) while the caller goes on: :meth:`Staging.files` waits for them, and
-    :meth:`Staging.live_listing` says whether it was the tree the last build left. The staging tree goes whatever happens: a failed or interrupted build leaves
-    the previous site as it was. With ``linger``, the old tree swapped out is still being
+    :meth:`Staging.live_listing` tells whether it was the tree the last build left. The
+    staging tree goes whatever happens: a failed or interrupted build leaves the previous
+    site as it was. With ``linger``, the old tree swapped out is still being
     removed when this returns: the next swap into ``out_dir`` (or the process's exit)
     waits for it (:func:`retired`)."""
     check_output_dir(out_dir, content_dir)
