@@ -463,8 +463,8 @@ def _read_from_pages(site: SiteModel, files: SiteFiles, memo: Memo, theme: Theme
         text = memo.memo("full-chunk", lambda: digest_of((what, files.digests[path],
                                                           files.digests.get(path[: -len(".html")] + ".txt"))), make)
         if checked and text != make():
-            raise reads.StaleOutputs(f"the text of {path} in llms-full.txt was recalled but differs from the one made "
-                               "again: a read is missing from generator/site/machine.py:chunk_reads")
+            raise reads.StaleOutputs(f"the text of {path} in llms-full.txt was recalled but differs from the one "
+                                     "made again: a read is missing from generator/site/machine.py:chunk_reads")
         return text
 
     derived["llms-full.txt"] = llms_full(site, everything, int(cap), theme,
