@@ -445,10 +445,9 @@ class PackedPart:
         return _unpickled_later, (self.node_keys, self.urls, later)
 
     def __getattr__(self, name: str) -> Any:  # only for a field not in __dict__: one unpickled later
-        later = self.__dict__.pop("_later", None)
-        if later is None or name not in _LATER:
+        if name not in _LATER or "_later" not in self.__dict__:  # any other name probed leaves them packed
             raise AttributeError(name)
-        self.__dict__.update(zip(_LATER, pickle.loads(later), strict=True))
+        self.__dict__.update(zip(_LATER, pickle.loads(self.__dict__.pop("_later")), strict=True))
         return self.__dict__[name]
 
     def edges_of(self, index: int) -> range:

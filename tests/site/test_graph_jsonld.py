@@ -185,6 +185,8 @@ def test_a_recalled_part_reads_its_lines_only_when_the_graph_is_assembled() -> N
     recalled = pickle.loads(pickle.dumps(made, protocol=pickle.HIGHEST_PROTOCOL))
     assert set(vars(recalled)) == {"node_keys", "urls", "_later"}, "the lines wait"
     assert recalled.node_keys == made.node_keys and recalled.urls == made.urls
+    assert not hasattr(recalled, "__array__") and set(vars(recalled)) == {"node_keys", "urls", "_later"}, \
+        "another name probed loses nothing"
     again = pickle.loads(pickle.dumps(recalled, protocol=pickle.HIGHEST_PROTOCOL))  # passed on unread
     assert set(vars(again)) == {"node_keys", "urls", "_later"}
     assert again.node_lines[0] == made.node_lines[0] and "_later" not in vars(again)
