@@ -182,12 +182,12 @@ def read_content_dir(root: Path, known: KnownFiles | None = None) -> ContentFile
         for entry in entries:
             if entry.name in below or entry.name.startswith("."):
                 continue
-            _read_entry(entry, f"{rel_dir}{entry.name}", top)
+            read_entry(entry, f"{rel_dir}{entry.name}", top)
         for entry in directories:
             if not entry.name.startswith(".") and not entry.is_symlink():
                 walk(entry.path, f"{rel_dir}{entry.name}/")
 
-    def _read_entry(entry: os.DirEntry[str], on_disk: str, top: str) -> None:
+    def read_entry(entry: os.DirEntry[str], on_disk: str, top: str) -> None:
         rel = unicodedata.normalize("NFC", on_disk)
         if entry.is_symlink():
             files.problems.append(Problem(

@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
 from generator.memo import NO_MEMO, Memo, digest_of
@@ -51,6 +51,9 @@ from generator.site.selection_page import selection_pages
 from generator.site.theme import Theme
 
 Output = Iterator[tuple[str, bytes]]
+
+if TYPE_CHECKING:
+    from generator.site.graph_view import Drawing
 
 
 class Emitter(Protocol):
@@ -241,7 +244,7 @@ class GraphPages:
 
     def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
         from generator.site.graph_pages import SITE_GRAPH, graph_of, notebook_graph_path
-        from generator.site.graph_view import Drawing, drawing_digest, layout_reads, page_drawing
+        from generator.site.graph_view import drawing_digest, layout_reads, page_drawing
 
         graph = graph_of(site)
         drawings: dict[str, Drawing] = {}
@@ -256,8 +259,8 @@ class GraphPages:
             return reads.shell_digest(site, theme, ())
 
         @functools.cache
-        def layout() -> str:
-            return digest_of((shell(), layout_reads(graph)))
+        def layout() -> str:  # what a drawing reads (the page's key adds the shell)
+            return digest_of(layout_reads(graph))
 
         def drawn(notebook: str) -> tuple[list[str], str]:
             laid = drawing(notebook)
@@ -276,7 +279,7 @@ class GraphPages:
                                           partial(drawing, slug)))
 
 
-def _graph_page(site: SiteModel, theme: Theme, notebook: str, drawing: Callable[[], Any]) -> dict[str, Any]:
+def _graph_page(site: SiteModel, theme: Theme, notebook: str, drawing: Callable[[], Drawing]) -> dict[str, Any]:
     from generator.site.graph_pages import graph_context, graph_path, graph_title
 
     context = pages.common(site, theme, graph_path(notebook), graph_title(site, theme, notebook), "graph")

@@ -8,7 +8,7 @@ from typing import Any
 
 from generator.site import graph_view
 from generator.site.graph_svg import legend, svg, text_alternative
-from generator.site.graph_view import Drawing, NoteGraph, note_graph, page_drawing
+from generator.site.graph_view import Drawing, NoteGraph, note_graph
 from generator.site.model import SiteModel, note_path, notebook_path
 from generator.site.theme import Theme
 
@@ -64,13 +64,12 @@ def graph_path(notebook: str = "") -> str:
     return notebook_graph_path(notebook) if notebook else SITE_GRAPH
 
 
-def graph_context(site: SiteModel, theme: Theme, ctx: dict[str, Any], notebook: str = "",
-                  drawing: Drawing | None = None) -> dict[str, Any]:
+def graph_context(site: SiteModel, theme: Theme, ctx: dict[str, Any], notebook: str,
+                  drawing: Drawing) -> dict[str, Any]:
     """A graph page's context (the site's, or one notebook's), added to the page's ``ctx``
-    (:func:`generator.site.pages.common` of its path and title); ``drawing``: the page's
-    :func:`page_drawing`, when made already."""
+    (:func:`generator.site.pages.common` of its path and title), from its ``drawing``
+    (:func:`~generator.site.graph_view.page_drawing`)."""
     path, title = graph_path(notebook), graph_title(site, theme, notebook)
-    drawing = drawing or page_drawing(graph_of(site), notebook)
     aggregated = sum(n.count for n in drawing.nodes if n.kind == "more")
     ctx["graph"] = {**_drawn(drawing, path, theme, title), "title": title, "aggregated": aggregated,
                     "notebook_titles": {slug: nb.title for slug, nb in site.publication.notebooks.items()},

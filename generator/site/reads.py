@@ -112,7 +112,7 @@ def article_reads(site: SiteModel, slug: str) -> tuple[object, ...]:
         sorted(site.public_ids) if proposals else None,
         publication.names.get(slug),
         sources_digest(site, perimeter),
-        sorted((note, publication.source_of(note) if note in publication.notes else None) for note in involved),
+        _sources(site, involved),
         sources_digest(site, _selection_notes(site, slug)),
     )
 
@@ -133,10 +133,14 @@ def sources_digest(site: SiteModel, notes: frozenset[str]) -> str:
     """Digest of each of ``notes`` with its files' digest (``None``: not published), made
     once a build for each set (the wikis on one perimeter read the same notes)."""
     if notes not in site.source_digests:
-        publication = site.publication
-        site.source_digests[notes] = digest_of(sorted(
-            (note, publication.source_of(note) if note in publication.notes else None) for note in notes))
+        site.source_digests[notes] = digest_of(_sources(site, notes))
     return site.source_digests[notes]
+
+
+def _sources(site: SiteModel, notes: Iterable[str]) -> list[tuple[str, object]]:
+    """Each note with its files' digest (``None``: not published), in slug order."""
+    publication = site.publication
+    return sorted((note, publication.source_of(note) if note in publication.notes else None) for note in notes)
 
 
 def article_digest(site: SiteModel, slug: str) -> str:
