@@ -497,17 +497,19 @@ def graph_started(site: SiteModel, files: SiteFiles, memo: Memo = NO_MEMO,
                           {slug: o.graph_digest for slug, o in made.items() if o.graph_digest},
                           None if memo is NO_MEMO else partial(reads.article_digest, site),
                           reads.check_graph_part if reads.checking() else None, jobs)
-    return _kept_or_started(files, memo, "graph-files", graph.key, graph.streams)  # 330 MB at 50,000 notes: streamed
+    # 330 MB at 50,000 notes: streamed
+    return _kept_or_started(files, memo, "graph-files", graph.key, graph.streams, graph.prepare)
 
 
 def _kept_or_started(files: SiteFiles, memo: Memo, kind: str, key: str,
-                     streams: Mapping[str, Iterable[bytes]]) -> Pending:
+                     streams: Mapping[str, Iterable[bytes]], prepare: Callable[[], object] | None = None) -> Pending:
     """Files made from what ``key`` digests: the last build's kept when it made them from
-    the same (and left them in the live tree), else their chunks written as they are made."""
+    the same (and left them in the live tree), else their chunks written as they are made
+    (``prepare``: what they share, see :meth:`SiteFiles.start_streams`)."""
     last: dict[str, str] = memo.memo(kind, lambda: key, dict) if memo.holds(kind, lambda: key) else {}
     if last.keys() == streams.keys() and all(files.can_keep(path, digest) for path, digest in last.items()):
         return Pending(partial(_keep_all, files, sorted(last)), _nothing)
-    streaming = files.start_streams(streams)
+    streaming = files.start_streams(streams, prepare)
 
     def finish() -> None:
         streaming.finish()

@@ -191,3 +191,43 @@ def test_a_recalled_part_reads_its_lines_only_when_the_graph_is_assembled() -> N
     assert set(vars(again)) == {"node_keys", "urls", "_later"}
     assert again.node_lines[0] == made.node_lines[0] and "_later" not in vars(again)
     assert recalled == made and again == made and part_digest(recalled) == part_digest(made)
+
+
+def test_a_record_another_part_adds_edges_to_is_the_whole_graphs_record() -> None:
+    """An extraction's record takes the edges the articles' parts add from it (its groups, the
+    articles that discarded it): whether they are of types its own edges lack (kept lines,
+    properties added), share one (its edges interleaved by target) or carry data (a statement
+    of their own), the records are those of the whole graph encoded at once."""
+    from types import SimpleNamespace
+
+    from generator.site.graph import RECORD_JOIN, TypedGraph, _Assembly, _items, encode_part, pack
+
+    base = "https://example.org/"
+    site: Any = SimpleNamespace(base_url=base)
+    note = TypedGraph()
+    note.node("note:a", "note", title="A", url=base + "notes/a.html")
+    note.node("element:a/e1", "element", text="Un paragraphe.")
+    for n in (1, 2, 3):
+        note.node(f"extraction:a-x{n}", "extraction", quote=f"Citation {n}", url=base + f"notes/a.html#x{n}")
+        note.edge(f"extraction:a-x{n}", "element:a/e1", "anchored-in", start=n, end=n + 5)
+    article = TypedGraph()
+    article.node("note:w", "wiki", title="W", url=base + "notes/w.html")
+    article.node("group:w/1", "group", size=2)
+    article.node("group:w/2", "group", size=1)
+    article.edge("extraction:a-x1", "group:w/1", "member-of-group")  # types its own edges lack
+    article.edge("extraction:a-x1", "note:w", "discarded-from")
+    article.edge("extraction:a-x2", "group:w/2", "member-of-group")
+    article.edge("extraction:a-x2", "group:w/1", "anchored-in")  # a type its own edges have
+    article.edge("extraction:a-x3", "note:w", "cites", state="verified")  # with data
+    parts = [note, article]
+    whole = TypedGraph()
+    for part in parts:
+        whole.merge(part)
+    encoded = encode_part(site, whole, records=True, pages=lambda key: None)
+    expected = [RECORD_JOIN.join(line.encode() for line in encoded.records[key]) for key in sorted(encoded.records)]
+    assembly = _Assembly(base, [pack(encode_part(site, part, records=True, pages=lambda key: None)) for part in parts])
+    made = b"".join(_items(assembly.records()))
+    assert made == b"".join(_items(expected))
+    record = next(record for record in json.loads(b"{\"@graph\": " + made + b"}")["@graph"]
+                  if record.get("identifier") == "extraction:a-x1")
+    assert record["member-of-group"] == [base + "graph.json#group:w/1"] and record["discarded-from"] == [base + "notes/w.html"]

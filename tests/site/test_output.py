@@ -384,6 +384,64 @@ def test_streams_started_are_unseen_until_finished_and_stopped_with_a_failed_bui
     assert _leftovers_of(out) == []
 
 
+def test_streams_sharing_what_they_are_made_from_are_written_side_by_side_and_stopped_together(
+        small: Path, tmp_path: Path) -> None:
+    """With what the files share made first (``prepare``: the graph's assembly, made once),
+    each file after the first is written by a child of the child, tied to it: stopping the
+    build stops both, and nothing of theirs is left running or written."""
+    import hashlib
+    import os
+    import time
+
+    from generator.site.output import can_tie
+
+    if not can_tie():  # Linux's PR_SET_PDEATHSIG: elsewhere the files are written one after the other
+        if os.environ.get("CI") == "true":
+            pytest.fail("a child cannot be tied to its parent on the CI machine")
+        pytest.skip("a child cannot be tied to its parent here (not Linux)")
+    prepared = tmp_path / "prepared"
+
+    def prepare() -> None:
+        with open(prepared, "a") as stream:
+            stream.write(f"{os.getpid()}\n")
+
+    out = tmp_path / "site"
+    with staged_site(out, small) as files:
+        files.start_streams({"graph.json": iter([b"{", b"}\n"]), "graph.jsonld": iter([b"[]\n"])}, prepare).finish()
+        assert files.digests["graph.json"] == hashlib.sha256(b"{}\n").hexdigest()
+        assert files["graph.jsonld"] == b"[]\n"
+    assert len(prepared.read_text().split()) == 1, "made once, in the child, for both files"
+
+    def endless() -> Iterator[bytes]:
+        while True:
+            time.sleep(0.01)
+            yield b"."
+
+    def state(pid: int) -> str:  # "" once gone; "Z" once dead, not reaped yet
+        try:
+            return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return ""
+
+    with pytest.raises(RuntimeError, match="meanwhile"), staged_site(out, small) as files:
+        streaming = files.start_streams({"graph.json": iter([b"{}"]), "graph.jsonld": endless()}, prepare)
+        assert files.tree is not None and streaming.child is not None
+        child, deadline = streaming.child._pid, time.monotonic() + 30
+        try:
+            while not (beside := [int(name.split("-")[2]) for name in os.listdir(files.tree)  # named after its process
+                                  if name.startswith(".carnet-chunks-") and name.split("-")[2] != str(child)]):
+                assert time.monotonic() < deadline, "graph.jsonld's writer never started"
+                time.sleep(0.01)
+            writer = beside[0]
+            raise RuntimeError("a page failed meanwhile")
+        finally:
+            streaming.stop()
+            while state(writer) not in ("", "Z", "X"):
+                assert time.monotonic() < deadline, "the writer beside outlived the child that started it"
+                time.sleep(0.01)
+    assert _leftovers_of(out) == []
+
+
 def test_a_lingering_build_leaves_its_old_tree_going_and_the_next_one_waits_for_it(
         small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``carnet serve`` rebuilds with ``linger``: the tree swapped out is removed by a child
