@@ -159,7 +159,7 @@ def _note(content: Path, n: int) -> Path:
 
 
 PLAIN_EDITS = {"body": edit_body, "title": edit_title, "category": edit_category, "add a note": add_note}
-EVIDENCE_EDITS = {"extraction": edit_extraction}
+EVIDENCE_EDITS = {"extraction": edit_extraction, "body": edit_body}
 
 
 def measure_size(notes: int, work: Path, runs: int, mkdocs_runs: int, evidence: bool = True) -> tuple[Measures, dict]:
