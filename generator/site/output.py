@@ -217,29 +217,31 @@ class SiteFiles(Mapping[str, bytes]):
         # with what they share made first, the files are written side by side: the build waits
         # for them once the pages are made, a second core idle then (3.9 s of an edit's 9.7 s
         # with wikis at 5,000 notes, one file after the other)
-        beside: list[Background] = []
-        if prepare is not None:
-            prepare()
-            if can_tie():  # else one after the other: a child left running would write into a tree removed
-                beside = [Background(partial(self._chunks_written, path, streams[path]), tied=True)
-                          for path in paths[1:]]
+        written: dict[str, tuple[str, str, int]] = {}
+        beside: dict[str, Background] = {}
         try:
-            written = [self._chunks_written(path, streams[path]) for path in paths[:len(paths) - len(beside)]]
-        except BaseException:
-            for child in beside:
-                child.stop()
-            raise
-        try:
-            for child in beside:
+            if prepare is not None:
+                prepare()
+                if can_tie():  # else one after the other: a child left running would write into a tree removed
+                    for path in paths[1:]:
+                        try:
+                            beside[path] = Background(partial(self._chunks_written, path, streams[path]), tied=True)
+                        except OSError:  # no process to spare: the others written here, in turn
+                            break
+            for path in paths:
+                if path not in beside:
+                    written[path] = self._chunks_written(path, streams[path])
+            for path, child in beside.items():
                 temporary, digest, size = cast(list[Any], child.join())
-                written.append((str(temporary), str(digest), int(size)))
+                written[path] = (str(temporary), str(digest), int(size))
         except BaseException:
-            for child in beside:
-                child.stop()
-            for temporary, _digest, _size in written:
-                os.unlink(temporary)
+            for child in beside.values():
+                child.stop()  # joined already: nothing
+            for temporary, _digest, _size in written.values():
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(temporary)
             raise
-        return written
+        return [written[path] for path in paths]
 
     def _check_new(self, path: str) -> None:
         if not _safe_relative(path) or path == MARKER:
@@ -392,10 +394,17 @@ class Background:
             return
         read, write = os.pipe()
         parent = os.getpid()
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError:  # no process to spare (EAGAIN, ENOMEM): the pipe is not left open
+            os.close(read)
+            os.close(write)
+            raise
         if pid == 0:  # the child: the work, its result or error down the pipe, and out
-            if tied and not _tied_to(parent):
-                os._exit(1)  # its parent is gone already: nobody waits for the work
+            if tied:
+                _tie_to_parent()
+                if os.getppid() != parent:
+                    os._exit(1)  # its parent ended already: nobody waits for the work
             os.close(read)
             gc.disable()  # short-lived: a collection would touch, hence copy, the parent's whole heap
             code = 1
@@ -744,17 +753,20 @@ def _swap_in(staging: Path, out_dir: Path) -> Path | None:
     return retired
 
 
-_PR_SET_PDEATHSIG = 1
+_PR_SET_PDEATHSIG, _PR_GET_PDEATHSIG = 1, 2
 
 
 @functools.cache
 def _prctl() -> Callable[..., int] | None:
+    """Linux's prctl, when it answers (a sandbox may refuse it)."""
     if not sys.platform.startswith("linux"):
         return None
     try:
-        return cast(Callable[..., int], ctypes.CDLL(None, use_errno=True).prctl)  # the process's own libc
+        prctl = cast(Callable[..., int], ctypes.CDLL(None, use_errno=True).prctl)  # the process's own libc
     except (OSError, AttributeError):
         return None
+    current = ctypes.c_int()
+    return prctl if prctl(_PR_GET_PDEATHSIG, ctypes.byref(current)) == 0 else None
 
 
 def can_tie() -> bool:
@@ -762,11 +774,12 @@ def can_tie() -> bool:
     return _prctl() is not None
 
 
-def _tied_to(parent: int) -> bool:
-    """This process killed when its parent ends; ``False`` when it cannot be, or the parent
-    (``parent``) ended already."""
+def _tie_to_parent() -> None:
+    """This process killed when its parent ends (see :func:`can_tie`); refused, it goes on
+    untied: its work is the same."""
     prctl = _prctl()
-    return prctl is not None and prctl(_PR_SET_PDEATHSIG, signal.SIGKILL) == 0 and os.getppid() == parent
+    if prctl is not None:
+        prctl(_PR_SET_PDEATHSIG, ctypes.c_ulong(signal.SIGKILL))
 
 
 def _exchange(a: Path, b: Path) -> bool:

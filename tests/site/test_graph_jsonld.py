@@ -193,7 +193,7 @@ def test_a_recalled_part_reads_its_lines_only_when_the_graph_is_assembled() -> N
     assert recalled == made and again == made and part_digest(recalled) == part_digest(made)
 
 
-def test_a_record_another_part_adds_edges_to_is_the_whole_graphs_record() -> None:
+def test_a_record_another_part_adds_edges_to_is_the_whole_graphs_record(monkeypatch: pytest.MonkeyPatch) -> None:
     """An extraction's record takes the edges the articles' parts add from it (its groups, the
     articles that discarded it): whether they are of types its own edges lack (kept lines,
     properties added), share one (its edges interleaved by target) or carry data (a statement
@@ -219,15 +219,25 @@ def test_a_record_another_part_adds_edges_to_is_the_whole_graphs_record() -> Non
     article.edge("extraction:a-x2", "group:w/2", "member-of-group")
     article.edge("extraction:a-x2", "group:w/1", "anchored-in")  # a type its own edges have
     article.edge("extraction:a-x3", "note:w", "cites", state="verified")  # with data
-    parts = [note, article]
+    again = TypedGraph()  # another article's part saying one of those edges again
+    again.node("note:v", "wiki", title="V", url=base + "notes/v.html")
+    again.edge("extraction:a-x1", "group:w/1", "member-of-group")
+    again.edge("extraction:a-x1", "note:v", "discarded-from")
+    parts = [note, article, again]
     whole = TypedGraph()
     for part in parts:
         whole.merge(part)
     encoded = encode_part(site, whole, records=True, pages=lambda key: None)
     expected = [RECORD_JOIN.join(line.encode() for line in encoded.records[key]) for key in sorted(encoded.records)]
     assembly = _Assembly(base, [pack(encode_part(site, part, records=True, pages=lambda key: None)) for part in parts])
+    served: list[bool] = []  # whether the note part's lines were kept, node by node
+    kept = _Assembly._with_foreign
+    monkeypatch.setattr(_Assembly, "_with_foreign",
+                        lambda self, *args: served.append((line := kept(self, *args)) is not None) or line)
     made = b"".join(_items(assembly.records()))
     assert made == b"".join(_items(expected))
+    assert served == [True, False], "x1 kept its lines, x2 (a type of its own edges) was made again, x3 not asked"
     record = next(record for record in json.loads(b"{\"@graph\": " + made + b"}")["@graph"]
                   if record.get("identifier") == "extraction:a-x1")
-    assert record["member-of-group"] == [base + "graph.json#group:w/1"] and record["discarded-from"] == [base + "notes/w.html"]
+    assert record["member-of-group"] == [base + "graph.json#group:w/1"]
+    assert record["discarded-from"] == [base + "notes/v.html", base + "notes/w.html"]
