@@ -733,19 +733,17 @@ class _Assembly:
             foreign = self.foreign.get(key)
             if not foreign:
                 return entry
-            if key not in self.carrying and (record := self._with_foreign(entry, foreign)) is not None:
-                return record
-            added: dict[tuple[str, str], dict[str, Any]] = {}
-            for target, kind, _number, line in sorted(foreign, key=lambda item: item[2]):
-                added[(target, kind)] = _edge_fields(line)[2]
-            if not any(added.values()):
-                # edges from it in other parts (a group's membership): its record made again
-                # with them, its statements kept
+            if key not in self.carrying:  # edges from it in other parts, none with data: its statements kept
+                record = self._with_foreign(entry, foreign)
+                if record is not None:
+                    return record
+                # a type its own edges have too: its record made again with them all
                 own = {(target, kind) for target, kind, _data in map(_edge_fields, map(part.edge_lines.__getitem__,
                                                                                       part.edges_of(index)))}
-                every = [(key, target, kind) for target, kind in sorted(own | added.keys())]
-                record = _record_line(key, self.fields(key, at), every, self.iri).encode("utf-8")
-                return RECORD_JOIN.join([record, *entry.split(RECORD_JOIN)[1:]])
+                added = {(target, kind) for target, kind, _number, _line in foreign}
+                every = [(key, target, kind) for target, kind in sorted(own | added)]
+                made = _record_line(key, self.fields(key, at), every, self.iri).encode("utf-8")
+                return RECORD_JOIN.join([made, *entry.split(RECORD_JOIN)[1:]])
         # a statement to place among the node's own, a node defined twice, a bare end,
         # the site's part: every line made from the whole graph
         links = {(key, target, kind): data for target, kind, data, _line in self.edge_triples(key, at)}

@@ -19,7 +19,6 @@ import atexit
 import contextlib
 import ctypes
 import ctypes.util
-import functools
 import gc
 import glob
 import hashlib
@@ -31,7 +30,7 @@ import shutil
 import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -756,7 +755,7 @@ def _swap_in(staging: Path, out_dir: Path) -> Path | None:
 _PR_SET_PDEATHSIG, _PR_GET_PDEATHSIG = 1, 2
 
 
-@functools.cache
+@cache
 def _prctl() -> Callable[..., int] | None:
     """Linux's prctl, when it answers (a sandbox may refuse it)."""
     if not sys.platform.startswith("linux"):
