@@ -17,8 +17,10 @@ from hypothesis import strategies as st
 
 import generator.anchoring.elements as elements
 import generator.jobs as carnet_jobs
+import generator.site.emitters as emitters
 import generator.site.graph as graph
 import generator.site.graph_view as graph_view
+import generator.site.machine as machine
 import generator.synthesis.audit as audit
 from generator.cache import BuildCache, default_cache_path
 from generator.markup import parse
@@ -143,12 +145,19 @@ def edit_notebook(content: Path, n: int) -> None:
         _replace_line(path, r"^title: (.*)$", rf"title: \1 {n}")
 
 
+def edit_date(content: Path, n: int) -> None:
+    """A note redated (the newest now): where it comes in the listings, the feeds and llms-full.txt, and the sitemap's lastmod."""
+    note = _pick(_notes(content), n)
+    if note:
+        _replace_line(note, r"^date: .*$", f"date: 20{26 + n % 9}-{n % 12 + 1:02d}-{n % 28 + 1:02d}")
+
+
 def edit_settings(content: Path, n: int) -> None:
     _replace_line(content / "carnet.yaml", r"^description: .*$", f"description: Corpus de test, version {n}.")
 
 
 OPERATIONS = (edit_body, edit_title, add_note, delete_note, rename_note, edit_quote, edit_notebook, edit_settings,
-              detach_quote, edit_authors, cite_extraction, edit_category)
+              detach_quote, edit_authors, cite_extraction, edit_category, edit_date)
 
 
 def _full(content: Path, out: Path) -> dict[str, bytes] | None:
@@ -222,10 +231,37 @@ def _perimeter_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(audit._Lookup, "key", lambda self, note, anchored: str(self.corpus.source_of(note.slug)))
 
 
+def _dates_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sitemap keyed by the pages alone, not the dates it gives them."""
+    monkeypatch.setattr(emitters, "sitemap_reads", lambda site, pages: (site.base_url, pages))
+
+
+def _order_dates_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """llms-full.txt's order keyed without the notes' dates (it puts the newest first)."""
+    monkeypatch.setattr(emitters, "full_order_reads", lambda site, pages: machine.full_order_reads(site, pages)[::2])
+
+
+def _llms_titles_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """llms.txt keyed without the titles it shows: the notes' entries, and the other pages'
+    bytes (a category's page names its notes: a note retitled changes it too)."""
+    monkeypatch.setattr(emitters, "llms_txt_reads", lambda *args: machine.llms_txt_reads(*args)[:5]
+                        + machine.llms_txt_reads(*args)[7:])
+
+
+def _feed_entries_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The feeds keyed without their entries of the notes."""
+    monkeypatch.setattr(emitters, "feeds_reads", lambda *args: machine.feeds_reads(*args)[:4]
+                        + machine.feeds_reads(*args)[5:])
+
+
 @pytest.mark.parametrize(("mutation", "edit", "n"), [
     (_names_left_out, edit_authors, 1),  # a person added to a note: the notebook's later pseudonyms move up one
     (_article_reads_left_out, cite_extraction, 0),  # the wiki's new claim is a node of its part of the graph
     (_perimeter_left_out, add_note, 0),  # a note added under the wiki's perimeter (conseil, theme Budget)
+    (_dates_left_out, edit_date, 1),  # the sitemap's lastmod of the redated note
+    (_order_dates_left_out, edit_date, 1),  # the redated note moves in llms-full.txt
+    (_llms_titles_left_out, edit_title, 1),  # the retitled note's entry in llms.txt
+    (_feed_entries_left_out, edit_title, 1),  # the retitled note's entry in the feeds
 ])
 def test_a_read_left_out_fails_the_rebuild_that_depends_on_it(small: Path, tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch,

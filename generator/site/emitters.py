@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 from urllib.parse import urlsplit
 
 from generator.memo import NO_MEMO, Memo, digest_of
@@ -25,15 +25,21 @@ from generator.site.machine import (
     DEFAULT_FULL_CAP,
     chunk_reads,
     feeds,
+    feeds_reads,
     full_chunk,
+    full_order,
+    full_order_reads,
     llms_full,
     llms_txt,
+    llms_txt_reads,
     manifest,
     not_found_page,
     note_body_lines,
     robots,
     siblings,
+    site_pages,
     sitemap,
+    sitemap_reads,
     strings_of,
 )
 from generator.site.mirrors import mirror_path, mirrors, note_mirror
@@ -51,6 +57,7 @@ from generator.site.selection_page import selection_pages
 from generator.site.theme import Theme
 
 Output = Iterator[tuple[str, bytes]]
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from generator.site.graph_view import Drawing
@@ -308,10 +315,14 @@ class SearchPage:
 
 @dataclass(frozen=True)
 class Feeds:
+    """The Atom feeds, recalled by what they read (:func:`~generator.site.machine.feeds_reads`):
+    a note's body or passages edited leave them as they were."""
+
     name: str = "feeds"
 
     def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
-        yield from feeds(site, theme)
+        yield from recalled(memo, "feeds", partial(feeds_reads, site, theme), lambda: list(feeds(site, theme)),
+                            "feeds_reads")
 
 
 @dataclass(frozen=True)
@@ -452,9 +463,12 @@ def _read_from_pages(site: SiteModel, files: SiteFiles, memo: Memo, theme: Theme
     derived.update(mirrors(site, _Filtered(pages, lambda path: mirror_path(path) not in files),
                            strings_of(site, theme), lines_of))
     everything = _Both(derived, pages)
+    listed = site_pages(path for path in files if path not in redirects)  # no derived output is a page
     raw = site.publication.settings.extra.get("outputs") or {}
     cap = raw.get("llms_full_cap", DEFAULT_FULL_CAP) if isinstance(raw, dict) else DEFAULT_FULL_CAP
-    derived["llms.txt"] = llms_txt(site, everything, theme)
+    derived["llms.txt"] = recalled(memo, "llms-txt",
+                                   partial(llms_txt_reads, site, everything, files.digests, theme, listed),
+                                   partial(llms_txt, site, everything, theme, listed), "llms_txt_reads")
     checked = reads.checking()
 
     def chunk(path: str, make: Callable[[], str]) -> str:
@@ -470,11 +484,27 @@ def _read_from_pages(site: SiteModel, files: SiteFiles, memo: Memo, theme: Theme
                                      "made again: a read is missing from generator/site/machine.py:chunk_reads")
         return text
 
+    order = recalled(memo, "full-order", partial(full_order_reads, site, listed),
+                     partial(full_order, site, everything, listed), "full_order_reads")
     derived["llms-full.txt"] = llms_full(site, everything, int(cap), theme,
                                          {note_path(slug): o.full_chunk for slug, o in made.items() if o.full_chunk},
-                                         lines_of, chunk)
-    derived["sitemap.xml"] = sitemap(site, everything)
+                                         lines_of, chunk, order)
+    derived["sitemap.xml"] = recalled(memo, "sitemap", partial(sitemap_reads, site, listed),
+                                      partial(sitemap, site, everything, listed), "sitemap_reads")
     return derived
+
+
+def recalled(memo: Memo, kind: str, what: Callable[[], object], make: Callable[[], T], reads_name: str) -> T:
+    """A site-wide output (or a step of one) recalled by the digest of what it reads,
+    ``what()``: an edit that changes none of it costs the digest, not the output, which
+    walks every page or note. With ``CARNET_CHECK_READS=1`` a recalled one is made again
+    and compared (``reads_name``: the function of :mod:`generator.site.machine` that
+    lists the reads, named when one is missing)."""
+    value = memo.memo(kind, lambda: digest_of(what()), make)
+    if memo is not NO_MEMO and reads.checking() and value != make():
+        raise reads.StaleOutputs(f"{kind} was recalled but differs from the one made again: a read is missing "
+                                 f"from generator/site/machine.py:{reads_name}")
+    return value
 
 
 @dataclass

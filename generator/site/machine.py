@@ -10,7 +10,7 @@ import hashlib
 import posixpath
 import re
 from collections import Counter
-from collections.abc import Callable, Container, Iterator, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from html import escape, unescape
 from typing import Any
@@ -289,10 +289,18 @@ def _citations(site: SiteModel, path: str) -> list[dict[str, str]]:
     return result
 
 
-def llms_txt(site: SiteModel, files: Mapping[str, bytes], theme: Theme | None = None) -> bytes:
+def site_pages(files: Iterable[str]) -> list[str]:
+    """The pages the site-wide outputs list (every ``.html`` but the 404 page), sorted:
+    what :func:`llms_txt`, :func:`full_order` and :func:`sitemap` each walk, found once."""
+    return sorted(p for p in files if p.endswith(".html") and p != "404.html")
+
+
+def llms_txt(site: SiteModel, files: Mapping[str, bytes], theme: Theme | None = None,
+             pages: Sequence[str] | None = None) -> bytes:
     """https://llmstxt.org: H1, > summary, an info paragraph, H2 sections of links, Optional.
     Prose and section names are in the site's language (the theme's strings), but for
-    "Optional", which the format itself names."""
+    "Optional", which the format itself names. ``pages``: :func:`site_pages` of ``files``,
+    when known."""
     publication = site.publication
     settings = publication.settings
     base = site.base_url
@@ -325,10 +333,7 @@ def llms_txt(site: SiteModel, files: Mapping[str, bytes], theme: Theme | None = 
     section(tr("llms_section_notes"), [(n.title, read(s), n.summary or (n.date.isoformat() if n.date else
                                                                           tr("note_type_note")))
                       for s, n in notes.items() if n.type is NoteType.NOTE])
-    listed = {note_path(s) for s in notes} | {notebook_path(s) for s in publication.notebooks} | \
-        {base_path(s) for s in publication.bases}
-    others = sorted((p for p in files if p.endswith(".html") and p not in listed and p != "404.html"),
-                    key=reading_order)
+    others = _other_pages(site, site_pages(files) if pages is None else pages)
     described = _descriptions(site, tr)
     audits = Counter(audit[:2] for p in others if (audit := audit_page(p)) is not None)  # (article, kind) → pages
     optional = [(_page_title(files[p]) or p, p, described.get(p) or _audit_description(site, tr, p, audits))
@@ -338,6 +343,30 @@ def llms_txt(site: SiteModel, files: Mapping[str, bytes], theme: Theme | None = 
         ("sitemap.xml", "sitemap.xml", tr("llms_sitemap_desc"))]
     section("Optional", optional)
     return "\n".join(lines).rstrip("\n").encode("utf-8") + b"\n"
+
+
+def _other_pages(site: SiteModel, pages: Iterable[str]) -> list[str]:
+    """The pages llms.txt lists under "Optional" (none of a note, notebook or base), in reading order."""
+    publication = site.publication
+    listed = {note_path(s) for s in publication.notes} | {notebook_path(s) for s in publication.notebooks} | \
+        {base_path(s) for s in publication.bases}
+    return sorted((p for p in pages if p not in listed), key=reading_order)
+
+
+def llms_txt_reads(site: SiteModel, files: Mapping[str, bytes], digests: Mapping[str, str],
+                   theme: Theme | None = None, pages: Sequence[str] | None = None) -> tuple[object, ...]:
+    """What :func:`llms_txt` reads, by which an incremental build recalls it: the settings,
+    the site's address, its notebooks and bases, the words of the theme; each note's entry
+    (title, summary, type, date, whether it has a markdown mirror); the other pages' bytes
+    (by ``digests``: their titles) and what the categories' entries say. A note's body or
+    passages edited leave it unchanged."""
+    publication = site.publication
+    strings = strings_of(site, theme)
+    return (publication.settings, site.base_url, publication.notebooks, publication.bases, strings.memo_key(),
+            [(slug, note.title, note.summary, note.type.value, note.date, note_path(slug) + ".md" in files)
+             for slug, note in publication.notes.items()],
+            [(page, digests.get(page)) for page in _other_pages(site, site_pages(files) if pages is None else pages)],
+            _descriptions(site, strings.tr))
 
 
 def _descriptions(site: SiteModel, tr: Callable[..., str]) -> dict[str, str]:
@@ -373,12 +402,12 @@ def _audit_description(site: SiteModel, tr: Callable[..., str], path: str, pages
 _LISTING_RANK = {"home": 0, "base": 1, "notebook": 2, "category": 3, "selection": 4, "discarded": 4}
 
 
-def full_order(site: SiteModel, files: Mapping[str, bytes]) -> list[str]:
+def full_order(site: SiteModel, files: Iterable[str], pages: Sequence[str] | None = None) -> list[str]:
     """llms-full.txt's pages, in order: wiki articles and syntheses, then notes, each
     newest first (by :func:`_page_date`, then slug); then the listing pages (home, bases,
     notebooks, categories, selections, the rest), by path. What a cap keeps is what the
-    site says first-hand."""
-    pages = sorted(p for p in files if p.endswith(".html") and p != "404.html")
+    site says first-hand. ``pages``: :func:`site_pages` of ``files``, when known."""
+    pages = site_pages(files) if pages is None else pages
     notes = site.publication.notes
 
     def is_note(path: str) -> bool:
@@ -394,6 +423,12 @@ def full_order(site: SiteModel, files: Mapping[str, bytes]) -> list[str]:
     listings = sorted((p for p in pages if not is_note(p)),
                       key=lambda p: (_LISTING_RANK.get(_kind(site, p), 5), reading_order(p)))
     return newest_first(articles) + newest_first(plain) + listings
+
+
+def full_order_reads(site: SiteModel, pages: Sequence[str]) -> tuple[object, ...]:
+    """What :func:`full_order` reads: the pages (``pages``: :func:`site_pages`), each note's
+    type and page date."""
+    return (pages, site.dates, [(slug, note.type.value) for slug, note in site.publication.notes.items()])
 
 
 def full_chunk(site: SiteModel, theme: Theme, path: str, files: Mapping[str, bytes],
@@ -431,12 +466,13 @@ def chunk_reads(site: SiteModel, path: str) -> tuple[str, str] | None:
 def llms_full(site: SiteModel, files: Mapping[str, bytes], cap: int = DEFAULT_FULL_CAP,
               theme: Theme | None = None, made: Mapping[str, str] | None = None,
               lines_of: Callable[[str], tuple[str, ...]] | None = None,
-              recall: Callable[[str, Callable[[], str]], str] | None = None) -> bytes:
-    """Every page's text in :func:`full_order`. Over ``cap`` bytes, it stops at the last
-    whole page that leaves room under the cap for a closing line that counts the pages
-    left out and points to llms.txt and the sitemap, which list them all. ``made``: page
-    → its :func:`full_chunk`, made already (by a worker process); ``recall(path, make)``:
-    another page's, given how to make it (a build cache recalls it)."""
+              recall: Callable[[str, Callable[[], str]], str] | None = None,
+              order: Sequence[str] | None = None) -> bytes:
+    """Every page's text in :func:`full_order` (``order``, when known). Over ``cap`` bytes,
+    it stops at the last whole page that leaves room under the cap for a closing line that
+    counts the pages left out and points to llms.txt and the sitemap, which list them all.
+    ``made``: page → its :func:`full_chunk`, made already (by a worker process);
+    ``recall(path, make)``: another page's, given how to make it (a build cache recalls it)."""
     strings = strings_of(site, theme)
     made = made or {}
 
@@ -444,7 +480,8 @@ def llms_full(site: SiteModel, files: Mapping[str, bytes], cap: int = DEFAULT_FU
         make = partial(full_chunk, site, strings, path, files, lines_of)
         return recall(path, make) if recall is not None else make()
 
-    chunks = [(made[path] if path in made else chunk_of(path)).encode("utf-8") for path in full_order(site, files)]
+    chunks = [(made[path] if path in made else chunk_of(path)).encode("utf-8")
+              for path in (full_order(site, files) if order is None else order)]
     if sum(map(len, chunks)) <= cap:
         return b"".join(chunks)
 
@@ -464,14 +501,21 @@ def _page_date(site: SiteModel, path: str) -> str:
     return site.dates.get(posixpath.basename(path)[: -len(".html")], "") if path.startswith("notes/") else ""
 
 
-def sitemap(site: SiteModel, files: Mapping[str, bytes]) -> bytes:
+def sitemap(site: SiteModel, files: Iterable[str], pages: Sequence[str] | None = None) -> bytes:
+    """Every page (``pages``: :func:`site_pages` of ``files``, when known) at its canonical
+    address, with its note's date."""
     lines = ['<?xml version="1.0" encoding="UTF-8"?>', '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">']
-    for path in sorted(p for p in files if p.endswith(".html") and p != "404.html"):
+    for path in site_pages(files) if pages is None else pages:
         date = _page_date(site, path)
         lastmod = f"<lastmod>{date}</lastmod>" if date else ""
         lines.append(f"  <url><loc>{xml_escape(canonical_url(site, path))}</loc>{lastmod}</url>")
     lines.append("</urlset>")
     return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def sitemap_reads(site: SiteModel, pages: Sequence[str]) -> tuple[object, ...]:
+    """What :func:`sitemap` reads: the site's address, its pages (:func:`site_pages`) and the notes' dates."""
+    return (site.base_url, pages, site.dates)
 
 
 def robots(site: SiteModel) -> bytes:
@@ -522,6 +566,16 @@ def feeds(site: SiteModel, theme: Theme | None = None) -> Iterator[tuple[str, by
         yield feed_path(slug), feed(feed_path(slug), f"{notebook.title}", members)
 
 
+def feeds_reads(site: SiteModel, theme: Theme | None = None) -> tuple[object, ...]:
+    """What :func:`feeds` reads: the settings, the site's address, the notebooks, the words
+    of the theme; each note's entry (title, summary, type) and page date; each notebook's
+    notes, in order."""
+    publication = site.publication
+    return (publication.settings, site.base_url, publication.notebooks, strings_of(site, theme).memo_key(),
+            [(slug, note.title, note.summary, note.type.value) for slug, note in publication.notes.items()],
+            site.dates, [(slug, [note.slug for note in site.members.get(slug, ())]) for slug in publication.notebooks])
+
+
 _PLAIN = re.compile(r'[^"\\\x00-\x1f]*')
 """A string JSON writes as it is between quotes (without ``ensure_ascii``, as the site's encoder)."""
 
@@ -545,5 +599,6 @@ def not_found_page(site: SiteModel, theme: Theme) -> bytes:
     return theme.render("404.html", **ctx)
 
 
-__all__ = ["canonical_url", "escape", "feeds", "full_chunk", "full_order", "llms_full", "llms_txt", "manifest", "note_body_lines",
-           "robots", "siblings", "sitemap"]
+__all__ = ["canonical_url", "escape", "feeds", "feeds_reads", "full_chunk", "full_order", "full_order_reads", "llms_full",
+           "llms_txt", "llms_txt_reads", "manifest", "note_body_lines", "robots", "siblings", "site_pages", "sitemap",
+           "sitemap_reads"]
