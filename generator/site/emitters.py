@@ -373,13 +373,13 @@ class NoteOutputs:
         emitted: (emitter name, path, bytes) of each file the per-note emitters wrote.
         derived: the siblings and mirror of the note's page, by path.
         graph: the note's part of graph.json and graph.jsonld.
-        full_chunk: the page's text in llms-full.txt (``None`` without a page).
+        full_chunk: the page's text in llms-full.txt, UTF-8 (``None`` without a page).
     """
 
     emitted: list[tuple[str, str, bytes]]
     derived: dict[str, bytes]
     graph: NotePart
-    full_chunk: str | None
+    full_chunk: bytes | None
 
 
 @dataclass(frozen=True)
@@ -391,13 +391,13 @@ class FiledOutputs:
     Attributes:
         files: (emitter name, or ``""`` for a derived output; path; sha256) of each file.
         graph: the note's part of graph.json and graph.jsonld.
-        full_chunk: the page's text in llms-full.txt (``None`` without a page).
+        full_chunk: the page's text in llms-full.txt, UTF-8 (``None`` without a page).
         graph_digest: the part's :func:`~generator.site.graph.part_digest` (what graph.json's key is made of).
     """
 
     files: tuple[tuple[str, str, str], ...]
     graph: NotePart
-    full_chunk: str | None
+    full_chunk: bytes | None
     graph_digest: str = ""
 
     @classmethod
@@ -421,7 +421,7 @@ def note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: Iterable[P
     if page in files:
         derived.update(siblings(site, files, memo))
         derived.update([note_mirror(site, strings_of(site, theme), slug, note_body_lines(files[page]))])
-        chunk = full_chunk(site, strings_of(site, theme), page, files)
+        chunk = full_chunk(site, strings_of(site, theme), page, files).encode("utf-8")  # joined as it is
     return NoteOutputs(emitted, derived, encoded_note_part(site, slug), chunk)
 
 

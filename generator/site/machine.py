@@ -464,14 +464,14 @@ def chunk_reads(site: SiteModel, path: str) -> tuple[str, str] | None:
 
 
 def llms_full(site: SiteModel, files: Mapping[str, bytes], cap: int = DEFAULT_FULL_CAP,
-              theme: Theme | None = None, made: Mapping[str, str] | None = None,
+              theme: Theme | None = None, made: Mapping[str, bytes] | None = None,
               lines_of: Callable[[str], tuple[str, ...]] | None = None,
               recall: Callable[[str, Callable[[], str]], str] | None = None,
               order: Sequence[str] | None = None) -> bytes:
     """Every page's text in :func:`full_order` (``order``, when known). Over ``cap`` bytes,
     it stops at the last whole page that leaves room under the cap for a closing line that
     counts the pages left out and points to llms.txt and the sitemap, which list them all.
-    ``made``: page → its :func:`full_chunk`, made already (by a worker process);
+    ``made``: page → its :func:`full_chunk` in UTF-8, made already (by a worker process);
     ``recall(path, make)``: another page's, given how to make it (a build cache recalls it)."""
     strings = strings_of(site, theme)
     made = made or {}
@@ -480,7 +480,7 @@ def llms_full(site: SiteModel, files: Mapping[str, bytes], cap: int = DEFAULT_FU
         make = partial(full_chunk, site, strings, path, files, lines_of)
         return recall(path, make) if recall is not None else make()
 
-    chunks = [(made[path] if path in made else chunk_of(path)).encode("utf-8")
+    chunks = [made[path] if path in made else chunk_of(path).encode("utf-8")
               for path in (full_order(site, files) if order is None else order)]
     if sum(map(len, chunks)) <= cap:
         return b"".join(chunks)
