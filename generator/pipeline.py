@@ -355,13 +355,11 @@ def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = E
         return FiledOutputs.of(outputs, files.digests)
 
     def keep(filed: FiledOutputs) -> bool:
-        """A recalled note's files, each the last build's in the live tree: kept as they are."""
-        if not all(files.can_keep(path, digest) for _name, path, digest in filed.files):
+        """A recalled note's files, each the last build's in the live tree: kept as they are
+        (else made again: one taken already clashes there, as :func:`add` then says)."""
+        if not files.keep_all((path, digest) for _name, path, digest in filed.files):
             return False
         for name, path, _digest in filed.files:
-            if path in files:
-                raise SettingsError(_clash(site, path, name or "a derived output", owner[path]))
-            files.keep(path)
             owner[path] = name or "a derived output"
         return True
 

@@ -33,6 +33,7 @@ from generator.site.machine import (
     llms_txt,
     llms_txt_reads,
     manifest,
+    manifest_lines,
     not_found_page,
     note_body_lines,
     robots,
@@ -437,12 +438,15 @@ def derived_outputs(site: SiteModel, files: SiteFiles, graph: Pending, memo: Mem
     reads them. ``meanwhile`` is called before waiting for the graph, every page being made
     (what the build does while the graph's child works). On failure the caller stops ``graph``."""
     derived = _read_from_pages(site, files, memo, theme, made or {})
+    digests = {**files.digests, **{path: hashlib.sha256(data).hexdigest() for path, data in derived.items()}}
+    sizes = {**files.sizes, **{path: len(data) for path, data in derived.items()}}
+    lines = manifest_lines(sizes, digests)  # what the manifest says of every file but the graph's: made meanwhile
     if meanwhile is not None:
         meanwhile()
     graph.finish()
-    digests = {**files.digests, **{path: hashlib.sha256(data).hexdigest() for path, data in derived.items()}}
-    sizes = {**files.sizes, **{path: len(data) for path, data in derived.items()}}
-    derived["manifest.json"] = manifest(sizes, digests)
+    digests.update(files.digests)
+    sizes.update(files.sizes)
+    derived["manifest.json"] = manifest(sizes, digests, lines)
     return derived
 
 

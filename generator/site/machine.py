@@ -580,17 +580,28 @@ _PLAIN = re.compile(r'[^"\\\x00-\x1f]*')
 """A string JSON writes as it is between quotes (without ``ensure_ascii``, as the site's encoder)."""
 
 
-def manifest(sizes: Mapping[str, int], digests: Mapping[str, str]) -> bytes:
-    """Every file of the site (``sizes``: path → size in bytes) with its sha256."""
+def manifest(sizes: Mapping[str, int], digests: Mapping[str, str], made: Mapping[str, str] | None = None) -> bytes:
+    """Every file of the site (``sizes``: path → size in bytes) with its sha256; ``made``:
+    the lines of some files made already (:func:`manifest_lines`, while the graph was written)."""
     # :func:`dumps` at two levels, written line by line: 30,000 entries at 5,000 notes
     if not sizes:
         return dumps({"files": {}}, levels=2)
+    made = made or {}
+    lines = [made[path] if path in made else _manifest_line(path, digests[path], size)
+             for path, size in sorted(sizes.items())]
+    return ("{\n \"files\": {\n" + ",\n".join(lines) + "\n }\n}\n").encode("utf-8")
+
+
+def manifest_lines(sizes: Mapping[str, int], digests: Mapping[str, str]) -> dict[str, str]:
+    """The manifest's line of each file of ``sizes`` (path → size), for :func:`manifest`."""
+    return {path: _manifest_line(path, digests[path], size) for path, size in sizes.items()}
+
+
+def _manifest_line(path: str, digest: str, size: int) -> str:
     def encode(text: str) -> str:  # a path or digest with nothing to escape (most) needs no encoder
         return f'"{text}"' if _PLAIN.fullmatch(text) else ENCODER.encode(text)
 
-    lines = [f'  {encode(path)}: {{"sha256": {encode(digests[path])}, "size": {int(size)}}}'
-             for path, size in sorted(sizes.items())]
-    return ("{\n \"files\": {\n" + ",\n".join(lines) + "\n }\n}\n").encode("utf-8")
+    return f'  {encode(path)}: {{"sha256": {encode(digest)}, "size": {int(size)}}}'
 
 
 def not_found_page(site: SiteModel, theme: Theme) -> bytes:
@@ -600,5 +611,5 @@ def not_found_page(site: SiteModel, theme: Theme) -> bytes:
 
 
 __all__ = ["canonical_url", "escape", "feeds", "feeds_reads", "full_chunk", "full_order", "full_order_reads", "llms_full",
-           "llms_txt", "llms_txt_reads", "manifest", "note_body_lines", "robots", "siblings", "site_pages", "sitemap",
+           "llms_txt", "llms_txt_reads", "manifest", "manifest_lines", "note_body_lines", "robots", "siblings", "site_pages", "sitemap",
            "sitemap_reads"]

@@ -193,7 +193,8 @@ class SiteModel:
     # (generator.site.graph_pages.graph_of): site/graph_pages.py imports this module
     note_graph: Any = None
     # each notebook's listing order and its categories' notes, made once when first asked
-    # (generator.site.pages.ordered_notes, category_notes): every category page and llms.txt read them
+    # (generator.site.pages.ordered_notes, category_notes): every category page and llms.txt read them;
+    # and what each note's entry in a notebook's listings shows (generator.site.reads.summary_reads)
     listings: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
     # article → digest of what its outputs read, made once when first asked (generator.site.reads.article_digest)
     read_digests: dict[str, str] = field(default_factory=dict, compare=False, repr=False)

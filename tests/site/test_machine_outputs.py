@@ -85,7 +85,7 @@ def test_the_manifest_is_the_published_json_layout_whatever_the_paths() -> None:
     """The manifest is written line by line (30,000 entries at 5,000 notes): the same bytes
     as the site's JSON layout gives, for quotes, backslashes, accents and control characters."""
     from generator.site.jsonout import dumps
-    from generator.site.machine import manifest
+    from generator.site.machine import manifest, manifest_lines
 
     for paths in ([], ["index.html"], ['notes/a"b.html', "notes/c\\d.txt", "notes/été.json", "x/\u2028\x01.md"]):
         sizes = {path: 7 * number for number, path in enumerate(paths)}
@@ -93,6 +93,9 @@ def test_the_manifest_is_the_published_json_layout_whatever_the_paths() -> None:
         expected = dumps({"files": {p: {"sha256": digests[p], "size": s} for p, s in sorted(sizes.items())}}, levels=2)
         assert manifest(sizes, digests) == expected
         assert json.loads(expected)["files"].keys() == set(paths)
+        # the lines of all files but the last made first (while the graph is written), the rest after
+        early = manifest_lines({p: s for p, s in sizes.items() if p != paths[-1]}, digests) if paths else {}
+        assert manifest(sizes, digests, early) == expected
 
 
 def test_link_integrity_of_the_example_site(example_site: Path) -> None:

@@ -264,6 +264,28 @@ def test_an_incremental_stage_links_what_is_unchanged_and_swaps_files_and_folder
     assert set(state) == {"index.html", "a/x.html", "b"}
 
 
+def test_a_notes_files_are_kept_all_together_or_none_of_them(small: Path, tmp_path: Path) -> None:
+    """``keep_all`` keeps a recalled note's files only if each is the last build's, with the
+    digest the note was filed with, and none is taken already: else it keeps none (the note
+    is then made again)."""
+    import hashlib
+
+    out = tmp_path / "site"
+    state = _stage(out, small, {"notes/a.html": b"a", "notes/a.txt": b"a text", "notes/b.html": b"b"}, None)
+    sha = {path: digest for path, (digest, _size, _mtime) in state.items()}
+    with staged_site(out, small, state) as files:
+        assert not files.keep_all([("notes/a.html", sha["notes/a.html"]), ("notes/a.txt", hashlib.sha256(b"x").hexdigest())])
+        assert not files.keep_all([("notes/a.html", sha["notes/a.html"]), ("notes/gone.txt", sha["notes/a.txt"])])
+        assert not files.keep_all([("notes/b.html", sha["notes/b.html"]), ("notes/b.html", sha["notes/b.html"])])
+        assert "notes/a.html" not in files and "notes/b.html" not in files, "a refused note keeps nothing"
+        files.add("notes/b.html", b"b again")
+        assert not files.keep_all([("notes/b.html", sha["notes/b.html"])]), "a path taken already is not kept"
+        assert files.keep_all([("notes/a.html", sha["notes/a.html"]), ("notes/a.txt", sha["notes/a.txt"])])
+        assert files["notes/a.txt"] == b"a text" and files.sizes["notes/a.txt"] == len(b"a text")
+        go_live(files, out)
+    assert site_files(out, search=False) == {"notes/a.html": b"a", "notes/a.txt": b"a text", "notes/b.html": b"b again"}
+
+
 # -- the page byte budget (issue 24, item 3) -----------------------------------------------------
 
 def test_pages_over_the_byte_budget_are_reported_heaviest_first(small: Path, tmp_path: Path) -> None:
