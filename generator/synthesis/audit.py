@@ -30,7 +30,7 @@ from generator.problems import Problem, Severity
 from generator.synthesis.claims import Claim, Marker, content_words, quoted_fragments, read_claims
 from generator.synthesis.coverage import Coverage, coverage, masked_elements
 from generator.synthesis.lifecycle import adoption_hash, quote_hash, superseded_by
-from generator.synthesis.perimeter import live_perimeter, perimeter_extractions
+from generator.synthesis.perimeter import NotebookIndex, live_perimeter, perimeter_extractions
 
 SAID_HERE_SHARE = 0.6
 """An unsourced claim is 'said here' in an uncovered element holding this share of its words."""
@@ -194,6 +194,7 @@ class _Lookup:
         self.corpus, self.memo, self.succession = corpus, memo, succession
         self.extraction_of, self.comment_of = extraction_of, comment_of
         self._perimeters: dict[str, list[str]] = {}
+        self._indexes: dict[str, NotebookIndex] = {}
         self._claims: dict[str, list[Claim]] = {}
         self._keys: dict[str, str] = {}
         self._held: dict[tuple[str, ...], tuple[str, set[str]]] = {}
@@ -202,7 +203,9 @@ class _Lookup:
         """The notes the perimeter holds now (:func:`live_perimeter`), found once a build."""
         shared = repr((spec.notebook, sorted((axis, sorted(values)) for axis, values in spec.categories.items())))
         if shared not in self._perimeters:
-            self._perimeters[shared] = live_perimeter(self.corpus, spec)
+            if spec.notebook not in self._indexes:  # one a notebook: the wikis on it share it
+                self._indexes[spec.notebook] = NotebookIndex.of(self.corpus, spec.notebook)
+            self._perimeters[shared] = live_perimeter(self.corpus, spec, self._indexes[spec.notebook])
         return self._perimeters[shared]
 
     def claims(self, note: Note, anchored: Mapping[str, AnchoredNote]) -> list[Claim]:

@@ -12,12 +12,14 @@ from typing import Any
 import pytest
 
 from generator.anchoring import Anchor, AnchorStatus, Element, Portion
+from generator.corpus.article import PerimeterSpec
 from generator.markup import parse
 from generator.problems import Severity
 from generator.synthesis.audit import SAID_HERE_SHARE, DiscardedItem, SourceState
 from generator.synthesis.claims import MIN_WORDS, content_words, is_statement, quoted_fragments, read_claims
 from generator.synthesis.coverage import Coverage, coverage
 from generator.synthesis.lifecycle import adoption_hash, quote_hash, superseded_by
+from generator.synthesis.perimeter import NotebookIndex, in_perimeter
 from support.tiny import Analysed, analysed, com, ext, note_md
 
 # ---------------------------------------------------------------- a tiny corpus
@@ -204,6 +206,11 @@ def test_live_perimeter_by_facets(categories: dict[str, list[str]], notes: list[
     expected = [e.id for slug in notes for e in result.corpus.notes[slug].extractions if not e.masked]
     assert audit.perimeter_extractions == expected
     assert "m1" not in (audit.perimeter_extractions or [])
+    # the notebook's index finds what looking at each note finds
+    spec = PerimeterSpec("conseil", {axis: tuple(values) for axis, values in categories.items()}, 1)
+    one_by_one = [n.slug for n in result.corpus.notes_of("conseil") if in_perimeter(n, spec)]
+    assert [n.slug for n in NotebookIndex.of(result.corpus, "conseil").holding(spec)] == one_by_one
+    assert sorted(one_by_one) == sorted(notes)
 
 
 def test_default_perimeter_is_the_first_membership() -> None:
