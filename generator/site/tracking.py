@@ -42,12 +42,16 @@ class KeyBook:
         sources: every note of the corpus (published or not) → the digest of its files.
         keys: each keyed note → its key.
         readers: note → the keyed notes whose reads consulted it.
+        consults: each keyed note → the notes its reads consulted (``readers`` the other
+            way round: a rebuild takes a note made again out of its old notes' readers
+            without looking at every note's).
     """
 
     world: str
     sources: dict[str, str]
     keys: dict[str, str]
     readers: dict[str, frozenset[str]] = field(default_factory=dict)
+    consults: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -102,35 +106,57 @@ def tracked_keys(site: SiteModel, keyed: list[str], sources: dict[str, str], wor
     """Each of the ``keyed`` notes' key (``key(slug)`` makes one): made for the notes an
     edit since ``last`` can reach, the last build's for the others; with the book the
     next build takes. ``sources``: every note of the corpus → the digest of its files."""
-    readers: dict[str, set[str]] = {}
+    wanted = set(keyed)
     if last is None or last.world != world:
-        fresh = set(keyed)
+        fresh = wanted
+        keys: dict[str, str] = {}
+        readers: dict[str, frozenset[str]] = {}
+        consults: dict[str, frozenset[str]] = {}
     else:
-        changed = {slug for slug in sources.keys() | last.sources.keys()
-                   if sources.get(slug) != last.sources.get(slug)}
+        # the book is mended, not made again: what a note made again consulted, and what consulted
+        # it, is looked up by the note (each map the other's inverse); the rest is copied whole
+        changed = {slug for slug, _source in sources.items() ^ last.sources.items()}
         fresh = set(changed)
         for slug in changed:
             fresh.update(last.readers.get(slug, ()))
             if slug in site.publication.notes:
                 fresh.update(consulted(site, slug))
-        fresh.update(slug for slug in keyed if slug not in last.keys or slug in site.articles)
-        for note, consulting in last.readers.items():  # the notes not made again consult what they did
-            kept = {slug for slug in consulting if slug not in fresh}
-            if kept:
-                readers[note] = kept
-    keys: dict[str, str] = {}
+        fresh.update(wanted - last.keys.keys(), wanted & site.articles.keys())
+        fresh &= wanted
+        keys, readers, consults = dict(last.keys), dict(last.readers), dict(last.consults)
+        for slug in fresh | (last.keys.keys() - wanted):  # made again, or keyed no more: out of the book
+            keys.pop(slug, None)
+            for note in consults.pop(slug, ()):
+                left = readers[note] - {slug}
+                if left:
+                    readers[note] = left
+                else:
+                    del readers[note]
     for slug in keyed:
         if slug in fresh:
             keys[slug] = key(slug)
-            for note in consulted(site, slug):
-                readers.setdefault(note, set()).add(slug)
-        else:
-            assert last is not None
-            keys[slug] = last.keys[slug]
-    book = KeyBook(world, sources, keys, {note: frozenset(s) for note, s in readers.items()})
+            around = consults[slug] = frozenset(consulted(site, slug))
+            for note in around:
+                readers[note] = readers.get(note, frozenset()) | {slug}
+    book = KeyBook(world, sources, keys, readers, consults)
     if reads.checking():
         check_tracked(keyed, keys, fresh, key)
+        check_book(site, keyed, book)
     return keys, book
+
+
+def check_book(site: SiteModel, keyed: list[str], book: KeyBook) -> None:
+    """Refuse a book mended after an edit that is not the one made anew: every keyed note
+    with what it consults now, and their readers."""
+    consults = {slug: frozenset(consulted(site, slug)) for slug in keyed}
+    readers: dict[str, set[str]] = {}
+    for slug, around in consults.items():
+        for note in around:
+            readers.setdefault(note, set()).add(slug)
+    if book.keys.keys() != consults.keys() or book.consults != consults or \
+            book.readers != {note: frozenset(slugs) for note, slugs in readers.items()}:
+        raise reads.StaleOutputs("the notes each note consults, as the last build's book was mended, differ from "
+                                 "what they consult now: generator/site/tracking.py:tracked_keys")
 
 
 def check_tracked(keyed: list[str], keys: Mapping[str, str], fresh: set[str], key: Callable[[str], str]) -> None:
