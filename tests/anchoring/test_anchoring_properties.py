@@ -129,6 +129,9 @@ def test_an_edit_inside_the_quote_relocates_or_detaches_never_misplaces(case, of
     edited = list(texts)
     edited[index] = texts[index][:at] + letter + texts[index][at + 1:]
     doc, projection = document(edited)
+    # a quote may span paragraphs (read as one space between them): the edit must leave it
+    # nowhere as it was, not even across two ("le le le le budget l" from "… le" and "le le le budget l…")
+    assume(overlapping_count(" ".join(element.text for element in doc.elements), quote.strip()) == 0)
     anchor = resolve_quote(projection, doc.elements, quote)
     assert anchor.status in (AnchorStatus.RELOCATED, AnchorStatus.DETACHED)
     if anchor.status is AnchorStatus.RELOCATED:
