@@ -467,13 +467,12 @@ def _read_from_pages(site: SiteModel, files: SiteFiles, memo: Memo, theme: Theme
     derived.update(mirrors(site, _Filtered(pages, lambda path: mirror_path(path) not in files),
                            strings_of(site, theme), lines_of))
     everything = _Both(derived, pages)
-    listed = site_pages(path for path in files if path not in redirects)  # no derived output is a page
+    listed = site_pages(pages)  # no derived output is a page
     raw = site.publication.settings.extra.get("outputs") or {}
     cap = raw.get("llms_full_cap", DEFAULT_FULL_CAP) if isinstance(raw, dict) else DEFAULT_FULL_CAP
     derived["llms.txt"] = recalled(memo, "llms-txt",
                                    partial(llms_txt_reads, site, everything, files.digests, theme, listed),
                                    partial(llms_txt, site, everything, theme, listed), "llms_txt_reads")
-    checked = reads.checking()
 
     def chunk(path: str, make: Callable[[], str]) -> str:
         # a page that is not a note's (a listing, an article's selection): its text as its bytes
@@ -481,12 +480,9 @@ def _read_from_pages(site: SiteModel, files: SiteFiles, memo: Memo, theme: Theme
         what = chunk_reads(site, path)
         if what is None:
             return make()
-        text = memo.memo("full-chunk", lambda: digest_of((what, files.digests[path],
-                                                          files.digests.get(path[: -len(".html")] + ".txt"))), make)
-        if checked and text != make():
-            raise reads.StaleOutputs(f"the text of {path} in llms-full.txt was recalled but differs from the one "
-                                     "made again: a read is missing from generator/site/machine.py:chunk_reads")
-        return text
+        return recalled(memo, "full-chunk", lambda: (what, files.digests[path],
+                                                     files.digests.get(path[: -len(".html")] + ".txt")),
+                        make, "chunk_reads")
 
     order = recalled(memo, "full-order", partial(full_order_reads, site, listed),
                      partial(full_order, site, everything, listed), "full_order_reads")

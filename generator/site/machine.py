@@ -598,10 +598,13 @@ def manifest_lines(sizes: Mapping[str, int], digests: Mapping[str, str]) -> dict
 
 
 def _manifest_line(path: str, digest: str, size: int) -> str:
-    def encode(text: str) -> str:  # a path or digest with nothing to escape (most) needs no encoder
-        return f'"{text}"' if _PLAIN.fullmatch(text) else ENCODER.encode(text)
+    return f'  {_json_text(path)}: {{"sha256": {_json_text(digest)}, "size": {int(size)}}}'
 
-    return f'  {encode(path)}: {{"sha256": {encode(digest)}, "size": {int(size)}}}'
+
+def _json_text(text: str) -> str:
+    """``text`` as the site's encoder writes it: a path or digest with nothing to escape
+    (most) needs no encoder."""
+    return f'"{text}"' if _PLAIN.fullmatch(text) else ENCODER.encode(text)
 
 
 def not_found_page(site: SiteModel, theme: Theme) -> bytes:

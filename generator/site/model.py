@@ -193,9 +193,11 @@ class SiteModel:
     # (generator.site.graph_pages.graph_of): site/graph_pages.py imports this module
     note_graph: Any = None
     # each notebook's listing order and its categories' notes, made once when first asked
-    # (generator.site.pages.ordered_notes, category_notes): every category page and llms.txt read them;
-    # and what each note's entry in a notebook's listings shows (generator.site.reads.summary_reads)
+    # (generator.site.pages.ordered_notes, category_notes): every category page and llms.txt read them
     listings: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+    # (note, notebook) → what the note's entry in the notebook's listings shows, made once when first
+    # asked (generator.site.reads.summary_reads): its notebook's listing and its categories' read it
+    entries: dict[tuple[str, str], tuple[object, ...]] = field(default_factory=dict, compare=False, repr=False)
     # article → digest of what its outputs read, made once when first asked (generator.site.reads.article_digest)
     read_digests: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
     # notes → digest of their files, made once when first asked (generator.site.reads.sources_digest):

@@ -185,10 +185,8 @@ class SiteFiles(Mapping[str, bytes]):
     def keep(self, path: str) -> None:
         """Add the last build's file at ``path`` as it is (see :meth:`can_keep`): its bytes
         are neither made nor read again."""
-        if not self.can_keep(path, self.previous[path][0] if path in self.previous else ""):
+        if not self.keep_all([(path, self.previous[path][0] if path in self.previous else "")]):
             raise OutputDirectoryError(f"cannot keep {path!r}: the last build left no such file")
-        self._order = None
-        self.digests[path], self.sizes[path] = self.previous[path][0], self.previous[path][1]
 
     def keep_all(self, files: Iterable[tuple[str, str]]) -> bool:
         """Keep the last build's file at each ``(path, sha256)`` (see :meth:`keep`) if every
@@ -406,7 +404,7 @@ class Background:
             self._result = work()
             return
         read, write = os.pipe()
-        parent = os.getpid()
+        parent = os.getpid() if tied else 0
         try:
             pid = os.fork()
         except OSError:  # no process to spare (EAGAIN, ENOMEM): the pipe is not left open

@@ -172,10 +172,10 @@ def listing_key(shell: str, site: SiteModel, theme: Theme, page: str, notebook: 
 def summary_reads(site: SiteModel, theme: Theme, note: Note, notebook: str) -> tuple[object, ...]:
     """What a note's entry in a listing of ``notebook`` shows of it (:func:`pages.note_summary`);
     made once a build for each note and notebook (its notebook's listing and its categories' read it)."""
-    made = site.listings.get(("summary", note.slug, notebook))
+    made = site.entries.get((note.slug, notebook))
     if made is None:
         membership = note.membership(notebook)
-        made = site.listings[("summary", note.slug, notebook)] = (
+        made = site.entries[(note.slug, notebook)] = (
             note.slug, note.title, note.date, note.type.value, note.summary,
             membership.categories if membership else None, len(note.extractions),
             sum(len(e.comments) for e in note.extractions), act_summary(site, theme, note.slug, str))
