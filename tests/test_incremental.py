@@ -428,3 +428,90 @@ def test_a_damaged_or_foreign_cache_is_only_a_slower_build(small: Path, tmp_path
     shutil.rmtree(path.parent)  # deleting the cache is always safe
     assert build(small, out, search=False, cache=BuildCache.open(path)).changed > 0
     assert site_files(out, search=False) == _full(small, tmp_path / "full")
+
+
+def _run_part_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run of nodes signed without its part's digest: a run whose lines changed in place
+    (a title in its node's line) is copied from the last build's file."""
+    signatures = graph._Assembly.signatures
+    monkeypatch.setattr(graph._Assembly, "signatures", lambda self, digests: [
+        signature[:3] + signature[4:] if signature[0] == "run" else signature for signature in signatures(self, digests)])
+
+
+def _foreign_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A node signed without the parts that add edges from it: an extraction an article's
+    part now cites rather than discards keeps its last record."""
+    signatures = graph._Assembly.signatures
+    monkeypatch.setattr(graph._Assembly, "signatures", lambda self, digests: [
+        (signature[0], signature[1], signature[2], (), *signature[4:]) if signature[0] == "one"
+        else (signature[0], signature[1], ()) if signature[0] == "bare" else signature
+        for signature in signatures(self, digests)])
+
+
+@pytest.mark.parametrize(("mutation", "edit", "n"), [
+    (_run_part_left_out, edit_title, 1),
+    (_foreign_left_out, cite_extraction, 1),  # a-two-paragraphs, discarded from the wiki, now cited
+])
+def test_a_splice_signature_left_short_fails_the_rebuild(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         mutation: Callable[[pytest.MonkeyPatch], None],
+                                                         edit: Callable[[Path, int], None], n: int) -> None:
+    """graph.json and graph.jsonld are spliced from the last build's files by each segment's
+    signature; with one input left out of it on purpose, the spliced file is refused (the
+    suite's CARNET_CHECK_READS makes it whole again and compares) where it would have
+    published a stale graph; without the mutation the same edit gives a full build's files."""
+    for mutated in (False, True):
+        content = copy_fixture("small", tmp_path / str(mutated))
+        out = tmp_path / f"site-{mutated}"
+        with monkeypatch.context() as patch:
+            if mutated:
+                mutation(patch)
+            build(content, out, search=False, cache=BuildCache.open(default_cache_path(out)))
+            edit(content, n)
+            if not mutated:
+                build(content, out, search=False, cache=BuildCache.open(default_cache_path(out)))
+                assert site_files(out, search=False) == _full(content, tmp_path / "full")
+                continue
+            with pytest.raises((graph.StaleSplice, RuntimeError), match="StaleSplice|spliced"):
+                build(content, out, search=False, cache=BuildCache.open(default_cache_path(out)))
+
+
+def test_an_edit_splices_the_graph_files_from_the_last_builds(small: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A paragraph edited changes a few of the graph's segments: only those are made, the
+    rest copied from the last build's graph.json and graph.jsonld, and the files are a full
+    build's. A graph file touched in the live tree since is not spliced from (made whole)."""
+    monkeypatch.delenv("CARNET_CHECK_READS")  # this test counts the work done: no second making to check it
+    told = tmp_path / "made"  # per list, made / segments: the graph is written by child processes
+
+    items = graph._Writer.items
+
+    def counted(self: graph._Writer, name: str, count: int, make: Callable[[int], bytes]) -> object:
+        made = [0]
+
+        def making(segment: int) -> bytes:
+            made[0] += 1
+            return make(segment)
+
+        yield from items(self, name, count, making)
+        with told.open("a", encoding="utf-8") as stream:
+            stream.write(f"{name} {made[0]} {count}\n")
+
+    monkeypatch.setattr(graph._Writer, "items", counted)
+    out = tmp_path / "site"
+
+    def rebuilt() -> dict[str, tuple[int, int]]:
+        told.unlink(missing_ok=True)
+        build(small, out, search=False, cache=BuildCache.open(default_cache_path(out)))
+        counts = {name: (int(made), int(count)) for name, made, count in
+                  (line.split() for line in told.read_text(encoding="utf-8").splitlines())}
+        assert site_files(out, search=False) == _full(small, tmp_path / "full")
+        return counts
+
+    first = rebuilt()
+    assert sorted(first) == ["links", "nodes", "records"] and all(made == count for made, count in first.values())
+    replace(small, "notes/conseil-c.md", "Le budget est reconduit.", "Le budget est prolongé.")
+    spliced = rebuilt()
+    assert all(0 < made < count / 2 for made, count in spliced.values()), spliced
+    replace(small, "notes/conseil-c.md", "Le budget est prolongé.", "Le budget est reconduit.")
+    (out / "graph.json").touch()  # as the last build wrote it no longer: no splice from it
+    assert all(made == count for made, count in rebuilt().values())

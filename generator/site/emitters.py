@@ -8,8 +8,11 @@ are given). The writer replaces only the files whose bytes changed.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
+import os
+import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -19,7 +22,7 @@ from urllib.parse import urlsplit
 from generator.memo import NO_MEMO, Memo, digest_of
 from generator.site import pages, reads
 from generator.site.annotations import note_annotations
-from generator.site.graph import NotePart, encoded_note_part, graph_outputs, part_digest
+from generator.site.graph import NotePart, Splicing, encoded_note_part, graph_outputs, part_digest, read_layout
 from generator.site.jsonout import dumps
 from generator.site.machine import (
     DEFAULT_FULL_CAP,
@@ -521,32 +524,93 @@ def graph_started(site: SiteModel, files: SiteFiles, memo: Memo = NO_MEMO,
     """graph.json and graph.jsonld, begun: the last build's kept when every part is as it
     was, else made by a child process while this one renders the rest of the site (they
     read the notes' parts alone: ``made``, as :func:`derived_outputs` has it; the articles'
-    parts are made first, in ``jobs`` worker processes when there are enough)."""
+    parts are made first, in ``jobs`` worker processes when there are enough). With a build
+    cache, what is as the last build wrote it is spliced from its files."""
     made = made or {}
+    splicing = _splicing(files, memo)
     graph = graph_outputs(site, memo, {slug: o.graph for slug, o in made.items()},
                           {slug: o.graph_digest for slug, o in made.items() if o.graph_digest},
                           None if memo is NO_MEMO else partial(reads.article_digest, site),
-                          reads.check_graph_part if reads.checking() else None, jobs)
+                          reads.check_graph_part if reads.checking() else None, jobs, splicing)
     # 330 MB at 50,000 notes: streamed
-    return _kept_or_started(files, memo, "graph-files", graph.key, graph.streams, graph.prepare)
+    return _kept_or_started(files, memo, "graph-files", graph.key, graph.streams, graph.prepare, splicing)
+
+
+GRAPH_FILES = ("graph.json", "graph.jsonld")
+
+
+def _layout_key(digests: Mapping[str, str]) -> str | None:
+    """The key of the layout of the graph files of these digests (``None``: one is missing)."""
+    if not all(path in digests for path in GRAPH_FILES):
+        return None
+    return digest_of(("graph-layout", [digests[path] for path in GRAPH_FILES]))
+
+
+def _splicing(files: SiteFiles, memo: Memo) -> Splicing | None:
+    """How the graph files are spliced: from the last build's, when the cache holds their
+    layout and they are in the live tree as it wrote them; only laid out otherwise (for the
+    next build). Without a cache or a tree, neither."""
+    if memo is NO_MEMO or files.tree is None:
+        return None
+    key = _layout_key({path: files.previous[path][0] for path in GRAPH_FILES if path in files.previous})
+    where = {path: files.last_file(path) for path in GRAPH_FILES}
+    last = None
+    if key is not None and all(where.values()) and memo.holds("graph-layout", lambda: key):
+        last = memo.memo("graph-layout", lambda: key, _no_layout)
+    return Splicing(last, {path: str(place) for path, place in where.items() if place}, {}, reads.checking())
+
+
+def _no_layout() -> None:
+    return None
 
 
 def _kept_or_started(files: SiteFiles, memo: Memo, kind: str, key: str,
-                     streams: Mapping[str, Iterable[bytes]], prepare: Callable[[], object] | None = None) -> Pending:
+                     streams: Mapping[str, Iterable[bytes]], prepare: Callable[[], object] | None = None,
+                     splicing: Splicing | None = None) -> Pending:
     """Files made from what ``key`` digests: the last build's kept when it made them from
     the same (and left them in the live tree), else their chunks written as they are made
-    (``prepare``: what they share, see :meth:`SiteFiles.start_streams`)."""
+    (``prepare``: what they share, see :meth:`SiteFiles.start_streams`; ``splicing``: their
+    layout noted, for the next build, see :func:`graph_started`)."""
     last: dict[str, str] = memo.memo(kind, lambda: key, dict) if memo.holds(kind, lambda: key) else {}
     if last.keys() == streams.keys() and all(files.can_keep(path, digest) for path, digest in last.items()):
+        if splicing is not None and (kept := _layout_key(last)) is not None:
+            memo.keep("graph-layout", lambda: kept)  # the files kept: their layout too
         return Pending(partial(_keep_all, files, sorted(last)), _nothing)
+    folder = None
+    if splicing is not None:
+        folder = tempfile.mkdtemp(prefix="carnet-graph-layout-")
+        splicing.laid_out.update({path: f"{folder}/{n}" for n, path in enumerate(sorted(streams))})
     streaming = files.start_streams(streams, prepare)
 
     def finish() -> None:
-        streaming.finish()
-        if not last:
-            memo.memo(kind, lambda: key, lambda: {path: files.digests[path] for path in streams})
+        try:
+            streaming.finish()
+            if not last:
+                memo.memo(kind, lambda: key, lambda: {path: files.digests[path] for path in streams})
+            if splicing is not None and (layout := read_layout(splicing)) is not None \
+                    and (laid := _layout_key(files.digests)) is not None:
+                memo.memo("graph-layout", lambda: laid, lambda: layout)
+        finally:
+            _removed(folder, splicing)
 
-    return Pending(finish, streaming.stop)
+    def stop() -> None:
+        try:
+            streaming.stop()
+        finally:
+            _removed(folder, splicing)
+
+    return Pending(finish, stop)
+
+
+def _removed(folder: str | None, splicing: Splicing | None) -> None:
+    """The folder the graph's writers laid their layouts out in, gone (read, or not wanted)."""
+    if folder is None or splicing is None:
+        return
+    for path in splicing.laid_out.values():
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+    with contextlib.suppress(OSError):
+        os.rmdir(folder)
 
 
 def _keep_all(files: SiteFiles, paths: list[str]) -> None:

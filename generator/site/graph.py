@@ -36,7 +36,10 @@ no network) and declares every term used, so nothing is dropped on expansion:
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
+import mmap
+import os
 import pickle
 from array import array
 from bisect import bisect_left
@@ -674,33 +677,72 @@ class _Assembly:
         for key in bare[b:]:
             yield key, None, 0
 
-    def _node_chunks(self) -> Iterator[bytes]:
-        for key, at, count in self.segments():
-            if count:
-                assert at is not None
-                part, index = self.part(self.winner[at])
-                yield part.node_lines.span(index, index + count)
-            else:
-                yield self.node_line(key, at)
+    @functools.cached_property
+    def laid(self) -> list[tuple[str, int | None, int]]:
+        """:meth:`segments`, listed once: each file reads them, and a splice signs them."""
+        return list(self.segments())
 
-    def _edge_chunks(self) -> Iterator[bytes]:
-        for key, at, count in self.segments():
-            if count:
-                assert at is not None
-                part, index = self.part(self.winner[at])
-                start, stop = part.edges_of(index).start, part.edges_of(index + count - 1).stop
-                if stop > start:
-                    yield part.edge_lines.span(start, stop)
-            else:
-                yield from self.edge_lines(key, at)
+    @functools.cached_property
+    def holds(self) -> list[bool]:
+        """Per part: its records hold as they are (every ``@id`` it assumed is the node's)."""
+        return [self.part_holds(part) for part in self.parts]
 
-    def node_link(self) -> Iterator[bytes]:
-        """graph.json, as :func:`dumps_encoded` lays it out, in chunks."""
-        yield b'{\n "directed": true,\n "links": '
-        yield from _items(self._edge_chunks())
-        yield b',\n "multigraph": true,\n "nodes": '
-        yield from _items(self._node_chunks())
-        yield b"\n}\n"
+    def part_holds(self, part: PackedPart) -> bool:
+        return part.records is not None and all(self.iri(key) == iri for key, iri in part.assumed.items())
+
+    def node_item(self, segment: int) -> bytes:
+        """The segment's graph.json node lines (joined by :data:`ITEM_JOIN`)."""
+        key, at, count = self.laid[segment]
+        if count:
+            assert at is not None
+            part, index = self.part(self.winner[at])
+            return part.node_lines.span(index, index + count)
+        return self.node_line(key, at)
+
+    def edge_item(self, segment: int) -> bytes:
+        """The segment's nodes' graph.json edge lines (joined; empty: none)."""
+        key, at, count = self.laid[segment]
+        if count:
+            assert at is not None
+            part, index = self.part(self.winner[at])
+            start, stop = part.edges_of(index).start, part.edges_of(index + count - 1).stop
+            return part.edge_lines.span(start, stop) if stop > start else b""
+        return ITEM_JOIN.join(self.edge_lines(key, at))
+
+    def record_item(self, segment: int) -> bytes:
+        """The segment's graph.jsonld records (see :meth:`records`)."""
+        key, at, count = self.laid[segment]
+        if not count:
+            return self._record(key, at, self.holds)
+        assert at is not None
+        number, index = self.winner[at] >> 32, self.winner[at] & 0xFFFFFFFF
+        records = self.parts[number].records
+        if self.holds[number] and records is not None:
+            return records.span(index, index + count)
+        return RECORD_JOIN.join(self._record(self.keys[position], position, self.holds)
+                                for position in range(at, at + count))
+
+    def node_link(self, splice: _Splice | None = None) -> Iterator[bytes]:
+        """graph.json, as :func:`dumps_encoded` lays it out, in chunks (``splice``: what is
+        as the last build wrote it copied from its file)."""
+        writer = _Writer(splice, "graph.json")
+        yield writer.raw(b'{\n "directed": true,\n "links": ')
+        yield from writer.items("links", len(self.laid), self.edge_item)
+        yield writer.raw(b',\n "multigraph": true,\n "nodes": ')
+        yield from writer.items("nodes", len(self.laid), self.node_item)
+        yield writer.raw(b"\n}\n")
+        writer.close()
+        writer.done()
+
+    def jsonld(self, splice: _Splice | None = None) -> Iterator[bytes]:
+        """graph.jsonld, in chunks (``splice`` as for :meth:`node_link`)."""
+        writer = _Writer(splice, "graph.jsonld")
+        yield writer.raw(b'{\n "@context": ' + _ENCODER.encode(jsonld_context(self.base_url)).encode("utf-8")
+                         + b',\n "@graph": ')
+        yield from writer.items("records", len(self.laid), self.record_item)
+        yield writer.raw(b"\n}\n")
+        writer.close()
+        writer.done()
 
     def records(self) -> Iterator[bytes]:
         """graph.jsonld's ``@graph`` items: every node by id (the defined ones and the bare
@@ -709,20 +751,41 @@ class _Assembly:
         the part assumed is the node's. A node another part adds edges from (a group
         membership, say) has its record made again with every edge; its statements are the
         part's own unless an added edge carries data too (then all its lines are made again)."""
-        holds = [part.records is not None and all(self.iri(key) == iri for key, iri in part.assumed.items())
-                 for part in self.parts]
-        for key, at, count in self.segments():
+        for segment in range(len(self.laid)):
+            yield self.record_item(segment)
+
+    def signatures(self, digests: list[str]) -> list[tuple[object, ...]]:
+        """Per segment, what its lines in the three lists are made from (``digests``: each
+        part's :func:`part_digest`): a segment of two builds with the same signature, over
+        the same :meth:`addresses`, has the same bytes in each file."""
+        signed: list[tuple[object, ...]] = []
+        for key, at, count in self.laid:
+            foreign = tuple(digests[number] for _target, _kind, number, _line in self.foreign.get(key, ()))
+            if at is None:
+                signed.append(("bare", key, foreign))
+                continue
+            number, index = self.winner[at] >> 32, self.winner[at] & 0xFFFFFFFF
             if count:
-                assert at is not None
-                number, index = self.winner[at] >> 32, self.winner[at] & 0xFFFFFFFF
-                records = self.parts[number].records
-                if holds[number] and records is not None:
-                    yield records.span(index, index + count)
-                else:
-                    for position in range(at, at + count):
-                        yield self._record(self.keys[position], position, holds)
+                signed.append(("run", key, count, digests[number], index, self.holds[number]))
+                continue
+            definers = tuple((digests[where >> 32], where & 0xFFFFFFFF) for where in self.every.get(at, [self.winner[at]]))
+            signed.append(("one", key, definers, foreign, key in self.carrying, self.holds[number]))
+        return signed
+
+    def addresses(self) -> str:
+        """Digest of every ``@id`` the files can take: the site's address and each defined
+        node's page (the winning definition's), from which :meth:`iri` derives them all."""
+        urls: dict[str, str] = {}
+        for part in self.parts:
+            urls.update(part.urls)
+        for at in self.every:  # the last definition wins, with or without a page
+            key = self.keys[at]
+            part, _ = self.part(self.winner[at])
+            if key in part.urls:
+                urls[key] = part.urls[key]
             else:
-                yield self._record(key, at, holds)
+                urls.pop(key, None)
+        return digest_of((self.base_url, sorted(urls.items())))
 
     def _record(self, key: str, at: int | None, holds: list[bool]) -> bytes:
         """One node's graph.jsonld lines (see :meth:`records`)."""
@@ -788,6 +851,168 @@ def _items(lines: Iterable[bytes]) -> Iterator[bytes]:
 
 
 @dataclass
+class ListLayout:
+    """Where one list's items lie in its file: each segment's bytes from ``base + starts[i]``
+    to ``base + ends[i]`` (equal: the segment has none in this list)."""
+
+    base: int
+    starts: array[int]
+    ends: array[int]
+
+
+@dataclass
+class GraphLayout:
+    """How one build laid graph.json and graph.jsonld out, for the next to splice them:
+    copy every segment whose :meth:`_Assembly.signatures` is as it was from the file this
+    build wrote, and make only the others (an edit changes a few of 200,000 segments).
+
+    Attributes:
+        addresses: :meth:`_Assembly.addresses` (another: nothing is spliced).
+        signatures: each segment's signature, in order.
+        lists: ``links`` and ``nodes`` (graph.json), ``records`` (graph.jsonld).
+        holds: part digest → :attr:`_Assembly.holds` of that part (the same over the same
+            addresses: not asked again of the parts an edit left as they were).
+    """
+
+    addresses: str
+    signatures: list[tuple[object, ...]]
+    lists: dict[str, ListLayout]
+    holds: dict[str, bool]
+
+
+@dataclass
+class Splicing:
+    """A build's graph files made by splicing: ``last``, the last build's layout, with
+    ``files`` (path → where its file is, as it wrote it); ``laid_out`` (path → where to
+    write what this build lays out of that file, for :func:`read_layout`); ``check``: a
+    spliced file is made whole again and compared (:class:`StaleSplice`)."""
+
+    last: GraphLayout | None
+    files: dict[str, str]
+    laid_out: dict[str, str]
+    check: bool = False
+
+
+@dataclass
+class _Splice:
+    """One file's splice, as its writer sees it: ``index[i]``, the last build's number of
+    segment ``i`` (-1: made anew); ``old``, that build's file."""
+
+    index: array[int] | None
+    lists: dict[str, ListLayout]
+    old: str | None
+    laid_out: str | None
+    signed: tuple[str, list[tuple[object, ...]], dict[str, bool]] | None
+
+
+class _Writer:
+    """Writes one graph file's lists item by item, copying runs of segments that are as
+    the last build wrote them (one slice of its file each) and noting where each segment
+    lands, for the next build."""
+
+    def __init__(self, splice: _Splice | None, path: str) -> None:
+        self.splice, self.path = splice, path
+        self.position = 0
+        self.lists: dict[str, ListLayout] = {}
+        self._old: mmap.mmap | None = None  # the last build's file, read where a run is copied
+        if splice is not None and splice.index is not None and splice.old is not None:
+            with open(splice.old, "rb") as stream:
+                if os.fstat(stream.fileno()).st_size:
+                    self._old = mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ)
+
+    def raw(self, data: bytes) -> bytes:
+        self.position += len(data)
+        return data
+
+    def items(self, name: str, count: int, make: Callable[[int], bytes]) -> Iterator[bytes]:
+        """A list as :func:`_items` lays it out, segment by segment (``make``: one's bytes)."""
+        splice, old = self.splice, self._old
+        last = splice.lists.get(name) if splice is not None and old is not None else None
+        index = splice.index if splice is not None and last is not None else None
+        starts, ends = array("Q", bytes(8 * count)), array("Q", bytes(8 * count))
+        base = self.position + len(b"[\n  ")
+        join = len(ITEM_JOIN)
+        out: list[bytes] = []
+        state = [True, 0, 0]  # the first item still to come; where the last ends, from base; bytes in out
+
+        def put(piece: bytes) -> int:
+            """An item (or a run of them) added; where it begins, from ``base``."""
+            begin = state[1] + (0 if state[0] else join)
+            out.append(b"[\n  " if state[0] else ITEM_JOIN)
+            out.append(piece)  # not joined to its separator: a run copied may weigh 100 MB
+            state[0], state[1], state[2] = False, begin + len(piece), state[2] + len(piece)
+            return begin
+
+        span_start = span_end = -1  # a run of the last build's items, from its list's base
+        shift = 0
+        for segment in range(count):
+            if state[2] > 1 << 16:
+                yield from self._joined(out)
+                out.clear()
+                state[2] = 0
+            was = index[segment] if index is not None else -1
+            if was >= 0:
+                assert last is not None and old is not None
+                start, end = last.starts[was], last.ends[was]
+                if start == end:
+                    continue
+                if span_start < 0 or start != span_end + join:  # not the next item of the run
+                    if span_start >= 0:
+                        put(old[last.base + span_start:last.base + span_end])
+                    span_start = start
+                    shift = state[1] + (0 if state[0] else join) - start
+                span_end = end
+                starts[segment], ends[segment] = start + shift, end + shift
+                continue
+            data = make(segment)
+            if not data:
+                continue
+            if span_start >= 0:
+                assert last is not None and old is not None
+                put(old[last.base + span_start:last.base + span_end])
+                span_start = -1
+            begin = put(data)
+            starts[segment], ends[segment] = begin, begin + len(data)
+        if span_start >= 0:
+            assert last is not None and old is not None
+            put(old[last.base + span_start:last.base + span_end])
+        self.lists[name] = ListLayout(base, starts, ends)
+        if state[0]:
+            yield self.raw(b"[]")
+            return
+        out.append(b"\n ]")
+        yield from self._joined(out)
+
+    def _joined(self, pieces: list[bytes]) -> Iterator[bytes]:
+        """The pieces as chunks: the small ones joined, a large one (a run copied) as it is."""
+        small: list[bytes] = []
+        for piece in pieces:
+            if len(piece) <= 1 << 16:
+                small.append(piece)
+                continue
+            if small:
+                yield self.raw(b"".join(small))
+                small = []
+            yield self.raw(piece)
+        if small:
+            yield self.raw(b"".join(small))
+
+    def close(self) -> None:
+        if self._old is not None:
+            self._old.close()
+            self._old = None
+
+    def done(self) -> None:
+        """The file written: what it laid out, for the next build (see :class:`Splicing`)."""
+        splice = self.splice
+        if splice is None or splice.laid_out is None:
+            return
+        laid = {"lists": self.lists, "signed": splice.signed}
+        with open(splice.laid_out, "wb") as stream:
+            pickle.dump(laid, stream, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+@dataclass
 class GraphFiles:
     """graph.json and graph.jsonld as a build adds them.
 
@@ -805,7 +1030,8 @@ class GraphFiles:
 
 def graph_outputs(site: SiteModel, memo: Memo = NO_MEMO, made: Mapping[str, NotePart] | None = None,
                   digests: Mapping[str, str] | None = None, article_key: Callable[[str], str] | None = None,
-                  check: Callable[[str, object, object], None] | None = None, jobs: int = 1) -> GraphFiles:
+                  check: Callable[[str, object, object], None] | None = None, jobs: int = 1,
+                  splicing: Splicing | None = None) -> GraphFiles:
     """graph.json and graph.jsonld, in chunks (the graph of a large site weighs hundreds of
     MB: never one string), from each note's packed part (``made``: note → its part, made
     already by a worker process; ``digests``: note → its part's :func:`digest_of`, when
@@ -813,7 +1039,8 @@ def graph_outputs(site: SiteModel, memo: Memo = NO_MEMO, made: Mapping[str, Note
     what its part reads, :func:`generator.site.reads.article_digest`), an article's part is
     recalled from ``memo`` by it; ``check`` (article, recalled, made) is given each
     recalled part with the part made again, to refuse a stale one. ``jobs``: worker processes
-    for the articles' parts to make (a wiki's part is heavy: its groups)."""
+    for the articles' parts to make (a wiki's part is heavy: its groups). With ``splicing``,
+    what is as the last build wrote it is copied from its files (:class:`GraphLayout`)."""
     parts: list[PackedPart] = []
     keys: list[str] = []
     known: set[str] = set()  # what the site's part asks about: notes, extractions, comments
@@ -868,12 +1095,75 @@ def graph_outputs(site: SiteModel, memo: Memo = NO_MEMO, made: Mapping[str, Note
     def assembly() -> _Assembly:
         return _Assembly(site.base_url, parts)
 
+    @functools.cache
+    def signed() -> tuple[array[int] | None, str, list[tuple[object, ...]], dict[str, bool]]:
+        # each segment's signature, and its number in the last build's files (-1: made anew)
+        made = assembly()
+        addresses = made.addresses()
+        last = splicing.last if splicing is not None else None
+        if last is not None and last.addresses == addresses:  # a part as it was holds as it did
+            made.holds = [last.holds[digest] if digest in last.holds else made.part_holds(part)
+                          for part, digest in zip(parts, keys, strict=True)]
+        signatures = made.signatures(keys)
+        holds = dict(zip(keys, made.holds, strict=True))
+        if last is None or last.addresses != addresses:
+            return None, addresses, signatures, holds
+        where = {signature: number for number, signature in enumerate(last.signatures)}
+        return array("q", [where.get(signature, -1) for signature in signatures]), addresses, signatures, holds
+
+    def prepare() -> object:
+        return signed() if splicing is not None else assembly()
+
+    def splice(path: str, signs: bool) -> _Splice | None:
+        if splicing is None:
+            return None
+        index, addresses, signatures, holds = signed()
+        return _Splice(index, splicing.last.lists if splicing.last is not None else {}, splicing.files.get(path),
+                       splicing.laid_out.get(path), (addresses, signatures, holds) if signs else None)
+
+    def checked(path: str, chunks: Iterator[bytes], whole: Callable[[], Iterator[bytes]]) -> Iterator[bytes]:
+        # with CARNET_CHECK_READS, a spliced file is made whole again and compared
+        if splicing is None or not splicing.check or signed()[0] is None:
+            yield from chunks
+            return
+        spliced = hashlib.sha256()
+        for chunk in chunks:
+            spliced.update(chunk)
+            yield chunk
+        again = hashlib.sha256()
+        for chunk in whole():
+            again.update(chunk)
+        if spliced.digest() != again.digest():
+            raise StaleSplice(f"{path} spliced from the last build's differs from the one made whole: a segment's "
+                              "signature misses what it is made from (generator/site/graph.py:_Assembly.signatures)")
+
     def node_link() -> Iterator[bytes]:
-        yield from assembly().node_link()
+        yield from checked("graph.json", assembly().node_link(splice("graph.json", True)), assembly().node_link)
 
     def jsonld() -> Iterator[bytes]:
-        yield b'{\n "@context": ' + _ENCODER.encode(jsonld_context(site.base_url)).encode("utf-8") + b',\n "@graph": '
-        yield from _items(assembly().records())
-        yield b"\n}\n"
+        yield from checked("graph.jsonld", assembly().jsonld(splice("graph.jsonld", False)), assembly().jsonld)
 
-    return GraphFiles(digest_of((site.base_url, keys)), {"graph.json": node_link(), "graph.jsonld": jsonld()}, assembly)
+    return GraphFiles(digest_of((site.base_url, keys)), {"graph.json": node_link(), "graph.jsonld": jsonld()}, prepare)
+
+
+class StaleSplice(AssertionError):
+    """A graph file spliced from the last build's differs from the one made whole (a bug of
+    Carnet's, found by a test running with ``CARNET_CHECK_READS=1``)."""
+
+
+def read_layout(splicing: Splicing) -> GraphLayout | None:
+    """What the writers of this build's graph files laid out (:class:`Splicing`), read back
+    once they are written; ``None`` when one is missing."""
+    lists: dict[str, ListLayout] = {}
+    signed: tuple[str, list[tuple[object, ...]], dict[str, bool]] | None = None
+    for path in sorted(splicing.laid_out.values()):
+        try:
+            with open(path, "rb") as stream:
+                laid = pickle.load(stream)
+        except FileNotFoundError:
+            return None
+        lists.update(laid["lists"])
+        signed = laid["signed"] or signed
+    if signed is None:
+        return None
+    return GraphLayout(signed[0], signed[1], lists, signed[2])

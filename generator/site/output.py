@@ -182,6 +182,20 @@ class SiteFiles(Mapping[str, bytes]):
         return self.tree is not None and path not in self.digests and path in self.previous \
             and self.previous[path][0] == digest
 
+    def last_file(self, path: str) -> str | None:
+        """Where the last build's file at ``path`` is while this build has not added its own
+        (the staging tree's link to it), when it is as that build recorded it (its size and
+        modification time); else ``None``."""
+        if self.tree is None or path in self.digests or path not in self.previous:
+            return None
+        where = os.path.join(self.tree, path)
+        try:
+            info = os.stat(where)
+        except OSError:
+            return None
+        _digest, size, mtime = self.previous[path]
+        return where if (info.st_size, info.st_mtime_ns) == (size, mtime) else None
+
     def keep(self, path: str) -> None:
         """Add the last build's file at ``path`` as it is (see :meth:`can_keep`): its bytes
         are neither made nor read again."""
