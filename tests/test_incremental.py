@@ -471,7 +471,7 @@ def test_a_splice_signature_left_short_fails_the_rebuild(tmp_path: Path, monkeyp
                 build(content, out, search=False, cache=BuildCache.open(default_cache_path(out)))
                 assert site_files(out, search=False) == _full(content, tmp_path / "full")
                 continue
-            with pytest.raises((graph.StaleSplice, RuntimeError), match="StaleSplice|spliced"):
+            with pytest.raises((graph.StaleSplice, RuntimeError), match=r"StaleSplice|spliced"):
                 build(content, out, search=False, cache=BuildCache.open(default_cache_path(out)))
 
 
