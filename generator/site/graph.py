@@ -439,14 +439,14 @@ class PackedPart:
     records: Lines | None  # no defaults: a class attribute would hide a field not unpickled yet
     assumed: dict[str, str]
 
-    def __reduce__(self) -> tuple[Callable[[list[str], dict[str, str], bytes], PackedPart],
-                                  tuple[list[str], dict[str, str], bytes]]:
-        # what the build reads of a recalled part (its nodes' keys and addresses) apart from its
-        # lines, pickled within: a CLI rebuild recalls every note's part and only graph.json's
-        # child process, when it must assemble the graph again, reads their lines
+    def __reduce__(self) -> tuple[Callable[..., PackedPart], tuple[object, ...]]:
+        # what the build reads of a recalled part (its nodes' keys and addresses, and what the
+        # assembly's order reads: its bare ends and edges from other parts' nodes) apart from
+        # its lines, pickled within: a CLI rebuild recalls every note's part and only graph.json's
+        # child process reads the lines of the few an edit changed
         later = self.__dict__.get("_later") or pickle.dumps(tuple(getattr(self, name) for name in _LATER),
                                                             protocol=pickle.HIGHEST_PROTOCOL)
-        return _unpickled_later, (self.node_keys, self.urls, later)
+        return _unpickled_later, (self.node_keys, self.urls, later, self.foreign, self.bare)
 
     def __getattr__(self, name: str) -> Any:  # only for a field not in __dict__: one unpickled later
         if name not in _LATER or "_later" not in self.__dict__:  # any other name probed leaves them packed
@@ -460,13 +460,14 @@ class PackedPart:
         return range(self.edge_starts[index], end)
 
 
-_LATER = ("node_lines", "edge_lines", "edge_starts", "foreign", "bare", "records", "assumed")
+_LATER = ("node_lines", "edge_lines", "edge_starts", "records", "assumed")
 """A :class:`PackedPart`'s fields unpickled when first read."""
 
 
-def _unpickled_later(node_keys: list[str], urls: dict[str, str], later: bytes) -> PackedPart:
+def _unpickled_later(node_keys: list[str], urls: dict[str, str], later: bytes,
+                     foreign: list[tuple[str, str, str, str, bool]], bare: list[str]) -> PackedPart:
     part = PackedPart.__new__(PackedPart)
-    part.__dict__.update(node_keys=node_keys, urls=urls, _later=later)
+    part.__dict__.update(node_keys=node_keys, urls=urls, _later=later, foreign=foreign, bare=bare)
     return part
 
 

@@ -171,9 +171,10 @@ def test_graph_json_is_every_part_merged_whatever_the_runs_it_is_published_in(bu
 
 
 def test_a_recalled_part_reads_its_lines_only_when_the_graph_is_assembled() -> None:
-    """A note's part read back from the build cache gives its nodes' keys and addresses (what
-    the build reads of every part) without unpickling its lines, which only graph.json's
-    assembly reads; read, it is the part that was made, with the same digest."""
+    """A note's part read back from the build cache gives its nodes' keys and addresses, its
+    bare ends and edges from other parts' nodes (what the build and the graph's order read of
+    every part) without unpickling its lines, which only graph.json's writers read, of the
+    segments they make; read, it is the part that was made, with the same digest."""
     import pickle
 
     from generator.pipeline import check_content, site_model
@@ -183,12 +184,13 @@ def test_a_recalled_part_reads_its_lines_only_when_the_graph_is_assembled() -> N
     slug = next(slug for slug in site.publication.notes if site.anchored[slug].document.elements)
     made = encoded_note_part(site, slug)
     recalled = pickle.loads(pickle.dumps(made, protocol=pickle.HIGHEST_PROTOCOL))
-    assert set(vars(recalled)) == {"node_keys", "urls", "_later"}, "the lines wait"
+    eager = {"node_keys", "urls", "foreign", "bare", "_later"}
+    assert set(vars(recalled)) == eager, "the lines wait"
     assert recalled.node_keys == made.node_keys and recalled.urls == made.urls
-    assert not hasattr(recalled, "__array__") and set(vars(recalled)) == {"node_keys", "urls", "_later"}, \
+    assert not hasattr(recalled, "__array__") and set(vars(recalled)) == eager, \
         "another name probed loses nothing"
     again = pickle.loads(pickle.dumps(recalled, protocol=pickle.HIGHEST_PROTOCOL))  # passed on unread
-    assert set(vars(again)) == {"node_keys", "urls", "_later"}
+    assert set(vars(again)) == eager
     assert again.node_lines[0] == made.node_lines[0] and "_later" not in vars(again)
     assert recalled == made and again == made and part_digest(recalled) == part_digest(made)
 
