@@ -352,6 +352,7 @@ def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = E
             add(path, data, name)
         for path, data in outputs.derived.items():
             add(path, data, "a derived output")
+        files.gzipped.update((files.digests[path], size) for path, size in outputs.gzipped.items())
         return FiledOutputs.of(outputs, files.digests)
 
     def keep(filed: FiledOutputs) -> bool:

@@ -144,6 +144,8 @@ class SiteFiles(Mapping[str, bytes]):
         digests: path → sha256 of every file added.
         sizes: path → size in bytes of every file added.
         changed: the paths written into the tree (new, or with another digest).
+        gzipped: sha256 → gzipped size of a file, where it was measured as it was made
+            (the build's summary weighs the heavy pages: not compressed a second time).
     """
 
     def __init__(self, tree: Path | None = None, previous: Mapping[str, tuple[str, int, int]] | None = None) -> None:
@@ -152,6 +154,7 @@ class SiteFiles(Mapping[str, bytes]):
         self.digests: dict[str, str] = {}
         self.sizes: dict[str, int] = {}
         self.changed: set[str] = set()
+        self.gzipped: dict[str, int] = {}
         self._held: dict[str, bytes] = {}
         self._folders: set[str] = set()
         self._order: list[str] | None = None

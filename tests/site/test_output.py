@@ -309,6 +309,32 @@ def test_pages_over_the_byte_budget_are_reported_heaviest_first(small: Path, tmp
     assert "outputs.page_budget_kb" in line
 
 
+def test_the_notes_heavy_pages_are_weighed_by_the_workers_that_made_them(small: Path, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With worker processes, a note's pages over the budget as they are are gzipped by the
+    worker that made them (the bytes in its hands), not read back and gzipped again by the
+    build's own process for its summary: the summary is the one a single process gives."""
+    import hashlib
+
+    import generator.jobs as carnet_jobs
+    import generator.site.summary as summary
+
+    with (small / "carnet.yaml").open("a", encoding="utf-8") as stream:
+        stream.write("outputs:\n  page_budget_kb: 2\n")
+    alone = build(small, tmp_path / "alone", search=False, jobs=1).summary
+    here: list[str] = []  # what this process compressed (a worker's calls are its own)
+    real = summary.gzip.compress
+    monkeypatch.setattr(summary.gzip, "compress", lambda data, *args, **kwargs: (
+        here.append(hashlib.sha256(data).hexdigest()), real(data, *args, **kwargs))[1])
+    monkeypatch.setattr(carnet_jobs, "WORTH_A_WORKER", 1)  # the small corpus through the workers
+    out = tmp_path / "site"
+    result = build(small, out, search=False, jobs=2)
+    assert result.summary == alone and alone.over_budget
+    notes = {hashlib.sha256(page.read_bytes()).hexdigest() for page in (out / "notes").glob("*.html")
+             if len(page.read_bytes()) > 2048}
+    assert notes and not notes & set(here), "no note's page gzipped again by the build's process"
+
+
 @pytest.mark.parametrize("value", ["'60'", "0", "-5", "true", "[60]"])
 def test_a_bad_page_budget_stops_the_build_at_its_line(small: Path, tmp_path: Path, value: str) -> None:
     with (small / "carnet.yaml").open("a", encoding="utf-8") as stream:
