@@ -555,14 +555,18 @@ class _Assembly:
         self.keys: list[str] = []
         self.winner = array("Q")
         self.every: dict[int, list[int]] = {}  # position → each (part, index) defining it, when more than one
-        for n in order:
-            key = keys[n]
-            if self.keys and self.keys[-1] == key:
-                self.every.setdefault(len(self.keys) - 1, [self.winner[-1]]).append(where[n])
-                self.winner[-1] = where[n]
-            else:
-                self.keys.append(key)
-                self.winner.append(where[n])
+        if len(set(keys)) == len(keys):  # each node defined once (most sites): no loop over 300,000 keys
+            self.keys = [keys[n] for n in order]
+            self.winner = array("Q", [where[n] for n in order])
+        else:
+            for n in order:
+                key = keys[n]
+                if self.keys and self.keys[-1] == key:
+                    self.every.setdefault(len(self.keys) - 1, [self.winner[-1]]).append(where[n])
+                    self.winner[-1] = where[n]
+                else:
+                    self.keys.append(key)
+                    self.winner.append(where[n])
         del keys, where, order
         self.foreign: dict[str, list[tuple[str, str, int, str]]] = {}  # source → (target, type, part, line)
         self.carrying: set[str] = set()  # the sources of those with data
@@ -760,17 +764,20 @@ class _Assembly:
         part's :func:`part_digest`): a segment of two builds with the same signature, over
         the same :meth:`addresses`, has the same bytes in each file."""
         signed: list[tuple[object, ...]] = []
+        every, carrying, holds, winner, foreigners = self.every, self.carrying, self.holds, self.winner, self.foreign
         for key, at, count in self.laid:
-            foreign = tuple(digests[number] for _target, _kind, number, _line in self.foreign.get(key, ()))
+            entries = foreigners.get(key)
+            foreign = tuple([digests[entry[2]] for entry in entries]) if entries else ()
             if at is None:
                 signed.append(("bare", key, foreign))
                 continue
-            number, index = self.winner[at] >> 32, self.winner[at] & 0xFFFFFFFF
+            number, index = winner[at] >> 32, winner[at] & 0xFFFFFFFF
             if count:
-                signed.append(("run", key, count, digests[number], index, self.holds[number]))
+                signed.append(("run", key, count, digests[number], index, holds[number]))
                 continue
-            definers = tuple((digests[where >> 32], where & 0xFFFFFFFF) for where in self.every.get(at, [self.winner[at]]))
-            signed.append(("one", key, definers, foreign, key in self.carrying, self.holds[number]))
+            definers = ((digests[number], index),) if at not in every else \
+                tuple((digests[where >> 32], where & 0xFFFFFFFF) for where in every[at])
+            signed.append(("one", key, definers, foreign, key in carrying, holds[number]))
         return signed
 
     def addresses(self) -> str:

@@ -243,3 +243,90 @@ def test_a_record_another_part_adds_edges_to_is_the_whole_graphs_record(monkeypa
                   if record.get("identifier") == "extraction:a-x1")
     assert record["member-of-group"] == [base + "graph.json#group:w/1"]
     assert record["discarded-from"] == [base + "notes/v.html", base + "notes/w.html"]
+
+
+def test_a_node_two_parts_define_and_a_splice_across_it_give_the_whole_graphs_files(tmp_path: Path) -> None:
+    """A node two parts define is the later part's, with the edges of both (as a dict updated
+    part by part); the files spliced from the last ones after a part changed (one node
+    retitled, one edge more) are the files the whole graph gives, segment for segment."""
+    from array import array
+    from types import SimpleNamespace
+
+    from generator.site.graph import (
+        Splicing,
+        TypedGraph,
+        _Assembly,
+        _Splice,
+        encode_part,
+        pack,
+        part_digest,
+        read_layout,
+    )
+    from generator.site.jsonout import dumps
+
+    base = "https://example.org/"
+    site: Any = SimpleNamespace(base_url=base)
+
+    def parts(title: str, more: bool) -> list[TypedGraph]:
+        first, second, third = TypedGraph(), TypedGraph(), TypedGraph()
+        for n in range(6):
+            first.node(f"note:a{n}", "note", title=f"A{n}", url=f"{base}notes/a{n}.html")
+            first.edge(f"note:a{n}", "notebook:x", "member-of")
+        first.node("category:c", "category", title="C")
+        second.node("note:b", "note", title=title, url=base + "notes/b.html")
+        second.node("category:c", "category", title="C again")  # defined twice: this one wins
+        second.edge("category:c", "note:a1", "groups")
+        third.node("note:w", "wiki", title="W", url=base + "notes/w.html")
+        third.edge("note:a2", "note:w", "cites", state="verified")  # from another part's node, with data
+        if more:
+            third.edge("note:a4", "note:w", "cites", state="unjudged")
+        return [first, second, third]
+
+    def files(graphs: list[TypedGraph], splicing: Splicing | None) -> dict[str, bytes]:
+        packed = [pack(encode_part(site, part, records=True, pages=lambda key: None)) for part in graphs]
+        assembly = _Assembly(base, packed)
+        if splicing is None:
+            return {"graph.json": b"".join(assembly.node_link()), "graph.jsonld": b"".join(assembly.jsonld())}
+        digests = [part_digest(part) for part in packed]
+        last = splicing.last
+        assembly.holds = [last.holds.get(d, assembly.part_holds(p)) if last else assembly.part_holds(p)
+                          for p, d in zip(packed, digests, strict=True)]
+        signatures = assembly.signatures(digests)
+        index = None
+        if last is not None and last.addresses == assembly.addresses():
+            where = {signature: n for n, signature in enumerate(last.signatures)}
+            index = array("q", [where.get(signature, -1) for signature in signatures])
+        indexes.append(index)
+        holds = dict(zip(digests, assembly.holds, strict=True))
+        made = {}
+        for path, signs, write in (("graph.json", True, assembly.node_link), ("graph.jsonld", False, assembly.jsonld)):
+            made[path] = b"".join(write(_Splice(index, last.lists if last else {}, splicing.files.get(path),
+                                                splicing.laid_out[path],
+                                                (assembly.addresses(), signatures, holds) if signs else None)))
+        return made
+
+    def whole(graphs: list[TypedGraph]) -> dict[str, bytes]:
+        merged = TypedGraph()
+        for part in graphs:
+            merged.merge(part)
+        node_link = {"directed": True, "multigraph": True,
+                     "nodes": [{"id": key, **merged.nodes[key]} for key in sorted(merged.nodes)],
+                     "links": [{"source": s, "target": t, **merged.edges[(s, t, k)]} for s, t, k in sorted(merged.edges)]}
+        return {"graph.json": dumps(node_link, levels=2)}
+
+    indexes: list[Any] = []  # per spliced build, each segment's number in the last files (-1: made)
+    laid = {path: str(tmp_path / f"{path}.layout") for path in ("graph.json", "graph.jsonld")}
+    before = files(parts("B", False), Splicing(None, {}, laid))
+    assert before == files(parts("B", False), None)
+    assert before["graph.json"] == whole(parts("B", False))["graph.json"]
+    assert b'"title": "C again"' in before["graph.json"] and b'"title": "C"' not in before["graph.json"]
+    layout = read_layout(Splicing(None, {}, laid))
+    assert layout is not None
+    for path, data in before.items():
+        (tmp_path / path).write_bytes(data)
+    old = {path: str(tmp_path / path) for path in before}
+    after = files(parts("B retitled", True), Splicing(layout, old, laid))
+    expected = whole(parts("B retitled", True))
+    assert after == files(parts("B retitled", True), None)
+    assert after["graph.json"] == expected["graph.json"]
+    assert indexes[0] is None and 0 < sum(n >= 0 for n in indexes[1]) < len(indexes[1]), "some copied, some made"
