@@ -367,7 +367,8 @@ def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = E
     per_note = [e for e in emitters if isinstance(e, PerNote)]
     made = every_note_outputs(site, theme, memo, per_note, jobs, take,
                               keep if files.previous else None, tracking) if per_note else {}
-    graph = graph_started(site, files, memo, made, jobs)  # made by a child process while the rest is rendered
+    keys = tracking.book.keys if tracking is not None and tracking.book is not None else None
+    graph = graph_started(site, files, memo, made, jobs, keys)  # made by a child process while the rest is rendered
     try:
         for emitter in emitters:
             if emitter in per_note:

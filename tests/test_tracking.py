@@ -99,3 +99,82 @@ def test_a_key_the_tracker_misses_is_refused(small: Path, tmp_path: Path, monkey
     (small / "notes" / "conseil-d.md").write_text(text + "\nVoir [[conseil-c]].\n", encoding="utf-8")
     with pytest.raises(reads.StaleOutputs, match=r"tracking\.py:consulted"):
         build(small, out, search=False, cache=BuildCache.open(default_cache_path(out)))
+
+
+def _article_notes(small: Path) -> dict[str, set[str]]:
+    from generator.pipeline import check_content, site_model
+
+    site = site_model(check_content(small), small)
+    return {slug: reads.article_notes(site, slug) for slug in site.articles}
+
+
+def test_an_article_is_keyed_again_only_when_an_edit_reaches_what_it_reads(small: Path, tmp_path: Path,
+                                                                          made: list[str]) -> None:
+    """An article reads the notes of its perimeter, those it involves and those of its
+    selection, which do not read it back: a body edited outside all of them leaves its key
+    as it was; one inside (or a note added to its perimeter, which it did not read before)
+    makes it again; a verdict recorded for one of its pairs (no note's file) makes it again."""
+    import yaml
+
+    out = tmp_path / "site"
+    _rebuilt(small, out)
+    read = _article_notes(small)
+    outside = sorted(path.stem for path in (small / "notes").glob("*.md")
+                     if path.stem not in read and not any(path.stem in notes for notes in read.values())
+                     and path.stem != "secret-a")
+    assert outside and "conseil-c" in read["wiki-budget"], (outside, read)
+    made.clear()
+    _append_text(small / "notes" / f"{outside[0]}.md", "\nUne phrase de plus.\n")
+    assert _rebuilt(small, out) == _full(small, tmp_path)
+    assert made and not set(made) & set(read), made
+    made.clear()
+    replace(small, "notes/conseil-c.md", "Le budget est reconduit.", "Le budget est prolongé.")
+    assert _rebuilt(small, out) == _full(small, tmp_path)
+    assert "wiki-budget" in made, made
+    made.clear()
+    conseil_c = (small / "notes" / "conseil-c.md").read_text(encoding="utf-8")
+    (small / "notes" / "conseil-e.md").write_text(conseil_c.replace("Séance C", "Séance E"), encoding="utf-8")
+    assert _rebuilt(small, out) == _full(small, tmp_path)
+    assert "wiki-budget" in made and "conseil-e" in _article_notes(small)["wiki-budget"], made
+    from generator.pipeline import check_content
+
+    (pair, *_rest) = [a for a in check_content(small).assessments["synthese-2025"] if a.judgeable]
+    made.clear()
+    (small / "verdicts").mkdir(exist_ok=True)
+    (small / "verdicts" / "synthese-2025.yaml").write_text(yaml.safe_dump({"verdicts": [{
+        "claim_sha256": pair.claim_sha256, "source_sha256": pair.source_sha256, "verdict": "supported",
+        "rationale": "r", "provenance": {"method": "human", "date": "2025-06-01"}}]}), encoding="utf-8")
+    assert _rebuilt(small, out) == _full(small, tmp_path)
+    assert "synthese-2025" in made, made
+
+
+def _append_text(path: Path, text: str) -> None:
+    path.write_text(path.read_text(encoding="utf-8") + text, encoding="utf-8")
+
+
+@pytest.mark.parametrize("forgets", ["everything", "inputs"])
+def test_an_article_key_the_tracker_misses_is_refused(small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     forgets: str) -> None:
+    """The check, shown with a tracker that forgets what an article reads: its inputs beyond
+    the notes (a verdict recorded); or those and the notes it reads (a note added to its
+    perimeter: the audit's key in its inputs digests the perimeter's files too)."""
+    import yaml
+
+    out = tmp_path / "site"
+    monkeypatch.setattr(tracking.reads, "article_inputs", lambda site, slug: "")
+    if forgets == "everything":
+        monkeypatch.setattr(tracking.reads, "article_notes", lambda site, slug: set())
+    build(small, out, search=False, cache=BuildCache.open(default_cache_path(out)))
+    if forgets == "everything":
+        conseil_c = (small / "notes" / "conseil-c.md").read_text(encoding="utf-8")
+        (small / "notes" / "conseil-e.md").write_text(conseil_c.replace("Séance C", "Séance E"), encoding="utf-8")
+    else:
+        from generator.pipeline import check_content
+
+        (pair, *_rest) = [a for a in check_content(small).assessments["synthese-2025"] if a.judgeable]
+        (small / "verdicts").mkdir(exist_ok=True)
+        (small / "verdicts" / "synthese-2025.yaml").write_text(yaml.safe_dump({"verdicts": [{
+            "claim_sha256": pair.claim_sha256, "source_sha256": pair.source_sha256, "verdict": "supported",
+            "rationale": "r", "provenance": {"method": "human", "date": "2025-06-01"}}]}), encoding="utf-8")
+    with pytest.raises(reads.StaleOutputs):
+        build(small, out, search=False, cache=BuildCache.open(default_cache_path(out)))

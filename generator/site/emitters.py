@@ -528,20 +528,29 @@ class Pending:
 
 
 def graph_started(site: SiteModel, files: SiteFiles, memo: Memo = NO_MEMO,
-                  made: Mapping[str, FiledOutputs] | None = None, jobs: int = 1) -> Pending:
+                  made: Mapping[str, FiledOutputs] | None = None, jobs: int = 1,
+                  keys: Mapping[str, str] | None = None) -> Pending:
     """graph.json and graph.jsonld, begun: the last build's kept when every part is as it
     was, else made by a child process while this one renders the rest of the site (they
     read the notes' parts alone: ``made``, as :func:`derived_outputs` has it; the articles'
     parts are made first, in ``jobs`` worker processes when there are enough). With a build
-    cache, what is as the last build wrote it is spliced from its files."""
+    cache, an article's part is recalled by its outputs' key (``keys``: note → its
+    :func:`reads.note_key`, which digests all its part reads and more; else by
+    :func:`reads.article_digest`), and what is as the last build wrote it is spliced from
+    its files."""
     made = made or {}
     splicing = _splicing(files, memo)
     graph = graph_outputs(site, memo, {slug: o.graph for slug, o in made.items()},
                           {slug: o.graph_digest for slug, o in made.items() if o.graph_digest},
-                          None if memo is NO_MEMO else partial(reads.article_digest, site),
+                          None if memo is NO_MEMO else partial(_article_key, site, keys or {}),
                           reads.check_graph_part if reads.checking() else None, jobs, splicing)
     # 330 MB at 50,000 notes: streamed
     return _kept_or_started(files, memo, "graph-files", graph.key, graph.streams, graph.prepare, splicing)
+
+
+def _article_key(site: SiteModel, keys: Mapping[str, str], slug: str) -> str:
+    # a tracked article's key is the last build's when no edit reached it: its reads not digested again
+    return keys[slug] if slug in keys else reads.article_digest(site, slug)
 
 
 GRAPH_FILES = ("graph.json", "graph.jsonld")

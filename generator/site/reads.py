@@ -97,12 +97,36 @@ def note_reads(site: SiteModel, theme: Theme, slug: str) -> tuple[object, ...]:
 
 
 def article_reads(site: SiteModel, slug: str) -> tuple[object, ...]:
-    """What an article's outputs read beyond what a note's do (see the module's docstring)."""
-    publication = site.publication
+    """What an article's outputs read beyond what a note's do (see the module's docstring):
+    :func:`article_inputs`, and the files of the notes of :func:`article_notes`."""
+    perimeter, involved = _article_notes(site, slug)
+    return (
+        *_article_inputs(site, slug),
+        sources_digest(site, perimeter),
+        _sources(site, involved),
+        sources_digest(site, _selection_notes(site, slug)),
+    )
+
+
+def _article_notes(site: SiteModel, slug: str) -> tuple[frozenset[str], set[str]]:
+    """The article's perimeter, and the other notes it involves (cites, discards, covers,
+    supersedes or is superseded by)."""
     audit = site.articles[slug]
     perimeter = frozenset(audit.perimeter_notes or ())
     involved = {*(link.note for link in audit.links if link.note), *(item.note for item in audit.discarded or ()),
                 *audit.coverage, *audit.superseded_by, *([audit.supersedes] if audit.supersedes else ())} - perimeter
+    return perimeter, involved
+
+
+def article_notes(site: SiteModel, slug: str) -> set[str]:
+    """Every note whose files an article's outputs read (:func:`article_reads`): its
+    perimeter, the notes it involves, the notes of its selection's extractions."""
+    perimeter, involved = _article_notes(site, slug)
+    return {*perimeter, *involved, *_selection_notes(site, slug)}
+
+
+def _article_inputs(site: SiteModel, slug: str) -> tuple[object, ...]:
+    audit = site.articles[slug]
     proposals = [p for p in site.proposals if p.target == slug]
     evidence = site.evidence_keys.get(slug)  # the audit and selection, by what they read: megabytes, not pickled
     return (
@@ -110,11 +134,18 @@ def article_reads(site: SiteModel, slug: str) -> tuple[object, ...]:
         site.assessments.get(slug), site.tallies.get(slug), site.oppositions.get(slug), proposals,
         # a marker of a proposal to an unpublished source is redacted: which ids are public
         sorted(site.public_ids) if proposals else None,
-        publication.names.get(slug),
-        sources_digest(site, perimeter),
-        _sources(site, involved),
-        sources_digest(site, _selection_notes(site, slug)),
+        site.publication.names.get(slug),
     )
+
+
+def article_inputs(site: SiteModel, slug: str) -> str | None:
+    """Digest of what an article's outputs read beyond the notes' files: its audit and
+    selection by what they read, its pairs' states and tallies, its oppositions, the
+    proposals made to it, the names it shows people by. ``None`` when the audit has no key
+    (its outputs are then keyed by the audit itself, megabytes: always made again)."""
+    if slug not in site.evidence_keys:
+        return None
+    return digest_of(_article_inputs(site, slug))
 
 
 def _selection_notes(site: SiteModel, slug: str) -> frozenset[str]:

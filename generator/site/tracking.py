@@ -17,6 +17,13 @@ part is as it was, a note's reads can have changed only if
   added (or renamed, or given an alias) is one: the link is the new note's backlink. (Mended
   by a private note, it would be a link to a private page, which stops the build.)
 
+An article (wiki or synthesis) reads more (:func:`reads.article_reads`): the files of
+every note of its perimeter, of the notes it involves and of its selection's
+(:func:`reads.article_notes`), which do not read it back, and what its audit, selection,
+pairs and proposals come to (:func:`reads.article_inputs`). Its key is made again when
+that digest changed, or a note of ``C`` is among those notes now or was in the last
+build (a note added to its perimeter is one it did not consult then).
+
 Every other note's key is the last build's. The rule is checked, not trusted: with
 ``CARNET_CHECK_READS=1`` (the test suite) every key is made again and compared
 (:func:`check_tracked`), so an edit the rule misses fails any test that makes it.
@@ -45,6 +52,7 @@ class KeyBook:
         consults: each keyed note → the notes its reads consulted (``readers`` the other
             way round: a rebuild takes a note made again out of its old notes' readers
             without looking at every note's).
+        inputs: each keyed article → :func:`reads.article_inputs` (``None``: made each time).
     """
 
     world: str
@@ -52,6 +60,7 @@ class KeyBook:
     keys: dict[str, str]
     readers: dict[str, frozenset[str]] = field(default_factory=dict)
     consults: dict[str, frozenset[str]] = field(default_factory=dict)
+    inputs: dict[str, str | None] = field(default_factory=dict)
 
 
 @dataclass
@@ -101,12 +110,24 @@ def consulted(site: SiteModel, slug: str) -> set[str]:
     return around
 
 
+def consults_of(site: SiteModel, slug: str) -> set[str]:
+    """The notes a keyed note's reads consult: :func:`consulted`, and for an article the
+    notes whose files it reads (:func:`reads.article_notes`)."""
+    around = consulted(site, slug)
+    if slug in site.articles:
+        around.update(reads.article_notes(site, slug))
+        around.discard(slug)
+    return around
+
+
 def tracked_keys(site: SiteModel, keyed: list[str], sources: dict[str, str], world: str,
                  last: KeyBook | None, key: Callable[[str], str]) -> tuple[dict[str, str], KeyBook]:
     """Each of the ``keyed`` notes' key (``key(slug)`` makes one): made for the notes an
     edit since ``last`` can reach, the last build's for the others; with the book the
     next build takes. ``sources``: every note of the corpus → the digest of its files."""
     wanted = set(keyed)
+    articles = [slug for slug in keyed if slug in site.articles]
+    inputs = {slug: reads.article_inputs(site, slug) for slug in articles}
     if last is None or last.world != world:
         fresh = wanted
         keys: dict[str, str] = {}
@@ -121,7 +142,11 @@ def tracked_keys(site: SiteModel, keyed: list[str], sources: dict[str, str], wor
             fresh.update(last.readers.get(slug, ()))
             if slug in site.publication.notes:
                 fresh.update(consulted(site, slug))
-        fresh.update(wanted - last.keys.keys(), wanted & site.articles.keys())
+        fresh.update(wanted - last.keys.keys())
+        for slug in articles:  # what it consults does not consult it back: asked of it
+            if slug not in fresh and (inputs[slug] is None or last.inputs.get(slug) != inputs[slug]
+                                      or not changed.isdisjoint(reads.article_notes(site, slug))):
+                fresh.add(slug)
         fresh &= wanted
         keys, readers, consults = dict(last.keys), dict(last.readers), dict(last.consults)
         for slug in fresh | (last.keys.keys() - wanted):  # made again, or keyed no more: out of the book
@@ -135,10 +160,10 @@ def tracked_keys(site: SiteModel, keyed: list[str], sources: dict[str, str], wor
     for slug in keyed:
         if slug in fresh:
             keys[slug] = key(slug)
-            around = consults[slug] = frozenset(consulted(site, slug))
+            around = consults[slug] = frozenset(consults_of(site, slug))
             for note in around:
                 readers[note] = readers.get(note, frozenset()) | {slug}
-    book = KeyBook(world, sources, keys, readers, consults)
+    book = KeyBook(world, sources, keys, readers, consults, inputs)
     if reads.checking():
         check_tracked(keyed, keys, fresh, key)
         check_book(site, keyed, book)
@@ -148,7 +173,7 @@ def tracked_keys(site: SiteModel, keyed: list[str], sources: dict[str, str], wor
 def check_book(site: SiteModel, keyed: list[str], book: KeyBook) -> None:
     """Refuse a book mended after an edit that is not the one made anew: every keyed note
     with what it consults now, and their readers."""
-    consults = {slug: frozenset(consulted(site, slug)) for slug in keyed}
+    consults = {slug: frozenset(consults_of(site, slug)) for slug in keyed}
     readers: dict[str, set[str]] = {}
     for slug, around in consults.items():
         for note in around:
