@@ -52,8 +52,9 @@ from generator.site.emitters import (
 )
 from generator.site.model import SiteModel
 from generator.site.output import SiteFiles, check_output_dir, go_live, is_carnet_tree, staging_tree, written_state
+from generator.site.paging import page_budget
 from generator.site.search import index_site
-from generator.site.summary import summarise
+from generator.site.summary import summarise, weighed
 from generator.site.theme import Theme, check_theme
 from generator.site.tracking import Tracking, tracked_keys, world_digest
 from generator.synthesis.audit import ArticleAudit, audit_articles
@@ -461,7 +462,10 @@ def _note_work(site: SiteModel, theme: Theme, memo: Memo, emitters: list[PerNote
     """One note's outputs, as a worker process makes them, with the memo entries it used."""
     recording = RecordingMemo(memo)
     inner: Memo = KindsOnly(recording, BODIES) if slug in keyed else recording
-    return note_outputs(site, theme, inner, emitters, slug), recording.records
+    outputs = note_outputs(site, theme, inner, emitters, slug)
+    # its heavy pages gzipped here, the bytes at hand, for the summary (not by the build's own process)
+    outputs.gzipped = weighed(((path, data) for _name, path, data in outputs.emitted), page_budget(site), memo)
+    return outputs, recording.records
 
 
 def _clash(site: SiteModel, path: str, one: str, other: str) -> str:

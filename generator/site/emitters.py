@@ -57,9 +57,7 @@ from generator.site.model import (
     text_path,
 )
 from generator.site.output import SiteFiles
-from generator.site.paging import page_budget
 from generator.site.selection_page import selection_pages
-from generator.site.summary import compressed_size
 from generator.site.theme import Theme
 
 Output = Iterator[tuple[str, bytes]]
@@ -381,8 +379,7 @@ class NoteOutputs:
         graph: the note's part of graph.json and graph.jsonld.
         full_chunk: the page's text in llms-full.txt, UTF-8 (``None`` without a page).
         gzipped: path → gzipped size of each of its pages larger than the page budget as
-            they are (what the build's summary weighs, compressed where they were made:
-            1,100 pages, 2.7 s of one process at 5,000 notes with evidence).
+            they are, weighed by the worker process that made them (:func:`summary.weighed`).
     """
 
     emitted: list[tuple[str, str, bytes]]
@@ -432,9 +429,7 @@ def note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: Iterable[P
         derived.update(siblings(site, files, memo))
         derived.update([note_mirror(site, strings_of(site, theme), slug, note_body_lines(files[page]))])
         chunk = full_chunk(site, strings_of(site, theme), page, files).encode("utf-8")  # joined as it is
-    budget = page_budget(site)
-    gzipped = {path: compressed_size(data) for path, data in files.items() if path.endswith(".html") and len(data) > budget}
-    return NoteOutputs(emitted, derived, encoded_note_part(site, slug), chunk, gzipped)
+    return NoteOutputs(emitted, derived, encoded_note_part(site, slug), chunk)
 
 
 def derived_outputs(site: SiteModel, files: SiteFiles, graph: Pending, memo: Memo = NO_MEMO,

@@ -736,8 +736,7 @@ class _Assembly:
         yield writer.raw(b',\n "multigraph": true,\n "nodes": ')
         yield from writer.items("nodes", len(self.laid), self.node_item)
         yield writer.raw(b"\n}\n")
-        writer.close()
-        writer.done()
+        writer.finish()
 
     def jsonld(self, splice: _Splice | None = None) -> Iterator[bytes]:
         """graph.jsonld, in chunks (``splice`` as for :meth:`node_link`)."""
@@ -746,8 +745,7 @@ class _Assembly:
                          + b',\n "@graph": ')
         yield from writer.items("records", len(self.laid), self.record_item)
         yield writer.raw(b"\n}\n")
-        writer.close()
-        writer.done()
+        writer.finish()
 
     def records(self) -> Iterator[bytes]:
         """graph.jsonld's ``@graph`` items: every node by id (the defined ones and the bare
@@ -839,23 +837,9 @@ class _Assembly:
 
 
 def _items(lines: Iterable[bytes]) -> Iterator[bytes]:
-    """A list of encoded items as :func:`dumps_encoded` lays it out, in chunks of ~64 KB
-    (an item of ``lines`` may be several already joined by :data:`ITEM_JOIN`)."""
-    chunk: list[bytes] = []
-    size = 0
-    first = True
-    for line in lines:
-        chunk.append((b"[\n  " if first else b",\n  ") + line)
-        first = False
-        size += len(line)
-        if size > 1 << 16:
-            yield b"".join(chunk)
-            chunk, size = [], 0
-    if first:
-        yield b"[]"
-        return
-    chunk.append(b"\n ]")
-    yield b"".join(chunk)
+    """A list of encoded items as :func:`dumps_encoded` lays it out (:meth:`_Writer.items`)."""
+    listed = list(lines)
+    yield from _Writer(None, "").items("", len(listed), listed.__getitem__)
 
 
 @dataclass
@@ -904,13 +888,14 @@ class Splicing:
 @dataclass
 class _Splice:
     """One file's splice, as its writer sees it: ``index[i]``, the last build's number of
-    segment ``i`` (-1: made anew); ``old``, that build's file."""
+    segment ``i`` (-1: made anew); ``old``, that build's file; ``signed``, this build's
+    layout but its lists, for the writer that writes it with its own."""
 
     index: array[int] | None
     lists: dict[str, ListLayout]
     old: str | None
     laid_out: str | None
-    signed: tuple[str, list[tuple[object, ...]], dict[str, bool]] | None
+    signed: GraphLayout | None
 
 
 class _Writer:
@@ -933,7 +918,9 @@ class _Writer:
         return data
 
     def items(self, name: str, count: int, make: Callable[[int], bytes]) -> Iterator[bytes]:
-        """A list as :func:`_items` lays it out, segment by segment (``make``: one's bytes)."""
+        """A list as :func:`dumps_encoded` lays it out, segment by segment (``make``: one's
+        bytes, several items already joined by :data:`ITEM_JOIN`; empty: none), in chunks of
+        ~64 KB or a run copied whole."""
         splice, old = self.splice, self._old
         last = splice.lists.get(name) if splice is not None and old is not None else None
         index = splice.index if splice is not None and last is not None else None
@@ -941,23 +928,24 @@ class _Writer:
         base = self.position + len(b"[\n  ")
         join = len(ITEM_JOIN)
         out: list[bytes] = []
-        state = [True, 0, 0]  # the first item still to come; where the last ends, from base; bytes in out
+        first, at, waiting = True, 0, 0  # no item yet; where the last one ends, from base; bytes in out
 
         def put(piece: bytes) -> int:
             """An item (or a run of them) added; where it begins, from ``base``."""
-            begin = state[1] + (0 if state[0] else join)
-            out.append(b"[\n  " if state[0] else ITEM_JOIN)
+            nonlocal first, at, waiting
+            begin = at + (0 if first else join)
+            out.append(b"[\n  " if first else ITEM_JOIN)
             out.append(piece)  # not joined to its separator: a run copied may weigh 100 MB
-            state[0], state[1], state[2] = False, begin + len(piece), state[2] + len(piece)
+            first, at, waiting = False, begin + len(piece), waiting + len(piece)
             return begin
 
         span_start = span_end = -1  # a run of the last build's items, from its list's base
         shift = 0
         for segment in range(count):
-            if state[2] > 1 << 16:
+            if waiting > 1 << 16:
                 yield from self._joined(out)
                 out.clear()
-                state[2] = 0
+                waiting = 0
             was = index[segment] if index is not None else -1
             if was >= 0:
                 assert last is not None and old is not None
@@ -968,7 +956,7 @@ class _Writer:
                     if span_start >= 0:
                         put(old[last.base + span_start:last.base + span_end])
                     span_start = start
-                    shift = state[1] + (0 if state[0] else join) - start
+                    shift = at + (0 if first else join) - start
                 span_end = end
                 starts[segment], ends[segment] = start + shift, end + shift
                 continue
@@ -985,7 +973,7 @@ class _Writer:
             assert last is not None and old is not None
             put(old[last.base + span_start:last.base + span_end])
         self.lists[name] = ListLayout(base, starts, ends)
-        if state[0]:
+        if first:
             yield self.raw(b"[]")
             return
         out.append(b"\n ]")
@@ -1005,17 +993,17 @@ class _Writer:
         if small:
             yield self.raw(b"".join(small))
 
-    def close(self) -> None:
+    def finish(self) -> None:
+        """The file written: the last one closed, what this one laid out written for the next
+        build (see :class:`Splicing`)."""
         if self._old is not None:
             self._old.close()
             self._old = None
-
-    def done(self) -> None:
-        """The file written: what it laid out, for the next build (see :class:`Splicing`)."""
         splice = self.splice
         if splice is None or splice.laid_out is None:
             return
-        laid = {"lists": self.lists, "signed": splice.signed}
+        laid = splice.signed or GraphLayout("", [], {}, {})
+        laid.lists.update(self.lists)
         with open(splice.laid_out, "wb") as stream:
             pickle.dump(laid, stream, protocol=pickle.HIGHEST_PROTOCOL)
 
@@ -1127,7 +1115,7 @@ def graph_outputs(site: SiteModel, memo: Memo = NO_MEMO, made: Mapping[str, Note
             return None
         index, addresses, signatures, holds = signed()
         return _Splice(index, splicing.last.lists if splicing.last is not None else {}, splicing.files.get(path),
-                       splicing.laid_out.get(path), (addresses, signatures, holds) if signs else None)
+                       splicing.laid_out.get(path), GraphLayout(addresses, signatures, {}, holds) if signs else None)
 
     def checked(path: str, chunks: Iterator[bytes], whole: Callable[[], Iterator[bytes]]) -> Iterator[bytes]:
         # with CARNET_CHECK_READS, a spliced file is made whole again and compared
@@ -1162,16 +1150,16 @@ class StaleSplice(AssertionError):
 def read_layout(splicing: Splicing) -> GraphLayout | None:
     """What the writers of this build's graph files laid out (:class:`Splicing`), read back
     once they are written; ``None`` when one is missing."""
-    lists: dict[str, ListLayout] = {}
-    signed: tuple[str, list[tuple[object, ...]], dict[str, bool]] | None = None
+    layouts: list[GraphLayout] = []
     for path in sorted(splicing.laid_out.values()):
         try:
             with open(path, "rb") as stream:
-                laid = pickle.load(stream)
+                layouts.append(pickle.load(stream))
         except FileNotFoundError:
             return None
-        lists.update(laid["lists"])
-        signed = laid["signed"] or signed
-    if signed is None:
+    signed = [layout for layout in layouts if layout.signatures]
+    if len(signed) != 1:
         return None
-    return GraphLayout(signed[0], signed[1], lists, signed[2])
+    for layout in layouts:
+        signed[0].lists.update(layout.lists)
+    return signed[0]

@@ -253,6 +253,7 @@ def test_a_node_two_parts_define_and_a_splice_across_it_give_the_whole_graphs_fi
     from types import SimpleNamespace
 
     from generator.site.graph import (
+        GraphLayout,
         Splicing,
         TypedGraph,
         _Assembly,
@@ -302,7 +303,7 @@ def test_a_node_two_parts_define_and_a_splice_across_it_give_the_whole_graphs_fi
         for path, signs, write in (("graph.json", True, assembly.node_link), ("graph.jsonld", False, assembly.jsonld)):
             made[path] = b"".join(write(_Splice(index, last.lists if last else {}, splicing.files.get(path),
                                                 splicing.laid_out[path],
-                                                (assembly.addresses(), signatures, holds) if signs else None)))
+                                                GraphLayout(assembly.addresses(), signatures, {}, holds) if signs else None)))
         return made
 
     def whole(graphs: list[TypedGraph]) -> dict[str, bytes]:
