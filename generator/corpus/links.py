@@ -4,6 +4,7 @@ Pure: tokens and corpus in, targets and problems out."""
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import unicodedata
 from collections.abc import Callable
@@ -130,20 +131,21 @@ def _resolve(use: LinkUse, note: Note, corpus: Corpus, index: CorpusIndex) -> tu
             f"Fix the id, or restore the {kind}.", Severity.WARNING)
 
     raw = use.raw.strip()
-    parts = urlsplit(raw)
-    if parts.scheme or raw.startswith("//"):
+    folder = posixpath.dirname(file)
+    # remembered only when short: a hostile note's megabyte-long targets are not kept
+    written = _remembered_path if len(raw) + len(folder) <= _REMEMBERED_LENGTH else _written_path
+    where, path, fragment = written(folder, raw)
+    if where == "external":
         return LinkTarget("external", raw), None
-    if not parts.path:
-        return LinkTarget("fragment", parts.fragment), None
-    if raw.startswith("/"):
+    if where == "fragment":
+        return LinkTarget("fragment", fragment), None
+    if where == "absolute":
         return LinkTarget("broken", raw), Problem(
             file, use.line, "broken-link", f"absolute path {raw!r} cannot be checked",
             "Link to notes and assets with paths relative to the note (e.g. other-note.md).",
             Severity.WARNING)
-    path = unicodedata.normalize("NFC", posixpath.normpath(posixpath.join(posixpath.dirname(file),
-                                                                         unquote(parts.path))))
     if path in index.note_by_path:
-        return LinkTarget("note", index.note_by_path[path], fragment=parts.fragment), None
+        return LinkTarget("note", index.note_by_path[path], fragment=fragment), None
     if path in corpus.assets:
         return LinkTarget("asset", path), None
     if path.startswith("../") or path == "..":
@@ -155,3 +157,24 @@ def _resolve(use: LinkUse, note: Note, corpus: Corpus, index: CorpusIndex) -> tu
         file, use.line, "broken-link", f"{what} target {raw!r} does not exist ({path})",
         "Fix the path (relative to this note); notes end in .md, other files live under assets/.",
         Severity.WARNING)
+
+
+def _written_path(folder: str, raw: str) -> tuple[str, str, str]:
+    """What a markdown link's target ``raw``, written in a note of ``folder``, names:
+    ``external``, ``fragment`` or ``absolute`` (a path from the root), else ``relative``
+    with its content path; and its fragment. Pure, so remembered (:data:`_remembered_path`):
+    ``serve`` resolves every note's links on each rebuild, the same ones again (20 µs each,
+    most of it here)."""
+    parts = urlsplit(raw)
+    if parts.scheme or raw.startswith("//"):
+        return "external", "", ""
+    if not parts.path:
+        return "fragment", "", parts.fragment
+    if raw.startswith("/"):
+        return "absolute", "", parts.fragment
+    path = unicodedata.normalize("NFC", posixpath.normpath(posixpath.join(folder, unquote(parts.path))))
+    return "relative", path, parts.fragment
+
+
+_REMEMBERED_LENGTH = 1024
+_remembered_path = functools.lru_cache(maxsize=1 << 15)(_written_path)  # ≤ 32,768 × 1 KB

@@ -105,13 +105,17 @@ def publish(corpus: Corpus) -> Publication:
     names: dict[str, dict[str, str]] = {}
     governing: dict[str, str] = {}
     laxer: dict[str, tuple[str, ...]] = {}
+    rules: dict[tuple[str, ...], tuple[str, tuple[str, ...]]] = {}  # a few combinations of notebooks, not one a note
     for slug, note in notes.items():
-        holding = [notebooks[m.notebook] for m in note.memberships]
-        rule_of = governing_notebook(holding)
-        governing[slug] = rule_of.slug
-        names[slug] = shown_by_notebook[rule_of.slug]
-        if others := laxer_notebooks(holding):
-            laxer[slug] = tuple(nb.slug for nb in others)
+        held = tuple(m.notebook for m in note.memberships)
+        if held not in rules:
+            holding = [notebooks[notebook] for notebook in held]
+            rules[held] = (governing_notebook(holding).slug, tuple(nb.slug for nb in laxer_notebooks(holding)))
+        rule, others = rules[held]
+        governing[slug] = rule
+        names[slug] = shown_by_notebook[rule]
+        if others:
+            laxer[slug] = others
 
     publication = Publication(
         settings=corpus.settings, notebooks=notebooks, bases=bases, notes=notes, names=names,

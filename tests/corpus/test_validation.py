@@ -422,3 +422,27 @@ def test_the_last_resort_guard_names_the_content_behind_a_clash(small: Path) -> 
     with pytest.raises(SettingsError, match=r"again and note-pages both write notes/conseil-c.html; "
                                             r"look at notes/conseil-c.md"):
         render_site(site, Theme.load(None, "fr"), (NotePages(), Again()))
+
+
+
+def test_a_link_is_resolved_the_same_remembered_or_not_and_a_huge_one_is_not_kept(
+        small: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Link targets are remembered across rebuilds (``serve``), but only short ones: a
+    note of megabyte-long targets must not grow the process's memory with them."""
+    import functools
+
+    from generator.corpus import links
+    kept: list[str] = []
+
+    def remembered(folder: str, raw: str) -> tuple[str, str, str]:
+        kept.append(raw)
+        return links._written_path(folder, raw)
+
+    monkeypatch.setattr(links, "_remembered_path", functools.lru_cache(maxsize=None)(remembered))
+    huge = "x" * 200_000
+    replace(small, NOTE, "reconduit.", f"reconduit. [A](conseil-a.md#nulle-part) [B]({huge}.md) [C](./conseil-a.md)")
+    first = [(p.code, p.line, p.message[:60]) for p in check_content(small).problems if p.code == "broken-link"]
+    again = [(p.code, p.line, p.message[:60]) for p in check_content(small).problems if p.code == "broken-link"]
+    assert first == again and len(first) == 2, "the missing section and the huge missing file, each time"
+    assert "./conseil-a.md" in kept and kept.count("./conseil-a.md") == 1, "a short target: remembered once"
+    assert all(len(raw) < 1_000 for raw in kept), "the huge target was resolved without being kept"
