@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar, cast
 from urllib.parse import urlsplit
 
 import pytest
@@ -20,6 +22,7 @@ from generator.site.graph_view import (
     MAX_DRAWN,
     MAX_LABELS,
     NodeKind,
+    NoteGraph,
     label_box,
     local_drawing,
     note_graph,
@@ -27,6 +30,7 @@ from generator.site.graph_view import (
 )
 from support.corpus import site_files
 
+T = TypeVar("T")
 CONTENT = Path(__file__).resolve().parents[2] / "content"
 
 
@@ -136,6 +140,46 @@ def test_past_the_limit_the_least_connected_notes_are_grouped_and_labels_never_o
     assert page_drawing(graph) == drawing, "the same graph, the same drawing"
     assert local_drawing(graph, "n0002") is not None, "n0002 links to n0014"
     assert local_drawing(graph, "n0001") is None, "a note with no neighbour but its notebook draws none"
+
+
+
+class _Counting:
+    """A memo in a dict that counts what it computes, by kind."""
+
+    def __init__(self) -> None:
+        self.values: dict[tuple[str, str], object] = {}
+        self.made: dict[str, int] = {}
+
+    def memo(self, kind: str, key: Callable[[], str], compute: Callable[[], T]) -> T:
+        entry = (kind, key())
+        if entry not in self.values:
+            self.made[kind] = self.made.get(kind, 0) + 1
+            self.values[entry] = compute()
+        return cast(T, self.values[entry])
+
+    def holds(self, kind: str, key: Callable[[], str]) -> bool:
+        return (kind, key()) in self.values
+
+    def keep(self, kind: str, key: Callable[[], str]) -> bool:
+        return self.holds(kind, key)
+
+
+def test_a_note_added_to_one_notebook_lays_out_no_other_notebooks_disc() -> None:
+    """Four notebooks of 1,250 notes: each one's room was a whole number of the exact total
+    (149), so a note added to one took a node from the three others, laid out again."""
+    def graph_of(count: int) -> NoteGraph:
+        notes = {f"n{i:05d}": _note(f"n{i:05d}", "abcd"[i % 4] if i < 5000 else "a") for i in range(count)}
+        links = [(f"n{i:05d}", f"n{(i * 7) % 5000:05d}") for i in range(0, 5000, 3)]
+        paths = {f"note:{s}": f"notes/{s}.html" for s in notes} | {f"notebook:{b}": f"notebooks/{b}.html" for b in "abcd"}
+        return note_graph(notes, {b: b.upper() for b in "abcd"}, paths, [], links)
+
+    memo = _Counting()
+    before = page_drawing(graph_of(5000), memo=memo)
+    assert memo.made["disc-layout"] == 4
+    after = page_drawing(graph_of(5001), memo=memo)
+    assert memo.made["disc-layout"] <= 5, "at most the disc of the notebook that has a note more"
+    assert sum(n.kind is NodeKind.NOTE for n in after.nodes) <= MAX_DRAWN
+    assert sum(n.kind is NodeKind.NOTE for n in before.nodes) >= MAX_DRAWN - MAX_DRAWN // 32 - 4, "a 32nd less at most"
 
 
 def test_hostile_titles_are_text_in_the_drawing(small: Path, tmp_path: Path) -> None:
