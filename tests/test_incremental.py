@@ -492,3 +492,31 @@ def test_an_edit_splices_the_graph_files_from_the_last_builds(small: Path, tmp_p
     replace(small, "notes/conseil-c.md", "Le budget est prolongé.", "Le budget est reconduit.")
     (out / "graph.json").touch()  # as the last build wrote it no longer: no splice from it
     assert all(made == count for made, count in rebuilt().values())
+
+
+def test_a_note_retitled_outside_every_feeds_latest_entries_leaves_the_feeds_as_they_were(
+        small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A feed lists its latest notes only (``outputs.feed_entries``): a note retitled that
+    none lists is not a read of any, so the feeds are recalled; one a feed lists makes them
+    again. Either way the site is a full build's."""
+    monkeypatch.delenv("CARNET_CHECK_READS")  # this test counts the work done: no second making to check it
+    with (small / "carnet.yaml").open("a", encoding="utf-8") as stream:
+        stream.write("outputs:\n  feed_entries: 1\n")
+    out = tmp_path / "site"
+    build(small, out, search=False, cache=BuildCache.open(default_cache_path(out)))
+    listed = "\n".join(path.read_text(encoding="utf-8") for path in sorted((out / "feeds").glob("*.xml")))
+    public = [n for n in _notes(small) if (out / "notes" / f"{n.stem}.html").exists()]
+    unlisted = [n for n in public if f"/notes/{n.stem}.html<" not in listed]
+    shown = [n for n in public if f"/notes/{n.stem}.html<" in listed]
+    assert unlisted and shown
+    _replace_line(unlisted[0], r"^title: (.*)$", r"title: \1 (retitled)")
+    cache = BuildCache.open(default_cache_path(out))
+    build(small, out, search=False, cache=cache)
+    assert cache.counts.redone.get("feeds", 0) == 0 and cache.counts.reused["feeds"] == 1
+    assert site_files(out, search=False) == _full(small, tmp_path / "full")
+    _replace_line(shown[0], r"^title: (.*)$", r"title: \1 (renamed)")
+    cache = BuildCache.open(default_cache_path(out))
+    build(small, out, search=False, cache=cache)
+    assert cache.counts.redone.get("feeds", 0) == 1
+    assert "(renamed)" in "".join(path.read_text(encoding="utf-8") for path in (out / "feeds").glob("*.xml"))
+    assert site_files(out, search=False) == _full(small, tmp_path / "full")

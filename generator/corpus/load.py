@@ -533,8 +533,9 @@ def _parse_settings(data: bytes | None, problems: list[Problem]) -> SiteSettings
     )
 
 
-OUTPUT_SIZES = {"llms_full_cap": "bytes", "page_budget_kb": "KB, gzipped"}
+OUTPUT_SIZES = {"llms_full_cap": "bytes", "page_budget_kb": "KB, gzipped", "feed_entries": "entries of each feed"}
 """The sizes ``outputs:`` sets (each a whole number above 0), and their unit."""
+_OUTPUT_EXAMPLES = {"llms_full_cap": 5000000, "page_budget_kb": 60, "feed_entries": 50}
 
 
 def _check_outputs(f: Fields) -> None:
@@ -553,7 +554,7 @@ def _check_outputs(f: Fields) -> None:
         size = value.get(key)
         if key in value and (isinstance(size, bool) or not isinstance(size, int) or size <= 0):
             sub.error(key, "invalid-value", f"outputs.{key} must be a whole number above 0 ({unit}), not {size!r}",
-                      f"Write e.g. '{key}: {60 if key == 'page_budget_kb' else 5000000}', or remove it for the default.")
+                      f"Write e.g. '{key}: {_OUTPUT_EXAMPLES[key]}', or remove it for the default.")
 
 
 def _parse_licence(f: Fields) -> Licence:

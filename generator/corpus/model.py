@@ -52,6 +52,12 @@ class SiteSettings:
     contest_url: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def output_size(self, key: str, default: int) -> int:
+        """``outputs.<key>`` (checked when the settings are read: a whole number above 0),
+        or ``default`` when the settings do not say."""
+        raw = self.extra.get("outputs")
+        return int(raw.get(key, default)) if isinstance(raw, dict) else default
+
 
 class Visibility(str, Enum):
     PUBLIC = "public"

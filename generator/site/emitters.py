@@ -474,8 +474,7 @@ def _read_from_pages(site: SiteModel, files: SiteFiles, memo: Memo, theme: Theme
                            strings_of(site, theme), lines_of))
     everything = _Both(derived, pages)
     listed = site_pages(pages)  # no derived output is a page
-    raw = site.publication.settings.extra.get("outputs") or {}
-    cap = raw.get("llms_full_cap", DEFAULT_FULL_CAP) if isinstance(raw, dict) else DEFAULT_FULL_CAP
+    cap = site.publication.settings.output_size("llms_full_cap", DEFAULT_FULL_CAP)
     derived["llms.txt"] = recalled(memo, "llms-txt",
                                    partial(llms_txt_reads, site, everything, files.digests, theme, listed),
                                    partial(llms_txt, site, everything, theme, listed), "llms_txt_reads")
@@ -492,7 +491,7 @@ def _read_from_pages(site: SiteModel, files: SiteFiles, memo: Memo, theme: Theme
 
     order = recalled(memo, "full-order", partial(full_order_reads, site, listed),
                      partial(full_order, site, everything, listed), "full_order_reads")
-    derived["llms-full.txt"] = llms_full(site, everything, int(cap), theme,
+    derived["llms-full.txt"] = llms_full(site, everything, cap, theme,
                                          {note_path(slug): o.full_chunk for slug, o in made.items() if o.full_chunk},
                                          lines_of, chunk, order)
     derived["sitemap.xml"] = recalled(memo, "sitemap", partial(sitemap_reads, site, listed),

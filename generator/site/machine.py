@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import heapq
 import posixpath
 import re
 from collections import Counter
@@ -532,15 +533,49 @@ def robots(site: SiteModel) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
-def feeds(site: SiteModel, theme: Theme | None = None) -> Iterator[tuple[str, bytes]]:
-    """Atom feeds dated by the content: new notes, and wikis and syntheses; site-wide and
-    per notebook. Titled as the pages' ``<link rel="alternate">`` title them."""
+DEFAULT_FEED_ENTRIES = 50
+"""Entries of a feed when ``outputs.feed_entries`` does not say: the latest notes, as feed
+readers poll them (every note of a 5,000-note site made the notes' feed 1.3 MB, fetched at each
+poll, and every retitling anywhere made all of them again)."""
+
+
+def feed_entries(site: SiteModel) -> int:
+    """``outputs.feed_entries`` of the settings."""
+    return site.publication.settings.output_size("feed_entries", DEFAULT_FEED_ENTRIES)
+
+
+def _feed_lists(site: SiteModel, theme: Theme | None) -> list[tuple[str, str, list[tuple[Note, str]]]]:
+    """Each feed's path, title and entries: its latest notes with their page dates, newest
+    first (ties: by slug), at most :func:`feed_entries` of them."""
     publication = site.publication
     tr = strings_of(site, theme).tr
+    count = feed_entries(site)
+    dates = site.dates
 
-    def feed(path: str, title: str, notes: list[Note]) -> bytes:
-        dated = sorted(((n, _page_date(site, note_path(n.slug))) for n in notes),
-                       key=lambda item: (item[1], item[0].slug), reverse=True)
+    def latest(notes: Iterable[Note]) -> list[tuple[Note, str]]:
+        # a note's page date (:func:`_page_date` of its page), compared as a tuple with its
+        # slug: unique, so the note itself is never compared (and no key function per note)
+        dated = heapq.nlargest(count, ((dates.get(n.slug, ""), n.slug, n) for n in notes))
+        return [(note, date) for date, _slug, note in dated]
+
+    notes = list(publication.notes.values())
+    notes_feed, articles_feed = (feed_path(name) for name in SITE_FEEDS)
+    lists = [(notes_feed, tr("feed_notes", site=publication.settings.title),
+              latest(n for n in notes if n.type is NoteType.NOTE)),
+             (articles_feed, tr("feed_articles", site=publication.settings.title),
+              latest(n for n in notes if n.type is not NoteType.NOTE))]
+    lists += [(feed_path(slug), f"{notebook.title}", latest(site.notes_of(slug)))
+              for slug, notebook in publication.notebooks.items()]
+    return lists
+
+
+def feeds(site: SiteModel, theme: Theme | None = None) -> Iterator[tuple[str, bytes]]:
+    """Atom feeds dated by the content: new notes, and wikis and syntheses; site-wide and
+    per notebook, each with its latest entries (:func:`feed_entries`). Titled as the
+    pages' ``<link rel="alternate">`` title them."""
+    publication = site.publication
+
+    def feed(path: str, title: str, dated: list[tuple[Note, str]]) -> bytes:
         updated = dated[0][1] if dated and dated[0][1] else "1970-01-01"
         lines = ['<?xml version="1.0" encoding="UTF-8"?>', '<feed xmlns="http://www.w3.org/2005/Atom">',
                  f"  <title>{xml_escape(title)}</title>", f"  <id>{xml_escape(site.base_url + path)}</id>",
@@ -555,25 +590,18 @@ def feeds(site: SiteModel, theme: Theme | None = None) -> Iterator[tuple[str, by
         lines.append("</feed>")
         return ("\n".join(lines) + "\n").encode("utf-8")
 
-    notes = list(publication.notes.values())
-    notes_feed, articles_feed = (feed_path(name) for name in SITE_FEEDS)
-    yield notes_feed, feed(notes_feed, tr("feed_notes", site=publication.settings.title),
-                           [n for n in notes if n.type is NoteType.NOTE])
-    yield articles_feed, feed(articles_feed, tr("feed_articles", site=publication.settings.title),
-                              [n for n in notes if n.type is not NoteType.NOTE])
-    for slug, notebook in publication.notebooks.items():
-        members = site.notes_of(slug)
-        yield feed_path(slug), feed(feed_path(slug), f"{notebook.title}", members)
+    for path, title, dated in _feed_lists(site, theme):
+        yield path, feed(path, title, dated)
 
 
 def feeds_reads(site: SiteModel, theme: Theme | None = None) -> tuple[object, ...]:
     """What :func:`feeds` reads: the settings, the site's address, the notebooks, the words
-    of the theme; each note's entry (title, summary, type) and page date; each notebook's
-    notes, in order."""
+    of the theme; each feed's entries (title, summary, page date), which are only the
+    latest notes: a note retitled outside them changes no feed."""
     publication = site.publication
     return (publication.settings, site.base_url, publication.notebooks, strings_of(site, theme).memo_key(),
-            [(slug, note.title, note.summary, note.type.value) for slug, note in publication.notes.items()],
-            site.dates, [(slug, [note.slug for note in site.members.get(slug, ())]) for slug in publication.notebooks])
+            [(path, title, [(note.slug, note.title, note.summary, date) for note, date in dated])
+             for path, title, dated in _feed_lists(site, theme)])
 
 
 _PLAIN = re.compile(r'[^"\\\x00-\x1f]*')
@@ -598,7 +626,8 @@ def manifest_lines(sizes: Mapping[str, int], digests: Mapping[str, str]) -> dict
 
 
 def _manifest_line(path: str, digest: str, size: int) -> str:
-    return f'  {_json_text(path)}: {{"sha256": {_json_text(digest)}, "size": {int(size)}}}'
+    # a digest is the build's own sha256 in hex: nothing in it to escape
+    return f'  {_json_text(path)}: {{"sha256": "{digest}", "size": {int(size)}}}'
 
 
 def _json_text(text: str) -> str:

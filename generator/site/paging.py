@@ -24,9 +24,7 @@ slow line gets any page of the site in a few seconds."""
 
 def page_budget(site: SiteModel) -> int:
     """``outputs.page_budget_kb`` of the settings (checked when they are read), in bytes."""
-    raw = site.publication.settings.extra.get("outputs")
-    value = raw.get("page_budget_kb", DEFAULT_PAGE_BUDGET_KB) if isinstance(raw, dict) else DEFAULT_PAGE_BUDGET_KB
-    return int(value) * 1024
+    return site.publication.settings.output_size("page_budget_kb", DEFAULT_PAGE_BUDGET_KB) * 1024
 
 
 COMPRESSION = 2

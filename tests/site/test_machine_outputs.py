@@ -134,6 +134,29 @@ def test_sitemap_feeds_robots_and_graph(example_site: Path) -> None:
     assert b"ClaimReview" not in files["graph.jsonld"]
 
 
+
+def test_a_feed_holds_its_latest_entries_only(tmp_path: Path, example_site: Path) -> None:
+    """``outputs.feed_entries`` entries at most, the newest: the same as the first ones of
+    the whole feed (the example's feeds are whole under the default of 50)."""
+    ns = {"a": "http://www.w3.org/2005/Atom"}
+
+    def entries(data: bytes) -> list[tuple[str, str]]:
+        return [(e.findtext("a:updated", "", ns), e.findtext("a:id", "", ns))
+                for e in ElementTree.fromstring(data).findall("a:entry", ns)]
+
+    copy = tmp_path / "content"
+    subprocess.run(["cp", "-r", str(Path(__file__).resolve().parents[2] / "content"), str(copy)], check=True)
+    with (copy / "carnet.yaml").open("a", encoding="utf-8") as f:
+        f.write("outputs:\n  feed_entries: 2\n")
+    build(copy, tmp_path / "site")
+    whole, cut = site_files(example_site), site_files(tmp_path / "site")
+    feeds = [path for path in whole if path.startswith("feeds/")]
+    assert len(feeds) >= 4 and any(len(entries(whole[path])) > 2 for path in feeds)
+    for path in feeds:
+        every = entries(whole[path])
+        assert entries(cut[path]) == every[:2], path
+
+
 def test_pages_carry_json_ld_and_open_graph(example_site: Path) -> None:
     page = BeautifulSoup((example_site / "notes" / "cvl-wiki-budget.html").read_bytes(), "html.parser")
     data = json.loads(page.select_one('script[type="application/ld+json"]').string)

@@ -335,16 +335,17 @@ def test_the_notes_heavy_pages_are_weighed_by_the_workers_that_made_them(small: 
     assert notes and not notes & set(here), "no note's page gzipped again by the build's process"
 
 
+@pytest.mark.parametrize("key", ["page_budget_kb", "feed_entries"])
 @pytest.mark.parametrize("value", ["'60'", "0", "-5", "true", "[60]"])
-def test_a_bad_page_budget_stops_the_build_at_its_line(small: Path, tmp_path: Path, value: str) -> None:
+def test_a_bad_output_size_stops_the_build_at_its_line(small: Path, tmp_path: Path, key: str, value: str) -> None:
     with (small / "carnet.yaml").open("a", encoding="utf-8") as stream:
-        stream.write(f"outputs:\n  page_budget_kb: {value}\n")
+        stream.write(f"outputs:\n  {key}: {value}\n")
     with pytest.raises(ContentError) as raised:
         build(small, tmp_path / "site", search=False)
     (problem,) = [p for p in raised.value.problems if p.is_error]
-    assert (problem.file, problem.code) == ("carnet.yaml", "invalid-value") and "page_budget_kb" in problem.message
+    assert (problem.file, problem.code) == ("carnet.yaml", "invalid-value") and key in problem.message
     lines = (small / "carnet.yaml").read_text(encoding="utf-8").split("\n")
-    assert lines[problem.line - 1].startswith("  page_budget_kb:")
+    assert lines[problem.line - 1].startswith(f"  {key}:")
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o027])
