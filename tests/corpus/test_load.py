@@ -6,6 +6,7 @@ import datetime as dt
 import hashlib
 from pathlib import Path
 
+import pytest
 from bs4 import BeautifulSoup
 
 from generator.corpus.load import load_corpus
@@ -106,3 +107,61 @@ def test_a_single_notebook_may_be_written_as_a_string(small: Path) -> None:
     replace(small, "notes/club-a.md", "notebooks:\n  club:\n", "notebooks: club\n")
     corpus, problems = load_corpus(small)
     assert problems == [] and [m.notebook for m in corpus.notes["club-a"].memberships] == ["club"]
+
+
+def _located(value: object) -> object:
+    """A parsed value with everything the loader remembers of where it was written."""
+    from generator.corpus.source import YamlList, YamlMap
+    if isinstance(value, YamlMap):
+        spans = {repr(k): (s.start, s.end, s.key_column) for k, s in value.value_spans.items()}
+        return ("map", value.line, {repr(k): line for k, line in value.key_lines.items()}, spans,
+                [(_located(k), _located(v)) for k, v in value.items()])
+    if isinstance(value, YamlList):
+        return ("list", value.line, value.item_lines, [_located(v) for v in value])
+    return (type(value).__name__, value)
+
+
+EDGE_YAML = [
+    "a: 1\nb: 2.5\nc: true\nd: null\ne: 2025-03-01\nf: '2025-03-01'\ng: ~\nh: 0x1F\n",
+    "a: 1\na: 2\nlist:\n  - x\n  - {k: v, k: w}\n  - [1, [2, [3]]]\n",
+    "base: {x: 1}\nmerged:\n  <<: {y: 2}\n  z: 3\n",  # a merge key: PyYAML's walk
+    "s: !!set {a, b}\n",
+    "=: value-key\n",
+    "text: |\n  two\n  lines\nfolded: >\n  one\n  line\n",
+    "",
+    "- 1\n- 2\n",
+]
+
+
+@pytest.mark.parametrize("text", EDGE_YAML + ["<example>"])
+def test_the_quick_yaml_walk_gives_what_pyyamls_gives(text: str) -> None:
+    """The loader's own walk (the plain nodes content is made of) and PyYAML's (what it
+    leaves to it) make the same values, lines, spans and duplicate keys."""
+    from generator.corpus.source import _LineLoader, _refuse_aliases
+    content = Path(__file__).resolve().parents[2] / "content"
+    texts = [text] if text != "<example>" else \
+        [p.read_text(encoding="utf-8") for p in sorted(content.rglob("*.yaml"))]
+    assert texts
+    for one in texts:
+        quick, slow = _LineLoader(one, 1), _LineLoader(one, 1)
+        node = slow.get_single_node()
+        if node is not None:
+            _refuse_aliases(node)
+        expected = (_located(slow.construct_document(node) if node is not None else None),
+                    [(d.key, d.line) for d in slow.duplicates])
+        assert (_located(quick.get_single_data()), [(d.key, d.line) for d in quick.duplicates]) == expected
+
+
+def test_yaml_nested_past_pythons_recursion_is_read_or_refused_never_a_crash() -> None:
+    """PyYAML's walk is recursive: 400 nested lists raised RecursionError. libyaml reads
+    1,000 levels at most, and says so."""
+    from generator.corpus.source import parse_yaml
+    for depth in (400, 999):
+        value, problems = parse_yaml("a: " + "[" * depth + "]" * depth + "\n", "x.yaml")
+        assert problems == []
+        inner = value["a"]
+        for _ in range(depth - 1):
+            (inner,) = inner
+        assert inner == []
+    value, problems = parse_yaml("a: " + "[" * 5000 + "]" * 5000 + "\n", "x.yaml")
+    assert value is None and [(p.code, p.line) for p in problems] == [("yaml-syntax", 1)]
