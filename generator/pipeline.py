@@ -22,7 +22,7 @@ from generator.anchoring.recalled import Recalled
 from generator.cache import BuildCache, build_options, unchanged_build
 from generator.corpus.links import CorpusIndex, LinkTarget, LinkUse, collect_links, resolve_link
 from generator.corpus.load import KnownFiles, load_corpus
-from generator.corpus.model import Corpus, Note
+from generator.corpus.model import Corpus, Note, NoteType
 from generator.corpus.publication import (
     Publication,
     private_link_problems,
@@ -50,6 +50,7 @@ from generator.site.emitters import (
     graph_started,
     note_outputs,
 )
+from generator.site.markdown_html import BodyTemplate, body_template, note_marks
 from generator.site.model import SiteModel
 from generator.site.output import SiteFiles, check_output_dir, go_live, is_carnet_tree, staging_tree, written_state
 from generator.site.paging import page_budget
@@ -80,6 +81,8 @@ class CheckedContent:
         problems: every problem found, sorted.
         audit_keys: article slug → the key its audit was recalled or stored by (with a
             build cache; its audit is a function of it).
+        body_templates: note slug → its body rendered by the worker process that parsed it,
+            links left as holes (notes anchored in worker processes; not articles).
     """
 
     corpus: Corpus
@@ -91,6 +94,7 @@ class CheckedContent:
     publication: Publication
     problems: list[Problem]
     audit_keys: dict[str, str] = field(default_factory=dict)
+    body_templates: dict[str, BodyTemplate] = field(default_factory=dict)
 
     @property
     def errors(self) -> list[Problem]:
@@ -174,8 +178,9 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1,
     for wiki, record in corpus.oppositions.items():
         if wiki in publication.notes:
             problems += private_opposition_problems(record, public, corpus.extractions)
+    templates = {slug: made[3] for slug, made in done.items() if made[3] is not None}
     return CheckedContent(corpus, anchored, facts, links, articles, assessments, publication,
-                          sorted_problems(problems), audit_keys)
+                          sorted_problems(problems), audit_keys, templates)
 
 
 def source_key(step: str, source: object) -> str:
@@ -208,20 +213,31 @@ def _facts_of(parse: Callable[[], tuple[AnchoredNote, list[Problem]]]) -> Anchor
     return AnchorFacts.of(*parse())
 
 
-def _anchor_and_collect(corpus: Corpus, slug: str) -> tuple[AnchoredNote, list[Problem], list[LinkUse]]:
-    """A note's anchoring and links, as a worker process returns them: without its tokens."""
+Anchoring = tuple[AnchoredNote, list[Problem], list[LinkUse], BodyTemplate | None]
+"""A note's anchoring as a worker process returns it (:func:`_anchor_and_collect`)."""
+
+
+def _anchor_and_collect(corpus: Corpus, slug: str) -> Anchoring:
+    """A note's anchoring and links, as a worker process returns them: without its tokens,
+    which would cost more to send than to parse again; but with its body rendered while
+    they are at hand, links left as holes (not an article's: its citations are the site's)."""
     note = corpus.notes[slug]
     anchored, problems = anchor_note(note)
     uses = collect_links(anchored.document.tokens, note.body_line)
+    template = None
+    if note.type is NoteType.NOTE:  # the others are articles, audited
+        published = [e for e in note.extractions if not e.masked]  # as the publication has them
+        covered = coverage_of(AnchorFacts.of(anchored, problems), [e.id for e in published]).covered
+        template = body_template(anchored, note_marks(published, anchored.anchors), covered)
     anchored.document.drop_tokens()
-    return anchored, problems, uses
+    return anchored, problems, uses, template
 
 
-def _first_two(made: tuple[AnchoredNote, list[Problem], list[LinkUse]]) -> tuple[AnchoredNote, list[Problem]]:
+def _first_two(made: Anchoring) -> tuple[AnchoredNote, list[Problem]]:
     return made[0], made[1]
 
 
-def _third(made: tuple[AnchoredNote, list[Problem], list[LinkUse]]) -> list[LinkUse]:
+def _third(made: Anchoring) -> list[LinkUse]:
     return made[2]
 
 
@@ -325,6 +341,7 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
                   if slug in analysis.facts for e in note.extractions},
         tallies={slug: tally(analysis.assessments.get(slug, []), audit.claims) for slug, audit in articles.items()},
         evidence_keys=evidence_keys,
+        body_templates={slug: t for slug, t in analysis.body_templates.items() if slug in published},
     )
 
 
@@ -368,6 +385,7 @@ def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = E
     per_note = [e for e in emitters if isinstance(e, PerNote)]
     made = every_note_outputs(site, theme, memo, per_note, jobs, take,
                               keep if files.previous else None, tracking) if per_note else {}
+    site.body_templates.clear()  # each filled, its page made: they can go
     keys = tracking.book.keys if tracking is not None and tracking.book is not None else None
     graph = graph_started(site, files, memo, made, jobs, keys)  # made by a child process while the rest is rendered
     try:

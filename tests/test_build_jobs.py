@@ -181,3 +181,80 @@ def test_work_is_handed_out_in_chunks_that_shrink_towards_the_end() -> None:
     sizes = [len(chunk) for chunk in chunks]
     assert sizes[0] == 64 and sizes == sorted(sizes, reverse=True) and sizes[-8:] == [1] * 8
     assert _chunks([], 2) == [] and _chunks(["a"], 2) == [["a"]]
+
+
+LINKED = """---
+title: Séance E
+date: 2025-04-01
+authors: [Yann Realname]
+notebooks:
+  conseil:
+    theme: [Budget]
+---
+## Liens de *toutes* sortes
+
+Voir [la séance A](conseil-a.md#budget), [une section absente](conseil-a.md#nulle-part),
+[un fichier absent](absente.md), [le tableau](../assets/public.csv), [le site](https://example.org/a?b=1&c=2)
+et [la suite](conseil-d.md), puis [[conseil-b]], [[ext:a-budget]], [[Séance C|conseil-c]] et [[absente]].
+
+![un schéma](../assets/public.csv "Titre <b>") et ![absent](../assets/absent.png) ; **[gras *et* lien](conseil-b.md)**.
+
+Le passage marqué traverse [un lien vers B](conseil-b.md) puis continue jusqu'ici.
+
+- une liste avec [un lien](conseil-c.md)
+- et `du code [pas un lien](x.md)`
+
+| tableau | lien |
+| --- | --- |
+| case | [C](conseil-c.md) |
+
+```python
+print("[pas un lien](y.md)")
+```
+"""
+LINKED_EXTRACTIONS = """extractions:
+  - id: e-traverse
+    quote: passage marqué traverse un lien vers B puis continue
+    kind: fait
+    author: Yann Realname
+  - id: e-masque
+    quote: une liste avec un lien
+    kind: fait
+    author: Yann Realname
+    masked: true
+  - id: e-lien
+    quote: la séance A
+    kind: fait
+    author: Yann Realname
+"""
+
+
+def test_a_body_rendered_where_it_was_parsed_is_the_body_rendered_with_its_page(
+        small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Anchored in worker processes, a note's body is rendered there, its links left as
+    holes that its page's worker fills (no second parse): the pages are a serial build's,
+    for links of every kind, images, marks across a link and a masked extraction; and every
+    plain note's template is used, not rendered again."""
+    from generator.site import markdown_html, pages
+
+    (small / "notes" / "conseil-e.md").write_text(LINKED, encoding="utf-8")
+    (small / "notes" / "conseil-e.extractions.yaml").write_text(LINKED_EXTRACTIONS, encoding="utf-8")
+    build(small, tmp_path / "serial", search=False, jobs=1)
+    used: list[bool] = []
+
+    def filled(template: markdown_html.BodyTemplate, state: markdown_html.RenderState) -> str:
+        used.append(template.marks == state.marks and template.covered == state.covered)
+        return markdown_html.fill_body(template, state)
+
+    # the workers' path, in this process: the corpus is too small for worker processes
+    monkeypatch.setattr(pipeline, "workers_for", lambda count, jobs, worth=None: 2)
+    monkeypatch.setattr(pages, "fill_body", filled)
+    build(small, tmp_path / "templates", search=False, jobs=2)
+    serial, templated = site_files(tmp_path / "serial", search=False), site_files(tmp_path / "templates", search=False)
+    assert sorted(serial) == sorted(templated)
+    assert [path for path in serial if serial[path] != templated[path]] == []
+    page = serial["notes/conseil-e.html"].decode()
+    assert 'class="broken-link"' in page and 'href="https://example.org/a?b=1&amp;c=2"' in page and "<img" in page
+    assert 'data-ext="e-traverse"' in page and "e-masque" not in page
+    plain = [p for p in (small / "notes").glob("*.md") if "type:" not in p.read_text(encoding="utf-8")]
+    assert len(used) >= len(plain) - 1 and all(used), "each public plain note's template filled (the secret one has no page)"

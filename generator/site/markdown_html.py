@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from html import escape
@@ -20,7 +20,8 @@ from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
-from generator.anchoring import AnchoredNote, Document
+from generator.anchoring import Anchor, AnchoredNote, Document
+from generator.corpus.model import Extraction
 from generator.markup import leaf_text, make_parser
 
 
@@ -76,6 +77,8 @@ class RenderState:
         citations: (inline token index, child index) of a citation marker → how to show it.
         after_inline: inline token index → HTML placed after its content (an unsourced
             claim's mark).
+        holes: while a :class:`BodyTemplate` is made, each link met (``None``: rendering
+            a page, links resolved).
     """
 
     anchored: AnchoredNote
@@ -88,6 +91,104 @@ class RenderState:
     started: set[str] = field(default_factory=set)
     cursor: _Cursor | None = None
     closers: list[str] = field(default_factory=list)
+    holes: list[Hole] | None = None
+
+
+@dataclass(frozen=True)
+class Hole:
+    """A link of a :class:`BodyTemplate`, as its page resolves it.
+
+    Attributes:
+        kind: ``open`` (a link's opening tag), ``close`` (its closing one: ``opening``
+            names the hole that opens it) or ``image``.
+        raw: the target as written (``open``, ``image``).
+        wiki: whether it is a ``[[wikilink]]``.
+        alt, title: an image's.
+    """
+
+    kind: str
+    raw: str = ""
+    wiki: bool = False
+    opening: int = -1
+    alt: str = ""
+    title: str = ""
+
+
+def _hole(state: RenderState, hole: Hole) -> str:
+    assert state.holes is not None
+    state.holes.append(hole)
+    return f"{_HOLE}{len(state.holes) - 1}{_HOLE}"
+
+
+_HOLE = "\x00"
+"""What marks a hole in a template's HTML: markdown-it reads U+0000 as U+FFFD (CommonMark),
+so no rendered body holds one."""
+
+
+@dataclass(frozen=True)
+class BodyTemplate:
+    """A note's body rendered by the worker process that parsed it, before the site is
+    known: the HTML with a hole at each link, filled by the page's worker
+    (:func:`fill_body`) without parsing the body a second time (a quarter of that
+    worker's time). It holds for the marks and covered elements it was made with.
+
+    Attributes:
+        parts: the HTML between the holes, and each hole's index in ``holes`` between them
+            (``[html, "0", html, "1", html]``).
+        holes: the links, in reading order.
+        marks, covered: as :class:`RenderState`'s, when it was made.
+    """
+
+    parts: tuple[str, ...]
+    holes: tuple[Hole, ...]
+    marks: dict[int, list[Mark]]
+    covered: frozenset[int]
+
+
+def body_template(anchored: AnchoredNote, marks: dict[int, list[Mark]], covered: frozenset[int]) -> BodyTemplate:
+    """The body of ``anchored`` (its tokens at hand), its links left as holes."""
+    def unresolved(raw: str, wiki: bool) -> Href:
+        raise AssertionError("a template resolves no link")
+
+    state = RenderState(anchored, marks, unresolved, covered=covered, holes=[])
+    html = render_body(state)
+    return BodyTemplate(tuple(html.split(_HOLE)), tuple(state.holes or ()), marks, covered)
+
+
+def fill_body(template: BodyTemplate, state: RenderState) -> str:
+    """What :func:`render_body` gives for ``state``, from ``template`` when it was made for
+    its marks and covered elements (and the note has no citation), its links resolved by
+    ``state``; else rendered."""
+    if template.marks != state.marks or template.covered != state.covered or state.citations \
+            or state.after_inline or len(template.parts) != 2 * len(template.holes) + 1:
+        return render_body(state)
+    out = []
+    resolved: dict[int, Href] = {}
+    for index, part in enumerate(template.parts):
+        if not index % 2:
+            out.append(part)
+            continue
+        number = int(part)
+        hole = template.holes[number]
+        if hole.kind == "open":
+            resolved[number] = href = state.resolve(hole.raw, hole.wiki)
+            out.append(_anchor(href, None))
+        elif hole.kind == "close":
+            out.append("</span>" if resolved[hole.opening].url is None else "</a>")
+        else:
+            out.append(_image(state.resolve(hole.raw, False), hole.alt, hole.title))
+    return "".join(out)
+
+
+def note_marks(extractions: Iterable[Extraction], anchors: Mapping[str, Anchor]) -> dict[int, list[Mark]]:
+    """Element index → the marks of the live ``extractions`` (a page's: masked ones are not
+    published) in it, in the extractions' order."""
+    marks: dict[int, list[Mark]] = {}
+    for extraction in extractions:
+        anchor = anchors[extraction.id]
+        for portion in anchor.portions if anchor.status.is_live else ():
+            marks.setdefault(portion.element, []).append(Mark(portion.start, portion.end, extraction.id))
+    return marks
 
 
 class _Cursor:
@@ -238,17 +339,24 @@ class _NoteRenderer(RendererHTML):
         if citation is not None:
             label = state.cursor.wrap(leaf_text(token)) if state.cursor else escape(leaf_text(token))
             return label + _citation(citation)
-        href = state.resolve(token.meta["target"], True)
         # the offsets advance by what the element's text holds (nothing, for an unlabelled
         # [[ext:…]] outside an article), whatever the link shows
         text = leaf_text(token)
         shown = None if text == token.content else token.content
         inner = state.cursor.wrap(text, shown) if state.cursor else escape(token.content, quote=False)
-        return _anchor(href, inner)
+        if state.holes is not None:
+            opening = _hole(state, Hole("open", token.meta["target"], True))
+            return opening + inner + _hole(state, Hole("close", opening=len(state.holes) - 1))
+        return _anchor(state.resolve(token.meta["target"], True), inner)
 
     def link_open(self, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
         state: RenderState = env["carnet"]
-        href = state.resolve(str(tokens[idx].attrGet("href") or ""), False)
+        raw = str(tokens[idx].attrGet("href") or "")
+        if state.holes is not None:
+            opening = _hole(state, Hole("open", raw))
+            state.closers.append(_hole(state, Hole("close", opening=len(state.holes) - 1)))
+            return opening
+        href = state.resolve(raw, False)
         if href.url is None:
             state.closers.append("</span>")
             return f'<span class="broken-link" title="{escape(href.title)}">'
@@ -263,12 +371,17 @@ class _NoteRenderer(RendererHTML):
         state: RenderState = env["carnet"]
         token = tokens[idx]
         alt = "".join(leaf_text(child) for child in token.children or [])
-        href = state.resolve(str(token.attrGet("src") or ""), False)
-        if href.url is None:
-            return f'<span class="broken-link" title="{escape(href.title)}">[{escape(alt, quote=False)}]</span>'
-        title = token.attrGet("title")
-        title_attr = f' title="{escape(str(title))}"' if title else ""
-        return f'<img src="{escape(href.url)}" alt="{escape(alt)}"{title_attr} loading="lazy">'
+        raw, title = str(token.attrGet("src") or ""), str(token.attrGet("title") or "")
+        if state.holes is not None:
+            return _hole(state, Hole("image", raw, alt=alt, title=title))
+        return _image(state.resolve(raw, False), alt, title)
+
+
+def _image(href: Href, alt: str, title: str) -> str:
+    if href.url is None:
+        return f'<span class="broken-link" title="{escape(href.title)}">[{escape(alt, quote=False)}]</span>'
+    title_attr = f' title="{escape(title)}"' if title else ""
+    return f'<img src="{escape(href.url)}" alt="{escape(alt)}"{title_attr} loading="lazy">'
 
 
 def _citation(view: CitationView) -> str:

@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
 from generator.anchoring import AnchoredNote, AnchorStatus
@@ -23,6 +23,9 @@ from generator.synthesis.audit import ArticleAudit, CitationLink, DiscardedItem
 from generator.synthesis.coverage import Coverage
 from generator.text import category_slug
 from generator.verification.assess import Assessment
+
+if TYPE_CHECKING:
+    from generator.site.markdown_html import BodyTemplate
 from generator.verification.tally import Tally
 
 
@@ -189,6 +192,9 @@ class SiteModel:
     statuses: dict[str, AnchorStatus] = field(default_factory=dict)
     tallies: dict[str, Tally] = field(default_factory=dict)
     evidence_keys: dict[str, str] = field(default_factory=dict)
+    # published note slug → its body rendered, links left as holes, by the worker process that
+    # parsed it (generator.site.markdown_html.body_template): its page need not parse it again
+    body_templates: dict[str, BodyTemplate] = field(default_factory=dict, compare=False, repr=False)
     # the note graph of the graph pages and local graphs, made once when first asked
     # (generator.site.graph_pages.graph_of): site/graph_pages.py imports this module
     note_graph: Any = None

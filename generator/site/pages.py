@@ -8,6 +8,7 @@ import json
 import posixpath
 import re
 from collections.abc import Callable
+from functools import partial
 from html import escape
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -22,7 +23,7 @@ from generator.corpus.publication import shows
 from generator.memo import NO_MEMO, Memo, digest_of
 from generator.site import paging
 from generator.site.graph_pages import local_graph
-from generator.site.markdown_html import CitationView, Href, Mark, RenderState, render_body
+from generator.site.markdown_html import CitationView, Href, RenderState, fill_body, note_marks, render_body
 from generator.site.model import (
     SiteModel,
     annotations_path,
@@ -367,12 +368,10 @@ def note_context(site: SiteModel, theme: Theme, slug: str, memo: Memo = NO_MEMO)
     # worded here, each once per value: a call from the template per extraction and comment cost more
     dated = functools.cache(functools.partial(format_date, theme=theme))
     marked_by = functools.cache(lambda author: theme.tr("marked_by", author=author))
-    marks: dict[int, list[Mark]] = {}
+    marks = note_marks(note.extractions, anchored.anchors)
     elements = anchored.document.elements
     for extraction in note.extractions:
         anchor = anchored.anchors[extraction.id]
-        for portion in anchor.portions if anchor.status.is_live else ():
-            marks.setdefault(portion.element, []).append(Mark(portion.start, portion.end, extraction.id))
         timing = time_range(elements, anchor, note.duration) if note.media else None
         extractions.append({
             "id": extraction.id, "quote": extraction.quote, "kind": extraction.kind,
@@ -415,7 +414,8 @@ def note_context(site: SiteModel, theme: Theme, slug: str, memo: Memo = NO_MEMO)
     # the body's HTML is a function of its text and of these resolved inputs only
     body = memo.memo("bodies", lambda: digest_of((
         note.body, note.body_line, note.media is not None, sorted(marks.items()), sorted(hrefs.items()), unchecked,
-        sorted(covered.covered), sorted(citations.items()), sorted(after_inline.items()))), lambda: render_body(state))
+        sorted(covered.covered), sorted(citations.items()), sorted(after_inline.items()))),
+        partial(render_body, state) if slug not in site.body_templates else partial(fill_body, site.body_templates[slug], state))
     for entry in extractions:
         entry["cited_by"] = [{"title": title, "url": url(note_path(a)), "count": count}
                              for a, title, count in cited_by(site, entry["id"])]
