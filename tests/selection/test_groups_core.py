@@ -259,3 +259,25 @@ def test_the_oppositions_pass_sees_every_pair_once_at_least(count: int, budget: 
     assert seen == {frozenset((a[0], b[0])) for a, b in combinations(items, 2)}
     assert all(sum(len(q) + len(i) + 8 for i, q in batch) <= budget for batch in batches)
     assert (len(batches) == 1) is (sum(len(q) + len(i) + 8 for i, q in items) <= budget)
+
+
+def test_the_iterative_map_is_the_exact_one_to_its_rounding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From ITERATIVE_FROM points the map's eigenpairs are iterated to ITERATIVE_TOLERANCE:
+    coordinates as LAPACK's exact decomposition gives them, to their 0.1."""
+    from generator.selection import select as selecting
+    from generator.selection.vectors import vectors_for
+
+    # sentences of words drawn at random (as the bench corpus's): nearly orthogonal vectors, the
+    # two largest eigenvalues within a few per cent, where a loose tolerance moves points
+    chance = random.Random(7)
+    words = [f"mot{n}" for n in range(4000)]
+    quotes = [" ".join(chance.choice(words) for _ in range(chance.randint(8, 22))) for _n in range(420)]
+    ids = [f"e{n:03d}" for n in range(len(quotes))]
+    vectors, _ = vectors_for(quotes, "tfidf", {})
+    similarity = vectors @ vectors.T
+    assert len(ids) >= selecting.ITERATIVE_FROM
+    iterated = selecting._map(ids, similarity)
+    monkeypatch.setattr(selecting, "ITERATIVE_FROM", len(ids) + 1)
+    exact = selecting._map(ids, similarity)
+    assert iterated == exact
+    assert len(set(iterated.values())) > len(ids) // 2, "a map, not a heap"
