@@ -23,10 +23,10 @@ from generator.synthesis.audit import ArticleAudit, CitationLink, DiscardedItem
 from generator.synthesis.coverage import Coverage
 from generator.text import category_slug
 from generator.verification.assess import Assessment
+from generator.verification.tally import Tally
 
 if TYPE_CHECKING:
     from generator.site.markdown_html import BodyTemplate
-from generator.verification.tally import Tally
 
 
 def note_path(slug: str) -> str:
