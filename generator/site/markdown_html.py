@@ -11,6 +11,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from functools import cache
 from html import escape
 from itertools import pairwise
@@ -94,19 +95,25 @@ class RenderState:
     holes: list[Hole] | None = None
 
 
+class HoleKind(Enum):
+    OPEN = "open"  # a link's opening tag
+    CLOSE = "close"  # its closing one
+    IMAGE = "image"
+
+
 @dataclass(frozen=True)
 class Hole:
     """A link of a :class:`BodyTemplate`, as its page resolves it.
 
     Attributes:
-        kind: ``open`` (a link's opening tag), ``close`` (its closing one: ``opening``
-            names the hole that opens it) or ``image``.
+        kind: what the page writes there (for ``CLOSE``, ``opening`` names the hole that
+            opens it: ``</a>``, or ``</span>`` after a broken link).
         raw: the target as written (``open``, ``image``).
         wiki: whether it is a ``[[wikilink]]``.
         alt, title: an image's.
     """
 
-    kind: str
+    kind: HoleKind
     raw: str = ""
     wiki: bool = False
     opening: int = -1
@@ -114,10 +121,11 @@ class Hole:
     title: str = ""
 
 
-def _hole(state: RenderState, hole: Hole) -> str:
+def _hole(state: RenderState, hole: Hole) -> tuple[str, int]:
+    """The marker of ``hole`` in the template's HTML, and its index."""
     assert state.holes is not None
     state.holes.append(hole)
-    return f"{_HOLE}{len(state.holes) - 1}{_HOLE}"
+    return f"{_HOLE}{len(state.holes) - 1}{_HOLE}", len(state.holes) - 1
 
 
 _HOLE = "\x00"
@@ -170,10 +178,10 @@ def fill_body(template: BodyTemplate, state: RenderState) -> str:
             continue
         number = int(part)
         hole = template.holes[number]
-        if hole.kind == "open":
+        if hole.kind is HoleKind.OPEN:
             resolved[number] = href = state.resolve(hole.raw, hole.wiki)
             out.append(_anchor(href, None))
-        elif hole.kind == "close":
+        elif hole.kind is HoleKind.CLOSE:
             out.append("</span>" if resolved[hole.opening].url is None else "</a>")
         else:
             out.append(_image(state.resolve(hole.raw, False), hole.alt, hole.title))
@@ -345,16 +353,16 @@ class _NoteRenderer(RendererHTML):
         shown = None if text == token.content else token.content
         inner = state.cursor.wrap(text, shown) if state.cursor else escape(token.content, quote=False)
         if state.holes is not None:
-            opening = _hole(state, Hole("open", token.meta["target"], True))
-            return opening + inner + _hole(state, Hole("close", opening=len(state.holes) - 1))
+            opening, index = _hole(state, Hole(HoleKind.OPEN, token.meta["target"], True))
+            return opening + inner + _hole(state, Hole(HoleKind.CLOSE, opening=index))[0]
         return _anchor(state.resolve(token.meta["target"], True), inner)
 
     def link_open(self, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
         state: RenderState = env["carnet"]
         raw = str(tokens[idx].attrGet("href") or "")
         if state.holes is not None:
-            opening = _hole(state, Hole("open", raw))
-            state.closers.append(_hole(state, Hole("close", opening=len(state.holes) - 1)))
+            opening, index = _hole(state, Hole(HoleKind.OPEN, raw))
+            state.closers.append(_hole(state, Hole(HoleKind.CLOSE, opening=index))[0])
             return opening
         href = state.resolve(raw, False)
         if href.url is None:
@@ -373,7 +381,7 @@ class _NoteRenderer(RendererHTML):
         alt = "".join(leaf_text(child) for child in token.children or [])
         raw, title = str(token.attrGet("src") or ""), str(token.attrGet("title") or "")
         if state.holes is not None:
-            return _hole(state, Hole("image", raw, alt=alt, title=title))
+            return _hole(state, Hole(HoleKind.IMAGE, raw, alt=alt, title=title))[0]
         return _image(state.resolve(raw, False), alt, title)
 
 
