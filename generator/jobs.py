@@ -14,7 +14,7 @@ import multiprocessing
 import os
 import sys
 import threading
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
@@ -152,7 +152,8 @@ def fork_map(task: Callable[[A], R], items: Sequence[A], jobs: int, worth: int |
     return list(fork_iter(task, items, jobs, worth))
 
 
-def fork_iter(task: Callable[[A], R], items: Sequence[A], jobs: int, worth: int | None = None) -> Iterator[R]:
+def fork_iter(task: Callable[[A], R], items: Sequence[A], jobs: int,
+              worth: int | None = None) -> Generator[R, None, None]:
     """:func:`fork_map` as its results come, in order: the caller takes each one (writes
     it, drops it) while the workers make the next, so they are never all held at once.
     Consume it whole: the workers stop when it is closed."""

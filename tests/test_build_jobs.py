@@ -4,7 +4,10 @@ worker learns reaches the build cache."""
 
 from __future__ import annotations
 
+import os
 import shutil
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -14,6 +17,7 @@ from bench.corpus import Densities, plain_notes, write_carnet
 from generator.cache import BuildCache, default_cache_path
 from generator.jobs import BLAS_THREADS, fork_iter, fork_map, workers_for
 from generator.pipeline import build
+from generator.site.model import SiteModel
 from support.corpus import site_files
 
 NOTES = 150  # enough for two workers (workers_for: 64 notes each at least)
@@ -45,12 +49,24 @@ def forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return seen
 
 
-def test_two_jobs_give_the_bytes_of_one(corpus: Path, tmp_path: Path, forks: list[int]) -> None:
+def test_two_jobs_give_the_bytes_of_one(corpus: Path, tmp_path: Path, forks: list[int],
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
     assert workers_for(NOTES + WIKIS, 2) == 2
+    workers = tmp_path / "site-wide"  # each process that made a site-wide output (listings, graph pages…)
+    workers.mkdir()
+
+    def spied(*args):  # type: ignore[no-untyped-def]
+        (workers / f"{os.getpid()}-{args[-1]}").touch()
+        return site_wide_work(*args)
+
+    site_wide_work = pipeline._site_wide_work
+    monkeypatch.setattr(pipeline, "_site_wide_work", spied)
     build(corpus, tmp_path / "one", search=False, jobs=1)
-    assert forks == []
+    assert forks == [] and list(workers.iterdir()) == []
     build(corpus, tmp_path / "two", search=False, jobs=2)
     assert forks == [NOTES + WIKIS] * 3  # reading, anchoring, then rendering, each in workers
+    makers = {path.name.split("-")[0] for path in workers.iterdir()}
+    assert len(makers) == 2 and str(os.getpid()) not in makers  # the site-wide outputs too
     one, two = site_files(tmp_path / "one", search=False), site_files(tmp_path / "two", search=False)
     assert sorted(one) == sorted(two)
     assert [path for path in one if one[path] != two[path]] == []
@@ -75,6 +91,64 @@ def test_what_workers_compute_reaches_the_cache(corpus: Path, tmp_path: Path, fo
     assert 0 < result.changed < 40
     build(content, tmp_path / "full", search=False, jobs=1)
     assert site_files(out, search=False) == site_files(tmp_path / "full", search=False)
+
+
+def test_workers_write_their_files_and_what_an_edit_leaves_alone_stays_linked(
+        corpus: Path, tmp_path: Path, forks: list[int]) -> None:
+    """A worker writes the files it makes into the staging tree itself (they never pass
+    through the build's own process): into a new tree at their paths; over the last
+    build's tree, only those that changed (the others stay links to the live files, their
+    inodes kept). Either way the site is a one-process build's, with nothing left over."""
+    content = tmp_path / "content"
+    shutil.copytree(corpus, content)
+    out = tmp_path / "site"
+    build(content, out, search=False, cache=BuildCache.open(default_cache_path(out)), jobs=2)
+    before = {path: (out / path).stat().st_ino for path in site_files(out, search=False)}
+    settings = content / "carnet.yaml"  # the site's title: on every page, in no text sibling
+    settings.write_text(settings.read_text(encoding="utf-8").replace("Banc d'essai", "Banc d'essai renommé"),
+                        encoding="utf-8")
+    result = build(content, out, search=False, cache=BuildCache.open(default_cache_path(out)), jobs=2)
+    assert forks == [NOTES + WIKIS] * 3 + [NOTES + WIKIS]  # the rebuild: every page made again, in workers
+    build(content, tmp_path / "full", search=False, jobs=1)
+    after = site_files(out, search=False)
+    assert after == site_files(tmp_path / "full", search=False)
+    texts = [path for path in after if path.startswith("notes/") and path.endswith(".txt")]
+    pages = [path for path in after if path.startswith("notes/") and path.endswith(".html")]
+    assert len(texts) >= NOTES and len(pages) >= NOTES
+    assert all((out / path).stat().st_ino == before[path] for path in texts), "unchanged: still the same file"
+    assert all((out / path).stat().st_ino != before[path] for path in pages), "changed: written anew"
+    assert b"renomm" in after[pages[0]] and 0 < result.changed < len(after)
+    leftovers = [p.name for p in out.rglob("*") if p.name.startswith(".carnet")] + \
+        [p.name for p in tmp_path.iterdir() if ".tmp-" in p.name]
+    assert leftovers == []
+
+
+def test_two_workers_writing_one_path_is_the_clash_error_not_a_file_overwritten(
+        corpus: Path, tmp_path: Path) -> None:
+    """Two notes' outputs at one path, written by worker processes: the build refuses it
+    as it refuses any clash (naming the outputs), the live site untouched."""
+    from generator.problems import SettingsError
+    from generator.site.emitters import EMITTERS
+
+    @dataclass(frozen=True)
+    class Everyone:
+        name: str = "everyone"
+
+        def emit(self, site: SiteModel, theme: object, memo: object) -> Iterator[tuple[str, bytes]]:
+            return self.emit_notes(site, theme, memo, site.publication.notes)
+
+        def emit_notes(self, site: SiteModel, theme: object, memo: object,
+                       slugs: Iterable[str]) -> Iterator[tuple[str, bytes]]:
+            for slug in slugs:
+                yield "notes/shared.txt", slug.encode()
+
+    out = tmp_path / "site"
+    build(corpus, out, search=False, jobs=2)
+    live = site_files(out, search=False)
+    with pytest.raises(SettingsError, match=r"everyone and everyone both write notes/shared.txt"):
+        build(corpus, out, search=False, jobs=2, emitters=(*EMITTERS, Everyone()))
+    assert site_files(out, search=False) == live
+    assert [p.name for p in tmp_path.iterdir() if ".tmp-" in p.name] == []
 
 
 def test_a_failing_worker_is_an_error_of_the_build_not_a_hang() -> None:

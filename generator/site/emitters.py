@@ -56,7 +56,7 @@ from generator.site.model import (
     notebook_path,
     text_path,
 )
-from generator.site.output import SiteFiles
+from generator.site.output import SiteFiles, Staged
 from generator.site.selection_page import selection_pages
 from generator.site.theme import Theme
 
@@ -380,6 +380,9 @@ class NoteOutputs:
         full_chunk: the page's text in llms-full.txt, UTF-8 (``None`` without a page).
         gzipped: path → gzipped size of each of its pages larger than the page budget as
             they are, weighed by the worker process that made them (:func:`summary.weighed`).
+        staged: (emitter name, or ``""`` for a derived output; path; the file) of each file a
+            worker process wrote into the staging tree itself (:meth:`SiteFiles.stage`), in
+            the order of ``emitted`` then ``derived``, which it then leaves empty.
     """
 
     emitted: list[tuple[str, str, bytes]]
@@ -387,6 +390,13 @@ class NoteOutputs:
     graph: NotePart
     full_chunk: bytes | None
     gzipped: dict[str, int] = field(default_factory=dict)
+    staged: list[tuple[str, str, Staged]] = field(default_factory=list)
+
+    def stage(self, files: SiteFiles) -> None:
+        """Each file written into ``files``' staging tree here (a worker process), its bytes dropped."""
+        self.staged = [(name, path, files.stage(path, data)) for name, path, data in self.emitted]
+        self.staged += [("", path, files.stage(path, data)) for path, data in self.derived.items()]
+        self.emitted, self.derived = [], {}
 
 
 @dataclass(frozen=True)
@@ -415,6 +425,7 @@ class FiledOutputs:
 
         files = [(name, path, digest(path, data)) for name, path, data in outputs.emitted]
         files += [("", path, digest(path, data)) for path, data in outputs.derived.items()]
+        files += [(name, path, staged.digest) for name, path, staged in outputs.staged]
         return cls(tuple(files), outputs.graph, outputs.full_chunk, part_digest(outputs.graph))
 
 

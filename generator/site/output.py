@@ -30,6 +30,7 @@ import shutil
 import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from functools import cache, partial
 from pathlib import Path
 from typing import Any, cast
@@ -128,6 +129,25 @@ def _safe_relative(path: str) -> bool:
     return bool(path) and not path.startswith("/") and normal == path and not normal.startswith("..")
 
 
+@dataclass(frozen=True)
+class Staged:
+    """A file a worker process wrote into the staging tree itself (:meth:`SiteFiles.stage`),
+    for the build to take (:meth:`SiteFiles.settle`): what comes back from the worker
+    instead of the file's bytes.
+
+    Attributes:
+        digest: the file's sha256.
+        size: its size in bytes.
+        temporary: where it was written when not at its path (the tree's own name for
+            it, moved there when taken); ``None`` when at its path already, or when it is
+            the last build's file, which stays the link to it (nothing written).
+    """
+
+    digest: str
+    size: int
+    temporary: str | None
+
+
 class SiteFiles(Mapping[str, bytes]):
     """The site's files by path, each with its sha256 and size, as the build makes them.
 
@@ -178,6 +198,50 @@ class SiteFiles(Mapping[str, bytes]):
         elif path not in self.previous or self.previous[path][0] != digest:
             self.changed.add(path)
             self._write(path, data)
+
+    def stage(self, path: str, data: bytes) -> Staged:
+        """``data`` written into the staging tree by a worker process making pages, for this
+        build's own process to :meth:`settle`: the bytes and their hashing stay in the
+        worker (not pickled back, hashed and written by the process that takes them,
+        which would be a third process on two cores). Into a new tree, the file is written
+        at its path; over the last build's tree, where it differs from the file left
+        there, beside it (the build moves it there). A path the build would refuse, or
+        one taken already, is left to :meth:`settle` to refuse."""
+        assert self.tree is not None
+        digest = hashlib.sha256(data).hexdigest()
+        if self.previous:
+            if path in self.previous and self.previous[path][0] == digest:
+                return Staged(digest, len(data), None)
+        elif _safe_relative(path) and path != MARKER:
+            folder = posixpath.dirname(path)
+            try:
+                if folder not in self._folders:
+                    os.makedirs(os.path.join(self.tree, folder), exist_ok=True)
+                    self._folders.add(folder)
+                _write_file(os.path.join(self.tree, path), data)
+                return Staged(digest, len(data), None)
+            except (FileExistsError, NotADirectoryError):  # another file's path: for settle to refuse
+                pass
+        temporary = os.path.join(self.tree, f".carnet-chunks-{os.getpid()}-{next(self._temporaries)}")
+        _write_file(temporary, data)
+        return Staged(digest, len(data), temporary)
+
+    def settle(self, path: str, staged: Staged) -> None:
+        """Add the file a worker process wrote (:meth:`stage`) as :meth:`add` adds one."""
+        if staged.temporary is not None:
+            try:
+                self._check_new(path)
+            except BaseException:
+                os.unlink(staged.temporary)
+                raise
+            self._place(path, staged.temporary, staged.digest, staged.size)
+            return
+        self._check_new(path)
+        self._order = None
+        self.digests[path], self.sizes[path] = staged.digest, staged.size
+        if not self.previous:  # written at its path; else the last build's, left as it is
+            self.changed.add(path)
+            self._folders.add(posixpath.dirname(path))
 
     def can_keep(self, path: str, digest: str) -> bool:
         """Whether the last build's file at ``path`` (not added yet) is the one of ``digest``,
