@@ -403,8 +403,10 @@ def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = E
     keys = tracking.book.keys if tracking is not None and tracking.book is not None else None
     graph = graph_started(site, files, memo, made, jobs, keys)  # made by a child process while the rest is rendered
     try:
+        # over the last build's tree (an edit), most are recalled: a worker would cost more than it saves
         for emitter, emitted in site_wide_outputs(site, theme, memo, [e for e in emitters if e not in per_note],
-                                                  jobs, files if files.tree is not None else None):
+                                                  1 if files.previous else jobs,
+                                                  files if files.tree is not None else None):
             for path, data in emitted:
                 add(path, data, emitter.name)
         derived = derived_outputs(site, files, graph, memo, theme, made, meanwhile)
