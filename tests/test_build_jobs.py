@@ -151,6 +151,35 @@ def test_two_workers_writing_one_path_is_the_clash_error_not_a_file_overwritten(
     assert [p.name for p in tmp_path.iterdir() if ".tmp-" in p.name] == []
 
 
+def test_a_worker_that_cannot_write_is_the_builds_clear_error_and_the_site_stays(
+        corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full disk met by a worker process writing its files: the build's own error (what to
+    do, no traceback), the live site as it was, no staging tree left beside it."""
+    import errno
+
+    from generator.problems import OutputDirectoryError
+    from generator.site import output
+
+    out = tmp_path / "site"
+    build(corpus, out, search=False, jobs=2)
+    live = site_files(out, search=False)
+    writes = iter(range(10**6))
+    real = output._write_file
+
+    parent = os.getpid()
+
+    def filling(path: str, data: bytes) -> None:  # forked: each worker counts its own writes
+        if os.getpid() != parent and next(writes) == 40:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(path, data)
+
+    monkeypatch.setattr(output, "_write_file", filling)
+    with pytest.raises(OutputDirectoryError, match=r"could not write the site into .*No space left on device"):
+        build(corpus, out, search=False, jobs=2)
+    assert site_files(out, search=False) == live
+    assert [p.name for p in tmp_path.iterdir() if ".tmp-" in p.name or ".old-" in p.name] == []
+
+
 def test_a_failing_worker_is_an_error_of_the_build_not_a_hang() -> None:
     def task(n: int) -> int:
         if n == 100:
