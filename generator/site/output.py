@@ -213,12 +213,8 @@ class SiteFiles(Mapping[str, bytes]):
             if path in self.previous and self.previous[path][0] == digest:
                 return Staged(digest, len(data), None)
         elif _safe_relative(path) and path != MARKER:
-            folder = posixpath.dirname(path)
             try:
-                if folder not in self._folders:
-                    os.makedirs(os.path.join(self.tree, folder), exist_ok=True)
-                    self._folders.add(folder)
-                _write_file(os.path.join(self.tree, path), data)
+                self._write(path, data)
                 return Staged(digest, len(data), None)
             except (FileExistsError, NotADirectoryError):  # another file's path: for settle to refuse
                 pass
@@ -241,7 +237,6 @@ class SiteFiles(Mapping[str, bytes]):
         self.digests[path], self.sizes[path] = staged.digest, staged.size
         if not self.previous:  # written at its path; else the last build's, left as it is
             self.changed.add(path)
-            self._folders.add(posixpath.dirname(path))
 
     def can_keep(self, path: str, digest: str) -> bool:
         """Whether the last build's file at ``path`` (not added yet) is the one of ``digest``,
