@@ -176,11 +176,11 @@ class BuildCache:
         this build touched them) atomically: on disk, the values this build made were
         appended to the store as they were made (see :class:`MemoStore`)."""
         if self.memo_file_loaded:
-            kept = {kind: {key: value for key, value in entries.items() if key in self.used.get(kind, ())}
-                    for kind, entries in self.memos.items()}
-            if any(len(kept[kind]) != len(self.memos[kind]) for kind in kept):
-                self.memo_dirty = True
-            self.memos = kept
+            for kind, entries in self.memos.items():
+                used = self.used.get(kind, set())
+                if not used.issuperset(entries):  # asked in C first: after one edit, nearly every kind is whole
+                    self.memos[kind] = {key: value for key, value in entries.items() if key in used}
+                    self.memo_dirty = True
         if self.path is None:
             return
         self.save_error = None
@@ -188,8 +188,7 @@ class BuildCache:
             store = self.store
             if self.memo_file_loaded and store is not None and (
                     self.memo_dirty or store.failed is not None
-                    or any(key not in self.used.get(kind, ()) for kind, entries in store.where.items()
-                           for key in entries)):
+                    or any(not self.used.get(kind, set()).issuperset(entries) for kind, entries in store.where.items())):
                 store.save(self.used)
                 self.memo_dirty = False
             write_atomic(self.path, pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL))

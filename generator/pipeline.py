@@ -128,9 +128,8 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1,
     uses: dict[str, list[LinkUse]] = {}
     # each key taken once: asked whether the memo holds it, then to recall or store
     anchors_key = functools.cache(lambda slug: source_key("anchors", corpus.source_of(slug)))
-    links_key = functools.cache(lambda slug: source_key("links", corpus.source_of(slug)))
     def held(slug: str) -> bool:
-        return memo.holds("anchors", partial(anchors_key, slug)) and memo.holds("link-uses", partial(links_key, slug))
+        return memo.holds("anchors", partial(anchors_key, slug)) and memo.holds("note-facts", partial(anchors_key, slug))
 
     afresh = [slug for slug in corpus.notes if not held(slug)] if jobs > 1 else []  # every note, without a memo
     done = (dict(zip(afresh, fork_map(partial(_anchor_and_collect, corpus), afresh, jobs), strict=True))
@@ -139,19 +138,22 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1,
         made = done.get(slug)
         key = partial(anchors_key, slug)
         parse = partial(_parsed, memo, key, note, partial(_first_two, made) if made else partial(anchor_note, note))
-        if made is None and memo.keep("anchors", key) and memo.holds("anchor-facts", key):
-            anchored.later(slug, parse)  # held: its parsed body is read only if a later step asks for it
-            facts[slug] = memo.memo("anchor-facts", key, partial(_facts_of, parse))
-        else:
-            parsed, anchor_problems = parse()
-            anchored.now(slug, parsed)
-            facts[slug] = memo.memo("anchor-facts", key, partial(AnchorFacts.of, parsed, anchor_problems))
-        problems += facts[slug].problems
 
         def collect(slug: str = slug, line: int = note.body_line) -> list[LinkUse]:
             return collect_links(anchored[slug].document.tokens, line)  # the tokens: parsed again if dropped
 
-        uses[slug] = memo.memo("link-uses", partial(links_key, slug), partial(_third, made) if made else collect)
+        facts_of: Callable[[], AnchorFacts]
+        if made is None and memo.keep("anchors", key) and memo.holds("note-facts", key):
+            anchored.later(slug, parse)  # held: its parsed body is read only if a later step asks for it
+            facts_of = partial(_facts_of, parse)
+        else:
+            parsed, anchor_problems = parse()
+            anchored.now(slug, parsed)
+            facts_of = partial(_fifth, made) if made else partial(AnchorFacts.of, parsed, anchor_problems)
+        # what every build reads of a note's anchoring and links: one entry (one read from the cache's pack)
+        facts[slug], uses[slug] = memo.memo("note-facts", key,
+                                            partial(_facts_and_uses, facts_of, partial(_third, made) if made else collect))
+        problems += facts[slug].problems
     # 3. links between notes, to extractions and to assets
     index = CorpusIndex.of(corpus)
 
@@ -221,7 +223,12 @@ def _facts_of(parse: Callable[[], tuple[AnchoredNote, list[Problem]]]) -> Anchor
     return AnchorFacts.of(*parse())
 
 
-Anchoring = tuple[AnchoredNote, list[Problem], list[LinkUse], BodyTemplate | None]
+def _facts_and_uses(facts: Callable[[], AnchorFacts],
+                    uses: Callable[[], list[LinkUse]]) -> tuple[AnchorFacts, list[LinkUse]]:
+    return facts(), uses()
+
+
+Anchoring = tuple[AnchoredNote, list[Problem], list[LinkUse], BodyTemplate | None, AnchorFacts]
 """A note's anchoring as a worker process returns it (:func:`_anchor_and_collect`)."""
 
 
@@ -232,13 +239,14 @@ def _anchor_and_collect(corpus: Corpus, slug: str) -> Anchoring:
     note = corpus.notes[slug]
     anchored, problems = anchor_note(note)
     uses = collect_links(anchored.document.tokens, note.body_line)
+    facts = AnchorFacts.of(anchored, problems)  # made here, once: the build's own process takes it as it is
     template = None
     if note.type is NoteType.NOTE:  # the others are articles, audited
         published = [e for e in note.extractions if not e.masked]  # as the publication has them
-        covered = coverage_of(AnchorFacts.of(anchored, problems), [e.id for e in published]).covered
+        covered = coverage_of(facts, [e.id for e in published]).covered
         template = body_template(anchored, note_marks(published, anchored.anchors), covered)
     anchored.document.drop_tokens()
-    return anchored, problems, uses, template
+    return anchored, problems, uses, template, facts
 
 
 def _first_two(made: Anchoring) -> tuple[AnchoredNote, list[Problem]]:
@@ -247,6 +255,10 @@ def _first_two(made: Anchoring) -> tuple[AnchoredNote, list[Problem]]:
 
 def _third(made: Anchoring) -> list[LinkUse]:
     return made[2]
+
+
+def _fifth(made: Anchoring) -> AnchorFacts:
+    return made[4]
 
 
 def published_extractions(publication: Publication) -> frozenset[str]:
@@ -367,7 +379,9 @@ def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = E
     owner: dict[str, str] = {}
 
     def add(path: str, data: bytes | Staged, name: str) -> None:
-        if path in files:  # a file a worker wrote for it stays in the staging tree, removed with it
+        if path in files:
+            if isinstance(data, Staged):
+                files.discard(data)  # as settle does with a file it refuses
             raise SettingsError(_clash(site, path, name, owner[path]))
         if isinstance(data, Staged):
             files.settle(path, data)

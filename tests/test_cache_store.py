@@ -45,7 +45,7 @@ def test_an_edit_appends_only_what_it_made(tmp_path: Path) -> None:
     _build(content, out)
     _source, pack, where, waste = _index(out)
     size = _store_files(out)[pack]
-    assert waste == 0 and {"anchors", "link-uses", "pages", "bodies", "siblings"} <= where.keys()
+    assert waste == 0 and {"anchors", "note-facts", "pages", "bodies", "siblings"} <= where.keys()
     note = sorted((content / "notes").glob("*.md"))[0]
     _append(note, "\nUn paragraphe de plus.\n")
     cache = _build(content, out)
@@ -273,7 +273,7 @@ def test_a_rebuild_reads_the_parsed_notes_it_renders_again_and_keeps_the_others(
         cache = BuildCache.open(default_cache_path(out))
         build(content, out, search=False, cache=cache)
         assert cache.counts.redone.get("anchors") == 1, "only the edited note is parsed and anchored"
-        assert cache.counts.reused.get("anchor-facts") == len(notes) - 1
+        assert cache.counts.reused.get("note-facts") == len(notes) - 1
         # the notes around it (its local graph's neighbours) may be read; not every note
         assert cache.counts.reused.get("anchors", 0) < len(notes) // 4
     build(content, tmp_path / "full", search=False)

@@ -341,7 +341,7 @@ def test_noop_rebuild_writes_nothing_and_an_edit_rewrites_only_what_shows_it(sma
     assert cache.counts.reused["note-outputs"] == len(checked.publication.notes) - 1 - len(around)
     # every other note's anchoring facts come from disk; their parsed bodies and anchors (without their
     # tokens) only where a step asks for them (the articles' audits, the notes they cite): not all of them
-    assert cache.counts.reused["anchor-facts"] == len(_notes(small)) - 1 and cache.counts.redone["anchors"] == 1
+    assert cache.counts.reused["note-facts"] == len(_notes(small)) - 1 and cache.counts.redone["anchors"] == 1
     assert 0 < cache.counts.reused["anchors"] < len(_notes(small)) - 1
     # no body parsed again: the audits of the articles around it are made again from their claims,
     # recalled by their files (generator/synthesis/audit.py), not read from their tokens

@@ -228,7 +228,7 @@ class SiteFiles(Mapping[str, bytes]):
             try:
                 self._check_new(path)
             except BaseException:
-                os.unlink(staged.temporary)
+                self.discard(staged)
                 raise
             self._place(path, staged.temporary, staged.digest, staged.size)
             return
@@ -237,6 +237,13 @@ class SiteFiles(Mapping[str, bytes]):
         self.digests[path], self.sizes[path] = staged.digest, staged.size
         if not self.previous:  # written at its path; else the last build's, left as it is
             self.changed.add(path)
+
+    def discard(self, staged: Staged) -> None:
+        """Remove the temporary of a file a worker process wrote (:meth:`stage`) that the
+        build refuses (not left in the staging tree until the failed build removes it)."""
+        if staged.temporary is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(staged.temporary)
 
     def can_keep(self, path: str, digest: str) -> bool:
         """Whether the last build's file at ``path`` (not added yet) is the one of ``digest``,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -287,6 +288,25 @@ def test_a_notes_files_are_kept_all_together_or_none_of_them(small: Path, tmp_pa
 
 
 # -- the page byte budget (issue 24, item 3) -----------------------------------------------------
+
+def test_a_staged_file_refused_leaves_no_temporary_whoever_refuses_it(small: Path, tmp_path: Path) -> None:
+    """A file a worker wrote beside its path (over the last build's tree) that the build
+    refuses, by ``settle`` (a path taken twice) or by the build's own clash check
+    (``discard``), is removed at once: nothing of it stays in the staging tree."""
+    out = tmp_path / "site"
+    state = _stage(out, small, {"notes/a.html": b"a"}, None)
+    with staged_site(out, small, state) as files:
+        assert files.tree is not None
+        first, second, third = (files.stage("notes/a.html", data) for data in (b"one", b"two", b"three"))
+        assert all(staged.temporary is not None and os.path.exists(staged.temporary)
+                   for staged in (first, second, third)), "a changed file is written beside its path"
+        files.settle("notes/a.html", first)
+        with pytest.raises(OutputDirectoryError, match="twice"):
+            files.settle("notes/a.html", second)
+        files.discard(third)
+        files.discard(third)  # gone already: nothing to do
+        assert [p.name for p in Path(files.tree).rglob(".carnet-chunks-*")] == []
+        assert files["notes/a.html"] == b"one"
 
 def test_pages_over_the_byte_budget_are_reported_heaviest_first(small: Path, tmp_path: Path) -> None:
     import zlib
