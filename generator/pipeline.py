@@ -263,7 +263,7 @@ def _fifth(made: Anchoring) -> AnchorFacts:
 
 def published_extractions(publication: Publication) -> frozenset[str]:
     """Ids of the extractions that go out (masked ones and private notes' are not here)."""
-    return frozenset(e.id for note in publication.notes.values() for e in note.extractions)
+    return publication.extraction_ids
 
 
 def blocking(problems: list[Problem], strict: bool) -> list[Problem]:

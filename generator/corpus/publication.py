@@ -74,6 +74,12 @@ class Publication:
         return list(self._members.get(notebook, ()))
 
     @functools.cached_property
+    def extraction_ids(self) -> frozenset[str]:
+        """Ids of the extractions that go out (masked ones and private notes' are not here):
+        made once, asked by the analysis and by the site model."""
+        return frozenset(e.id for note in self.notes.values() for e in note.extractions)
+
+    @functools.cached_property
     def _members(self) -> dict[str, list[Note]]:
         return members_by_notebook(self.notes.values())  # once: each notebook's report and names ask
 
@@ -150,6 +156,7 @@ def private_link_problems(publication: Publication, corpus: Corpus,
     """A public page pointing at an unpublished note or a masked extraction is an error:
     either the link goes, or the target is published on purpose (INV-12)."""
     problems: list[Problem] = []
+    shown: dict[str, frozenset[str]] = {}  # a note's ids, made once for all the links to it (a wiki makes hundreds)
     for slug, note in publication.notes.items():
         for use, target in links.get(slug, []):
             if target.kind == "note" and target.key in publication.unpublished:
@@ -157,7 +164,7 @@ def private_link_problems(publication: Publication, corpus: Corpus,
             elif target.kind in ("extraction", "comment", "quote") and target.note in publication.unpublished:
                 what = f"{target.kind} {target.key!r} of note {target.note!r}, which is in no public notebook"
             elif target.kind in ("extraction", "comment") and target.note in publication.notes and \
-                    not shows(publication.notes[target.note], target.key):
+                    target.key not in _shown_ids(shown, publication.notes[target.note]):
                 what = f"{target.kind} {target.key!r}, which is masked"
             else:
                 continue
@@ -165,6 +172,15 @@ def private_link_problems(publication: Publication, corpus: Corpus,
                 note.source.file, use.line, "private-link", f"this public page links to {what}",
                 "Remove the link, or publish the target (add it to a public notebook, unmask it)."))
     return problems
+
+
+def _shown_ids(shown: dict[str, frozenset[str]], note: Note) -> frozenset[str]:
+    """The ids of the extractions and comments a published note shows, kept in ``shown``."""
+    ids = shown.get(note.slug)
+    if ids is None:
+        ids = shown[note.slug] = frozenset({*(e.id for e in note.extractions),
+                                            *(c.id for e in note.extractions for c in e.comments)})
+    return ids
 
 
 def shows(note: Note, key: str) -> bool:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from generator.anchoring import AnchoredNote
 from generator.corpus.model import Corpus, NoteType
-from generator.corpus.verdicts import VerificationRecords, text_hash
+from generator.corpus.verdicts import Contestation, VerificationRecords, text_hash
 from generator.problems import Problem, Severity
 from generator.synthesis.audit import ArticleAudit, CitationLink, SourceState
 from generator.synthesis.claims import Claim
@@ -80,6 +80,11 @@ def assess(corpus: Corpus, anchored: Mapping[str, AnchoredNote], audits: dict[st
            records: VerificationRecords, strict: tuple[str, ...] = ()) -> tuple[dict[str, list[Assessment]], list[Problem]]:
     problems: list[Problem] = []
     result: dict[str, list[Assessment]] = {}
+    # each claim's contestations, in the files' order: looked up, not searched for each claim
+    # (a wiki of thousands of claims and a file of thousands of contestations: their product)
+    contestations: dict[tuple[str, str], list[Contestation]] = {}
+    for record in records.contestations:
+        contestations.setdefault((record.article, record.claim), []).append(record)
     for slug, audit in audits.items():
         note = corpus.notes[slug]
         adopted = note.type is NoteType.SYNTHESIS and note.article is not None and note.article.adopted
@@ -101,7 +106,7 @@ def assess(corpus: Corpus, anchored: Mapping[str, AnchoredNote], audits: dict[st
             # not one per pair (10,000 markers on one claim were 10,000² normalisations)
             quoted_ok = verbatim(claim.text, "", list(passages.values()))
             claim_hash = text_hash(claim.text)
-            contested = [c for c in records.contestations if c.article == slug and c.claim == claim.id]
+            contested = contestations.get((slug, claim.id), [])
             for link in links:
                 passage = passages[id(link)]
                 source_hash = text_hash(passage)

@@ -93,6 +93,26 @@ def test_contestation_shows_over_the_verdict(small: Path) -> None:
     assert _pair(check_content(small), "synthese-2025").state.state == "contested"
 
 
+def test_a_claims_contestation_is_found_among_many_and_only_in_its_articles_file(small: Path) -> None:
+    """Each claim's contestations are looked up by (article, claim): one written after a
+    thousand others on other claims still applies; the same claim id in another article's
+    file contests nothing here."""
+    pair = _pair(check_content(small), "synthese-2025")
+    others = "".join(f"  - claim: autre-{n}\n    author: Quelqu'un\n    date: 2025-06-02\n    reason: Non.\n"
+                     for n in range(1000))
+    write(small, "contestations/wiki-budget.yaml",
+          f"contestations:\n  - claim: {pair.claim.id}\n    author: Anne Enseignante\n    date: 2025-06-02\n"
+          "    reason: Pas cet article.\n")
+    assert _pair(check_content(small), "synthese-2025").state.state != "contested"
+    write(small, "contestations/synthese-2025.yaml",
+          f"contestations:\n{others}  - claim: {pair.claim.id}\n    author: Anne Enseignante\n"
+          "    date: 2025-06-02\n    reason: Le budget a été augmenté.\n")
+    analysis = check_content(small)
+    assert _pair(analysis, "synthese-2025").state.state == "contested"
+    assert [a for a in analysis.assessments["synthese-2025"] if a.state.state == "contested"] == \
+        [a for a in analysis.assessments["synthese-2025"] if a.claim.id == pair.claim.id]
+
+
 
 def _verdict_text(pair, rationale: str) -> str:
     return (f"verdicts:\n  - claim: {pair.claim.text}\n    claim_sha256: {pair.claim_sha256}\n"
