@@ -15,7 +15,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Final, TypeVar
+from typing import Final, NamedTuple, TypeVar
 
 from generator.anchoring import AnchoredNote, AnchorFacts, anchor_note
 from generator.anchoring.recalled import Recalled
@@ -137,7 +137,7 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1,
     for slug, note in corpus.notes.items():
         made = done.get(slug)
         key = partial(anchors_key, slug)
-        parse = partial(_parsed, memo, key, note, partial(_first_two, made) if made else partial(anchor_note, note))
+        parse = partial(_parsed, memo, key, note, partial(_same, (made.anchored, made.problems)) if made else partial(anchor_note, note))
 
         def collect(slug: str = slug, line: int = note.body_line) -> list[LinkUse]:
             return collect_links(anchored[slug].document.tokens, line)  # the tokens: parsed again if dropped
@@ -149,10 +149,10 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1,
         else:
             parsed, anchor_problems = parse()
             anchored.now(slug, parsed)
-            facts_of = partial(_fifth, made) if made else partial(AnchorFacts.of, parsed, anchor_problems)
+            facts_of = partial(_same, made.facts) if made else partial(AnchorFacts.of, parsed, anchor_problems)
         # what every build reads of a note's anchoring and links: one entry (one read from the cache's pack)
         facts[slug], uses[slug] = memo.memo("note-facts", key,
-                                            partial(_facts_and_uses, facts_of, partial(_third, made) if made else collect))
+                                            partial(_facts_and_uses, facts_of, partial(_same, made.uses) if made else collect))
         problems += facts[slug].problems
     # 3. links between notes, to extractions and to assets
     index = CorpusIndex.of(corpus)
@@ -184,11 +184,11 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1,
     publication = publish(corpus)
     problems += private_link_problems(publication, corpus, links)
     problems += private_perimeter_problems(publication, {slug: a.perimeter_notes for slug, a in articles.items()})
-    public = published_extractions(publication)
+    public = publication.extraction_ids
     for wiki, record in corpus.oppositions.items():
         if wiki in publication.notes:
             problems += private_opposition_problems(record, public, corpus.extractions)
-    templates = {slug: made[3] for slug, made in done.items() if made[3] is not None}
+    templates = {slug: made.template for slug, made in done.items() if made.template is not None}
     return CheckedContent(corpus, anchored, facts, links, articles, assessments, publication,
                           sorted_problems(problems), audit_keys, templates)
 
@@ -228,8 +228,14 @@ def _facts_and_uses(facts: Callable[[], AnchorFacts],
     return facts(), uses()
 
 
-Anchoring = tuple[AnchoredNote, list[Problem], list[LinkUse], BodyTemplate | None, AnchorFacts]
-"""A note's anchoring as a worker process returns it (:func:`_anchor_and_collect`)."""
+class Anchoring(NamedTuple):
+    """A note's anchoring as a worker process returns it (:func:`_anchor_and_collect`)."""
+
+    anchored: AnchoredNote
+    problems: list[Problem]
+    uses: list[LinkUse]
+    template: BodyTemplate | None
+    facts: AnchorFacts
 
 
 def _anchor_and_collect(corpus: Corpus, slug: str) -> Anchoring:
@@ -246,24 +252,7 @@ def _anchor_and_collect(corpus: Corpus, slug: str) -> Anchoring:
         covered = coverage_of(facts, [e.id for e in published]).covered
         template = body_template(anchored, note_marks(published, anchored.anchors), covered)
     anchored.document.drop_tokens()
-    return anchored, problems, uses, template, facts
-
-
-def _first_two(made: Anchoring) -> tuple[AnchoredNote, list[Problem]]:
-    return made[0], made[1]
-
-
-def _third(made: Anchoring) -> list[LinkUse]:
-    return made[2]
-
-
-def _fifth(made: Anchoring) -> AnchorFacts:
-    return made[4]
-
-
-def published_extractions(publication: Publication) -> frozenset[str]:
-    """Ids of the extractions that go out (masked ones and private notes' are not here)."""
-    return publication.extraction_ids
+    return Anchoring(anchored, problems, uses, template, facts)
 
 
 def blocking(problems: list[Problem], strict: bool) -> list[Problem]:
@@ -337,7 +326,7 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
             if link.marker.kind == "ext" and not link.broken and link.extraction \
                     and slug not in reuse.setdefault(link.extraction, []):
                 reuse[link.extraction].append(slug)
-    public = published_extractions(publication)  # a pair touching anything unpublished reaches no emitter
+    public = publication.extraction_ids  # a pair touching anything unpublished reaches no emitter
     return SiteModel(
         publication=publication,
         anchored=analysis.anchored.only(sorted(published)),
