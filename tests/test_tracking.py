@@ -178,3 +178,48 @@ def test_an_article_key_the_tracker_misses_is_refused(small: Path, tmp_path: Pat
             "rationale": "r", "provenance": {"method": "human", "date": "2025-06-01"}}]}), encoding="utf-8")
     with pytest.raises(reads.StaleOutputs):
         build(small, out, search=False, cache=BuildCache.open(default_cache_path(out)))
+
+
+def _record(small: Path, record: str) -> None:
+    """A verdict or a contestation recorded for one of synthese-2025's judgeable pairs."""
+    import yaml
+
+    from generator.pipeline import check_content
+
+    (pair, *_rest) = [a for a in check_content(small).assessments["synthese-2025"] if a.judgeable]
+    if record == "verdict":
+        written = {"verdicts": [{"claim_sha256": pair.claim_sha256, "source_sha256": pair.source_sha256,
+                                 "verdict": "supported", "rationale": "r",
+                                 "provenance": {"method": "human", "date": "2025-06-01"}}]}
+    else:
+        written = {"contestations": [{"claim": pair.claim.id, "author": "Camille Martin", "date": "2025-06-02",
+                                      "reason": "Le passage dit autre chose."}]}
+    (small / f"{record}s").mkdir(exist_ok=True)
+    (small / f"{record}s" / "synthese-2025.yaml").write_text(yaml.safe_dump(written, allow_unicode=True),
+                                                             encoding="utf-8")
+
+
+@pytest.mark.parametrize("record", ["verdict", "contestation"])
+def test_an_articles_pairs_are_read_through_its_evidence_key_and_a_key_without_its_records_is_refused(
+        small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, record: str) -> None:
+    """An article's pairs' states (and their tally) are keyed by its evidence key, not
+    pickled whole: the key takes the records of the article's own files, so a verdict or a
+    contestation recorded makes its pages again, as a full build has them; with the records
+    left out of the key (a mutation of Carnet's code) the same rebuild is refused."""
+    from generator import pipeline
+
+    out = tmp_path / "site"
+    _rebuilt(small, out)
+    page = (out / "notes" / "synthese-2025.html").read_bytes()
+    _record(small, record)
+    assert _rebuilt(small, out) == _full(small, tmp_path)
+    assert (out / "notes" / "synthese-2025.html").read_bytes() != page
+
+    mutated = tmp_path / "mutated"
+    shutil.copytree(small, mutated)
+    shutil.rmtree(mutated / f"{record}s")
+    _rebuilt(mutated, tmp_path / "site-mutated")
+    monkeypatch.setattr(pipeline, "_records_by_article", lambda corpus: {})
+    _record(mutated, record)
+    with pytest.raises(reads.StaleOutputs):
+        _rebuilt(mutated, tmp_path / "site-mutated")

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from generator.corpus.model import AuthorRule, Comment, Note, Notebook
 
@@ -60,20 +62,49 @@ def laxer_notebooks(notebooks: list[Notebook]) -> list[Notebook]:
                   key=lambda nb: nb.slug)
 
 
-def people_in_order(notes: list[Note]) -> list[str]:
-    """Everyone named on these notes, in order of first appearance: notes by date then
-    slug; in a note, its authors, then each extraction's author and its comments by date.
-    Adding a later contribution never renumbers earlier people."""
-    order: dict[str, None] = {}
-    for note in sorted(notes, key=lambda n: (n.date.isoformat() if n.date else "", n.slug)):
-        for name in note.authors:
-            order.setdefault(name, None)
+@dataclass(frozen=True)
+class NotePeople:
+    """One note's part of the names and reports of the notebooks holding it: made once a
+    build, whatever the number of those notebooks (each walked every passage and comment).
+
+    Attributes:
+        names: everyone named on the note, in order of first appearance: its authors, then
+            each extraction's author and its comments by date (empty names and machine
+            authors included: a notebook's report names them as its rule shows them).
+        comments: its comments not withdrawn.
+        withdrawn: its withdrawn comments.
+    """
+
+    names: tuple[str, ...]
+    comments: int
+    withdrawn: int
+
+    @classmethod
+    def of(cls, note: Note) -> NotePeople:
+        order: dict[str, None] = dict.fromkeys(note.authors)
+        comments = withdrawn = 0
         for extraction in note.extractions:
             order.setdefault(extraction.author, None)
-            comments = extraction.comments
+            given = extraction.comments
             # most passages have one comment or none: nothing to sort (50,000 sorts a build with evidence)
-            for comment in sorted(comments, key=_date_of) if len(comments) > 1 else comments:
+            for comment in sorted(given, key=_date_of) if len(given) > 1 else given:
                 order.setdefault(comment.author, None)
+                if comment.withdrawn:
+                    withdrawn += 1
+                else:
+                    comments += 1
+        return cls(tuple(order), comments, withdrawn)
+
+
+def people_in_order(notes: list[Note], people: Mapping[str, NotePeople] | None = None) -> list[str]:
+    """Everyone named on these notes, in order of first appearance: notes by date then
+    slug; in a note, its authors, then each extraction's author and its comments by date.
+    Adding a later contribution never renumbers earlier people. ``people``: each note's
+    part, by slug, when made already (:class:`NotePeople`)."""
+    order: dict[str, None] = {}
+    for note in sorted(notes, key=lambda n: (n.date.isoformat() if n.date else "", n.slug)):
+        # a name already in keeps its place: the first appearance decides
+        order.update(dict.fromkeys(people[note.slug].names if people is not None else NotePeople.of(note).names))
     return [name for name in order if name and name not in MACHINE_AUTHORS]
 
 
@@ -81,9 +112,11 @@ def _date_of(comment: Comment) -> dt.date:
     return comment.date
 
 
-def display_names(notebook: Notebook, notes: list[Note]) -> dict[str, str]:
-    """Real name → name as this notebook publishes it, for everyone on these notes."""
-    people = people_in_order(notes)
+def display_names(notebook: Notebook, notes: list[Note],
+                  parts: Mapping[str, NotePeople] | None = None) -> dict[str, str]:
+    """Real name → name as this notebook publishes it, for everyone on these notes
+    (``parts``: as :func:`people_in_order`'s ``people``)."""
+    people = people_in_order(notes, parts)
     shown: dict[str, str] = {name: name for name in MACHINE_AUTHORS}
     if notebook.author_rule is AuthorRule.PSEUDONYM:
         taken = set(notebook.pseudonyms.values())

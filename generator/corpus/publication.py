@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from generator.corpus.authors import display_names, governing_notebook, laxer_notebooks
+from generator.corpus.authors import NotePeople, display_names, governing_notebook, laxer_notebooks
 from generator.corpus.model import Base, Corpus, Note, Notebook, SiteSettings, members_by_notebook
 from generator.problems import Problem
 from generator.text import natural_key
@@ -107,7 +107,8 @@ def publish(corpus: Corpus) -> Publication:
             notes[slug] = replace(note, memberships=memberships, extractions=extractions)
 
     members = members_by_notebook(notes.values())
-    shown_by_notebook = {slug: display_names(nb, members.get(slug, [])) for slug, nb in notebooks.items()}
+    people = {slug: NotePeople.of(note) for slug, note in notes.items()}  # each note's part, for every notebook
+    shown_by_notebook = {slug: display_names(nb, members.get(slug, []), people) for slug, nb in notebooks.items()}
     names: dict[str, dict[str, str]] = {}
     governing: dict[str, str] = {}
     laxer: dict[str, tuple[str, ...]] = {}
@@ -128,24 +129,20 @@ def publish(corpus: Corpus) -> Publication:
         governing=governing, unpublished=frozenset(set(corpus.notes) - set(notes)),
         sources={slug: corpus.sources[slug] for slug in notes if slug in corpus.sources}, laxer=laxer,
     )
-    publication.reports = [_report(publication, slug) for slug in notebooks]
+    publication.reports = [_report(publication, slug, people) for slug in notebooks]
     return publication
 
 
-def _report(publication: Publication, notebook: str) -> NotebookReport:
+def _report(publication: Publication, notebook: str, people: Mapping[str, NotePeople]) -> NotebookReport:
     comments = withdrawn = 0
     authors: set[str] = set()
     members = publication.notes_of(notebook)
     for note in members:
-        for extraction in note.extractions:
-            authors.add(publication.name(note.slug, extraction.author))
-            for comment in extraction.comments:
-                authors.add(publication.name(note.slug, comment.author))
-                if comment.withdrawn:
-                    withdrawn += 1
-                else:
-                    comments += 1
-        authors.update(publication.name(note.slug, a) for a in note.authors)
+        part = people[note.slug]
+        comments += part.comments
+        withdrawn += part.withdrawn
+        shown = publication.names.get(note.slug, {})
+        authors.update(shown.get(name, "?") for name in part.names)  # as Publication.name words them
     stricter = tuple(note.slug for note in members if notebook in publication.laxer.get(note.slug, ()))
     return NotebookReport(notebook, len(members), comments, withdrawn, tuple(sorted(authors, key=natural_key)),
                           stricter)

@@ -142,7 +142,13 @@ def _check_notebook_orders(corpus: Corpus, problems: list[Problem]) -> None:
 
 
 def _check_unique_ids(corpus: Corpus, problems: list[Problem]) -> None:
-    # where each id is first given, worded only for a duplicate (100,000 ids at 50,000 extractions)
+    # no id given twice, told by counting (the corpus' map of extractions by id is made once a
+    # build anyway): the common case, 100,000 ids at 50,000 extractions, walks them only once
+    extractions = [e for note in corpus.notes.values() for e in note.extractions]
+    comments = [c.id for e in extractions if e.comments for c in e.comments]
+    if len(corpus.extractions) == len(extractions) and len(set(comments)) == len(comments):
+        return
+    # where each id is first given, worded only for a duplicate
     extraction_at: dict[str, SourceRef] = {}
     comment_at: dict[str, SourceRef] = {}
     for note in corpus.notes.values():

@@ -105,15 +105,16 @@ def arrange(corpus: Corpus, ids: list[str], threshold: float, like: Likeness) ->
     ``like`` is left as it is (a build cache may hold it)."""
     extraction = corpus.extractions
     ids = [i for i in ids if i in extraction]
-    position = {i: n for n, i in enumerate(ids)}
-    order = sorted(ids, key=lambda i: debate_key(extraction[i], position[i]))
     if not ids:
         return Selection(threshold, [], [])
+    order = debate_order(extraction, ids)
     rank = {i: n for n, i in enumerate(order)}
     # a singleton is in debate order already: kept as it is (50,000 copies made for nothing)
     ranked = [(replace(g, members=sorted(g.members, key=rank.__getitem__)) if len(g.members) > 1 else g, central)
               for g, central in zip(like.groups, like.central, strict=True)]
-    ranked.sort(key=lambda pair: rank[pair[0].members[0]])
+    # groups by their most debated member: the keys made in one pass, the sort on them in C
+    firsts = [rank[g.members[0]] for g, _central in ranked]
+    ranked = [ranked[n] for n in sorted(range(len(ranked)), key=firsts.__getitem__)]
     erased = disagreeing = 0
     for g, keep in ranked:
         if len(g.members) > 1:
@@ -122,6 +123,18 @@ def arrange(corpus: Corpus, ids: list[str], threshold: float, like: Likeness) ->
                     erased += 1
                     disagreeing += extraction[member].disagreements
     return Selection(threshold, order, [g for g, _central in ranked], like.points, (erased, disagreeing), like.vectors)
+
+
+def debate_order(extraction: Mapping[str, Extraction], ids: list[str]) -> list[str]:
+    """``ids`` sorted by :func:`debate_key`. Every key of an extraction with no live comment
+    nor disagreement is (0, 0, position), after all the others: those keep document order,
+    and only the debated ones (few, in a large perimeter) are sorted."""
+    debated = sorted(key for key in (debate_key(extraction[i], n) + (i,) for n, i in enumerate(ids)
+                                     if extraction[i].comments) if key[0] or key[1])
+    if not debated:
+        return list(ids)
+    first = {key[3] for key in debated}
+    return [key[3] for key in debated] + [i for i in ids if i not in first]
 
 
 ITERATIVE_FROM = 300

@@ -167,9 +167,9 @@ class SiteModel:
         statuses: published extraction id → its anchor's status.
         tallies: article slug → what its audit panel counts (pairs by state and reason,
             unsourced claims).
-        evidence_keys: article slug → a digest its audit and selection are a function of
-            (what they read), when a build cache keyed them: what an incremental build's
-            keys take in their place (generator.site.reads.article_reads).
+        evidence_keys: article slug → a digest its audit, selection, assessments and tally
+            are a function of (what they read), when a build cache keyed its audit: what an
+            incremental build's keys take in their place (generator.site.reads.article_reads).
 
     Every evidence fact is decided here, by the core, before any page is made: ``site/``
     renders these fields and computes none of them (a test holds it to that).

@@ -29,9 +29,9 @@ note is made again, without any memo, and compared with what was recalled
 An article (wiki or synthesis) reads more (:func:`article_reads`): its audit, its
 pairs' states, its selection and oppositions, the proposals made to it, and the files of
 every note it involves (perimeter, citations, discarded, coverage, acts it supersedes or
-that supersede it): their titles, passages and comments are on its pages. Its audit and
-selection are read by the keys they were recalled by (``SiteModel.evidence_keys``: what
-they read, from the build cache) rather than digested whole; :func:`article_digest` keys
+that supersede it): their titles, passages and comments are on its pages. Its audit,
+selection and pairs' states are read by the key they are a function of (``SiteModel.evidence_keys``:
+what they read, from the build cache) rather than digested whole; :func:`article_digest` keys
 the article's part of the graph too, checked the same way (:func:`check_graph_part`).
 """
 
@@ -128,10 +128,12 @@ def article_notes(site: SiteModel, slug: str) -> set[str]:
 def _article_inputs(site: SiteModel, slug: str) -> tuple[object, ...]:
     audit = site.articles[slug]
     proposals = [p for p in site.proposals if p.target == slug]
-    evidence = site.evidence_keys.get(slug)  # the audit and selection, by what they read: megabytes, not pickled
+    # the audit, selection and pairs (and their tally), by what they read: megabytes, not pickled
+    evidence = site.evidence_keys.get(slug)
     return (
-        evidence if evidence is not None else (audit, site.selections.get(slug)),
-        site.assessments.get(slug), site.tallies.get(slug), site.oppositions.get(slug), proposals,
+        evidence if evidence is not None else (audit, site.selections.get(slug), site.assessments.get(slug),
+                                               site.tallies.get(slug)),
+        site.oppositions.get(slug), proposals,
         # a marker of a proposal to an unpublished source is redacted: which ids are public
         sorted(site.public_ids) if proposals else None,
         site.publication.names.get(slug),

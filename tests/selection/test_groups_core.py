@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import sparse  # type: ignore[import-untyped]
 
 from generator.corpus.model import Corpus
@@ -29,7 +31,7 @@ from generator.selection.groups import (
     pair_distance,
 )
 from generator.selection.oppositions import requests
-from generator.selection.select import DEFAULT_THRESHOLD, debate_key, select, selection_threshold
+from generator.selection.select import DEFAULT_THRESHOLD, debate_key, debate_order, select, selection_threshold
 from generator.selection.vectors import embeddings_settings, vectors_for
 from support.tiny import com, corpus_of, ext, note_md
 
@@ -281,3 +283,26 @@ def test_the_iterative_map_is_the_exact_one_to_its_rounding(monkeypatch: pytest.
     exact = selecting._map(ids, similarity)
     assert iterated == exact
     assert len(set(iterated.values())) > len(ids) // 2, "a map, not a heap"
+
+
+class _Debated:
+    """What :func:`debate_key` reads of an extraction: its comments, live ones, disagreements."""
+
+    def __init__(self, comments: int, live: int, disagreements: int) -> None:
+        self.comments = (None,) * comments
+        self.live_comments = [None] * live
+        self.disagreements = disagreements
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 3)), max_size=40))
+def test_debate_order_is_the_perimeter_sorted_by_debate_key(debates: list[tuple[int, int, int]]) -> None:
+    """The order sorts only the debated extractions and keeps the others in document order
+    after them: the same as sorting every one of them by its key (INV-10), recomputed here."""
+    extraction = {}
+    for n, (comments, live, disagreements) in enumerate(debates):
+        live = min(live, comments)
+        extraction[f"e{n:02d}"] = _Debated(comments, live, min(disagreements, live))
+    ids = sorted(extraction, key=lambda i: (int(i[1:]) * 5 % 11, i))  # document order is not id order
+    expected = sorted(ids, key=lambda i: debate_key(extraction[i], ids.index(i)))  # type: ignore[arg-type]
+    assert debate_order(extraction, ids) == expected  # type: ignore[arg-type]

@@ -160,6 +160,18 @@ def test_citation_index_numbers_and_broken_links() -> None:
     assert "'n2'" in outside[0].message
 
 
+def test_an_id_given_twice_is_held_by_the_first_note_giving_it() -> None:
+    """A duplicate id is an error for validation to report; meanwhile a citation of it lands
+    on the first note (in content order) that gives it, extraction or comment alike."""
+    duplicates = dict(EXTRACTIONS, n3=[*EXTRACTIONS["n3"],
+                                       ext("b1", "Le club de sport demande 300 euros", comments=[com("c1")])])
+    notes = dict(NOTES, w=note_md("Le budget [[ext:b1]] [[com:c1]].\n", title="Wiki", type="wiki", date=None,
+                                  notebooks={"conseil": {"theme": ["Budget"]}}))
+    result = analysed(notes, duplicates)
+    assert [(link.marker.key, link.note, link.extraction) for link in result.audits["w"].links] == [
+        ("b1", "n1", "b1"), ("c1", "n1", "b1")]
+
+
 def test_a_marker_into_an_article_is_broken() -> None:
     # INV-3: an extraction held by a wiki is never a source
     notes = dict(NOTES, w=note_md("Le budget [[ext:wx]].\n", type="wiki", date=None,
