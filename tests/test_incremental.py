@@ -145,6 +145,16 @@ def edit_notebook(content: Path, n: int) -> None:
         _replace_line(path, r"^title: (.*)$", rf"title: \1 {n}")
 
 
+def edit_visibility(content: Path, n: int) -> None:
+    """A notebook made private, or public: its notes leave the site, or come onto it (a public page
+    linking to one made private is an error, in both builds)."""
+    path = _pick(sorted((content / "notebooks").glob("*.yaml")), n)
+    if path:
+        text = path.read_text(encoding="utf-8")
+        flipped = "private" if "visibility: public" in text else "public"
+        _replace_line(path, r"^visibility: .*$", f"visibility: {flipped}")
+
+
 def edit_date(content: Path, n: int) -> None:
     """A note redated (the newest now): where it comes in the listings, the feeds and llms-full.txt, and the sitemap's lastmod."""
     note = _pick(_notes(content), n)
@@ -157,7 +167,7 @@ def edit_settings(content: Path, n: int) -> None:
 
 
 OPERATIONS = (edit_body, edit_title, add_note, delete_note, rename_note, edit_quote, edit_notebook, edit_settings,
-              detach_quote, edit_authors, cite_extraction, edit_category, edit_date)
+              detach_quote, edit_authors, cite_extraction, edit_category, edit_date, edit_visibility)
 
 
 def _full(content: Path, out: Path) -> dict[str, bytes] | None:
@@ -181,6 +191,8 @@ def _every_operation(test):  # type: ignore[no-untyped-def]
     test = example([(edit_authors, 1)], True, 1)(test)
     # a note moved from one category to another (the first one's listing loses it)
     test = example([(edit_category, 1)], False, 1)(test)
+    # the private notebook made public (its notes come onto the site), then one made private again
+    test = example([(edit_visibility, 2), (edit_body, 1), (edit_visibility, 6)], True, 1)(test)
     return test
 
 
