@@ -155,6 +155,41 @@ def edit_visibility(content: Path, n: int) -> None:
         _replace_line(path, r"^visibility: .*$", f"visibility: {flipped}")
 
 
+def _judgeable(content: Path, n: int) -> object | None:
+    """One of the content's judgeable (claim, source) pairs, picked by ``n``."""
+    pairs = [a for slug, items in sorted(check_content(content).assessments.items()) for a in items if a.judgeable]
+    return pairs[n % len(pairs)] if pairs else None
+
+
+def _add_record(content: Path, directory: str, article: str, key: str, record: dict[str, object]) -> None:
+    """``record`` added to ``directory/article.yaml`` (written as JSON, which is YAML)."""
+    import json
+
+    path = content / directory / f"{article}.yaml"
+    path.parent.mkdir(exist_ok=True)
+    records = json.loads(path.read_text(encoding="utf-8"))[key] if path.exists() else []
+    path.write_text(json.dumps({key: [*records, record]}, ensure_ascii=False), encoding="utf-8")
+
+
+def record_verdict(content: Path, n: int) -> None:
+    """A verdict recorded by hand for a pair: its state, the article's tally and pages change."""
+    pair = _judgeable(content, n)
+    if pair is not None:
+        _add_record(content, "verdicts", pair.article, "verdicts", {  # type: ignore[attr-defined]
+            "claim_sha256": pair.claim_sha256, "source_sha256": pair.source_sha256,  # type: ignore[attr-defined]
+            "verdict": ("supported", "partial", "unsupported")[n % 3], "rationale": f"Relu ({n}).",
+            "provenance": {"method": "human", "date": f"2025-06-{n % 28 + 1:02d}"}})
+
+
+def contest_claim(content: Path, n: int) -> None:
+    """A claim contested by a person: shown over whatever state its pairs had."""
+    pair = _judgeable(content, n)
+    if pair is not None:
+        _add_record(content, "contestations", pair.article, "contestations", {  # type: ignore[attr-defined]
+            "claim": pair.claim.id, "author": "Camille Martin", "date": "2025-06-02",  # type: ignore[attr-defined]
+            "reason": f"Le passage dit autre chose ({n})."})
+
+
 def edit_date(content: Path, n: int) -> None:
     """A note redated (the newest now): where it comes in the listings, the feeds and llms-full.txt, and the sitemap's lastmod."""
     note = _pick(_notes(content), n)
@@ -167,7 +202,8 @@ def edit_settings(content: Path, n: int) -> None:
 
 
 OPERATIONS = (edit_body, edit_title, add_note, delete_note, rename_note, edit_quote, edit_notebook, edit_settings,
-              detach_quote, edit_authors, cite_extraction, edit_category, edit_date, edit_visibility)
+              detach_quote, edit_authors, cite_extraction, edit_category, edit_date, edit_visibility, record_verdict,
+              contest_claim)
 
 
 def _full(content: Path, out: Path) -> dict[str, bytes] | None:
@@ -191,6 +227,8 @@ def _every_operation(test):  # type: ignore[no-untyped-def]
     test = example([(edit_authors, 1)], True, 1)(test)
     # a note moved from one category to another (the first one's listing loses it)
     test = example([(edit_category, 1)], False, 1)(test)
+    # a verdict recorded, then the same pair's claim contested (the contestation shows over the verdict)
+    test = example([(record_verdict, 0), (contest_claim, 0)], True, 1)(test)
     # the private notebook made public (its notes come onto the site), then one made private again
     test = example([(edit_visibility, 2), (edit_body, 1), (edit_visibility, 6)], True, 1)(test)
     return test
