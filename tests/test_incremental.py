@@ -27,6 +27,7 @@ from generator.markup import parse
 from generator.pipeline import build, check_content
 from generator.problems import ContentError
 from generator.site import reads
+from generator.verification.assess import Assessment
 from support.corpus import copy_fixture, replace, site_files
 
 pytestmark = pytest.mark.slow  # the incremental property: random edits, each followed by two builds
@@ -155,9 +156,9 @@ def edit_visibility(content: Path, n: int) -> None:
         _replace_line(path, r"^visibility: .*$", f"visibility: {flipped}")
 
 
-def _judgeable(content: Path, n: int) -> object | None:
+def _judgeable(content: Path, n: int) -> Assessment | None:
     """One of the content's judgeable (claim, source) pairs, picked by ``n``."""
-    pairs = [a for slug, items in sorted(check_content(content).assessments.items()) for a in items if a.judgeable]
+    pairs = [a for _slug, items in sorted(check_content(content).assessments.items()) for a in items if a.judgeable]
     return pairs[n % len(pairs)] if pairs else None
 
 
@@ -175,8 +176,8 @@ def record_verdict(content: Path, n: int) -> None:
     """A verdict recorded by hand for a pair: its state, the article's tally and pages change."""
     pair = _judgeable(content, n)
     if pair is not None:
-        _add_record(content, "verdicts", pair.article, "verdicts", {  # type: ignore[attr-defined]
-            "claim_sha256": pair.claim_sha256, "source_sha256": pair.source_sha256,  # type: ignore[attr-defined]
+        _add_record(content, "verdicts", pair.article, "verdicts", {
+            "claim_sha256": pair.claim_sha256, "source_sha256": pair.source_sha256,
             "verdict": ("supported", "partial", "unsupported")[n % 3], "rationale": f"Relu ({n}).",
             "provenance": {"method": "human", "date": f"2025-06-{n % 28 + 1:02d}"}})
 
@@ -185,8 +186,8 @@ def contest_claim(content: Path, n: int) -> None:
     """A claim contested by a person: shown over whatever state its pairs had."""
     pair = _judgeable(content, n)
     if pair is not None:
-        _add_record(content, "contestations", pair.article, "contestations", {  # type: ignore[attr-defined]
-            "claim": pair.claim.id, "author": "Camille Martin", "date": "2025-06-02",  # type: ignore[attr-defined]
+        _add_record(content, "contestations", pair.article, "contestations", {
+            "claim": pair.claim.id, "author": "Camille Martin", "date": "2025-06-02",
             "reason": f"Le passage dit autre chose ({n})."})
 
 
@@ -227,7 +228,7 @@ def _every_operation(test):  # type: ignore[no-untyped-def]
     test = example([(edit_authors, 1)], True, 1)(test)
     # a note moved from one category to another (the first one's listing loses it)
     test = example([(edit_category, 1)], False, 1)(test)
-    # a verdict recorded, then the same pair's claim contested (the contestation shows over the verdict)
+    # a verdict recorded, then a claim contested (the first pair still unjudged: another one)
     test = example([(record_verdict, 0), (contest_claim, 0)], True, 1)(test)
     # the private notebook made public (its notes come onto the site), then one made private again
     test = example([(edit_visibility, 2), (edit_body, 1), (edit_visibility, 6)], True, 1)(test)
