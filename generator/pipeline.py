@@ -30,7 +30,6 @@ from generator.corpus.publication import (
     publish,
 )
 from generator.corpus.validate import validate_corpus
-from generator.corpus.verdicts import Contestation, Verdict
 from generator.jobs import RecordingMemo, fork_iter, fork_map, replay, workers_for
 from generator.markup import site_address_problem
 from generator.memo import NO_MEMO, KindsOnly, Memo, digest_of
@@ -320,7 +319,7 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
     # an article's audit, selection and pairs' states, keyed by what they read (with a build cache): its
     # pages' keys take these digests in their place (generator/site/reads.py); its pairs read its audit
     # (the notes of the passages it cites included), the records of its own files and the strict options
-    records = _records_by_article(corpus)
+    records = corpus.verification.by_article
     strict = verification_strict(publication.settings.extra)
     evidence_keys = {slug: digest_of((analysis.audit_keys[slug], threshold, key(wikis[slug]) if slug in wikis else None,
                                       strict, records.get(slug)))
@@ -357,18 +356,6 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
         evidence_keys=evidence_keys,
         body_templates={slug: t for slug, t in analysis.body_templates.items() if slug in published},
     )
-
-
-def _records_by_article(corpus: Corpus) -> dict[str, tuple[list[Verdict], list[Contestation]]]:
-    """Each article's verdicts (the latest of each pair, in key order) and contestations,
-    from its own files: all :func:`assess` reads of the records for its pairs."""
-    grouped: dict[str, tuple[list[Verdict], list[Contestation]]] = {}
-    records = corpus.verification
-    for pair in sorted(records.verdicts):
-        grouped.setdefault(pair[0], ([], []))[0].append(records.verdicts[pair])
-    for contestation in records.contestations:
-        grouped.setdefault(contestation.article, ([], []))[1].append(contestation)
-    return grouped
 
 
 def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = EMITTERS,

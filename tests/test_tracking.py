@@ -206,7 +206,7 @@ def test_an_articles_pairs_are_read_through_its_evidence_key_and_a_key_without_i
     pickled whole: the key takes the records of the article's own files, so a verdict or a
     contestation recorded makes its pages again, as a full build has them; with the records
     left out of the key (a mutation of Carnet's code) the same rebuild is refused."""
-    from generator import pipeline
+    from generator.corpus.verdicts import VerificationRecords
 
     out = tmp_path / "site"
     _rebuilt(small, out)
@@ -219,7 +219,7 @@ def test_an_articles_pairs_are_read_through_its_evidence_key_and_a_key_without_i
     shutil.copytree(small, mutated)
     shutil.rmtree(mutated / f"{record}s")
     _rebuilt(mutated, tmp_path / "site-mutated")
-    monkeypatch.setattr(pipeline, "_records_by_article", lambda corpus: {})
+    monkeypatch.setattr(VerificationRecords, "by_article", property(lambda records: {}))
     _record(mutated, record)
     with pytest.raises(reads.StaleOutputs):
         _rebuilt(mutated, tmp_path / "site-mutated")

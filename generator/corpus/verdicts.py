@@ -6,6 +6,7 @@ not key; a list per pair, the latest wins."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -86,6 +87,18 @@ class VerificationRecords:
 
     def verdict(self, article: str, claim_sha256: str, source_sha256: str) -> Verdict | None:
         return self.verdicts.get((article, claim_sha256, source_sha256))
+
+    @functools.cached_property
+    def by_article(self) -> dict[str, tuple[list[Verdict], list[Contestation]]]:
+        """Each article's verdicts (the latest of each pair, in key order) and contestations,
+        from its own files: all that governs its pairs (what a key of their states takes).
+        Made once, after the files are read (the records do not change after loading)."""
+        grouped: dict[str, tuple[list[Verdict], list[Contestation]]] = {}
+        for pair in sorted(self.verdicts):
+            grouped.setdefault(pair[0], ([], []))[0].append(self.verdicts[pair])
+        for contestation in self.contestations:
+            grouped.setdefault(contestation.article, ([], []))[1].append(contestation)
+        return grouped
 
 
 def parse_verdicts(rel: str, value: Any, problems: list[Problem], records: VerificationRecords) -> None:

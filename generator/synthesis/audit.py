@@ -248,8 +248,7 @@ class _Lookup:
         shared = tuple(live)
         if shared not in self._held:
             ids = perimeter_extractions(self.corpus, live)
-            holder = self.extraction_of.get
-            holders = [held[0].slug if (held := holder(e)) else None for e in ids]  # as _holder's, inline
+            holders = [self._holder("ext", e) for e in ids]
             self._held[shared] = (digest_of((ids, holders)), {h for h in holders if h} - set(live))
         return self._held[shared]
 
