@@ -114,7 +114,6 @@ def test_an_article_is_keyed_again_only_when_an_edit_reaches_what_it_reads(small
     selection, which do not read it back: a body edited outside all of them leaves its key
     as it was; one inside (or a note added to its perimeter, which it did not read before)
     makes it again; a verdict recorded for one of its pairs (no note's file) makes it again."""
-    import yaml
 
     out = tmp_path / "site"
     _rebuilt(small, out)
@@ -136,14 +135,8 @@ def test_an_article_is_keyed_again_only_when_an_edit_reaches_what_it_reads(small
     (small / "notes" / "conseil-e.md").write_text(conseil_c.replace("Séance C", "Séance E"), encoding="utf-8")
     assert _rebuilt(small, out) == _full(small, tmp_path)
     assert "wiki-budget" in made and "conseil-e" in _article_notes(small)["wiki-budget"], made
-    from generator.pipeline import check_content
-
-    (pair, *_rest) = [a for a in check_content(small).assessments["synthese-2025"] if a.judgeable]
     made.clear()
-    (small / "verdicts").mkdir(exist_ok=True)
-    (small / "verdicts" / "synthese-2025.yaml").write_text(yaml.safe_dump({"verdicts": [{
-        "claim_sha256": pair.claim_sha256, "source_sha256": pair.source_sha256, "verdict": "supported",
-        "rationale": "r", "provenance": {"method": "human", "date": "2025-06-01"}}]}), encoding="utf-8")
+    _record(small, "verdict")
     assert _rebuilt(small, out) == _full(small, tmp_path)
     assert "synthese-2025" in made, made
 
@@ -158,7 +151,6 @@ def test_an_article_key_the_tracker_misses_is_refused(small: Path, tmp_path: Pat
     """The check, shown with a tracker that forgets what an article reads: its inputs beyond
     the notes (a verdict recorded); or those and the notes it reads (a note added to its
     perimeter: the audit's key in its inputs digests the perimeter's files too)."""
-    import yaml
 
     out = tmp_path / "site"
     monkeypatch.setattr(tracking.reads, "article_inputs", lambda site, slug: "")
@@ -169,13 +161,7 @@ def test_an_article_key_the_tracker_misses_is_refused(small: Path, tmp_path: Pat
         conseil_c = (small / "notes" / "conseil-c.md").read_text(encoding="utf-8")
         (small / "notes" / "conseil-e.md").write_text(conseil_c.replace("Séance C", "Séance E"), encoding="utf-8")
     else:
-        from generator.pipeline import check_content
-
-        (pair, *_rest) = [a for a in check_content(small).assessments["synthese-2025"] if a.judgeable]
-        (small / "verdicts").mkdir(exist_ok=True)
-        (small / "verdicts" / "synthese-2025.yaml").write_text(yaml.safe_dump({"verdicts": [{
-            "claim_sha256": pair.claim_sha256, "source_sha256": pair.source_sha256, "verdict": "supported",
-            "rationale": "r", "provenance": {"method": "human", "date": "2025-06-01"}}]}), encoding="utf-8")
+        _record(small, "verdict")
     with pytest.raises(reads.StaleOutputs):
         build(small, out, search=False, cache=BuildCache.open(default_cache_path(out)))
 
