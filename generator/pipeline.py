@@ -91,6 +91,8 @@ class CheckedContent:
             build cache; its audit is a function of it).
         body_templates: note slug → its body rendered by the worker process that parsed it,
             links left as holes (notes anchored in worker processes; not articles).
+        perimeter_keys: article slug → the key of its live perimeter's extractions (with a
+            build cache; what reads them by id is a function of it: a wiki's selection).
     """
 
     corpus: Corpus
@@ -103,6 +105,7 @@ class CheckedContent:
     problems: list[Problem]
     audit_keys: dict[str, str] = field(default_factory=dict)
     body_templates: dict[str, BodyTemplate] = field(default_factory=dict)
+    perimeter_keys: dict[str, str] = field(default_factory=dict)
 
     @property
     def errors(self) -> list[Problem]:
@@ -171,7 +174,8 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1,
         links[slug] = resolved
     # 4. wikis and syntheses: claims, citation index, perimeters, discarded, lifecycle
     audit_keys: dict[str, str] = {}
-    articles, article_problems = audit_articles(corpus, anchored, memo, audit_keys)
+    perimeter_keys: dict[str, str] = {}
+    articles, article_problems = audit_articles(corpus, anchored, memo, audit_keys, perimeter_keys)
     if reads.checking() and audit_keys and (articles, article_problems) != audit_articles(corpus, anchored):
         raise reads.StaleOutputs("an audit recalled differs from the one made again: a read is missing from "
                                  "generator/synthesis/audit.py:_Lookup.key")
@@ -190,7 +194,7 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1,
             problems += private_opposition_problems(record, public, corpus.extractions)
     templates = {slug: made.template for slug, made in done.items() if made.template is not None}
     return CheckedContent(corpus, anchored, facts, links, articles, assessments, publication,
-                          sorted_problems(problems), audit_keys, templates)
+                          sorted_problems(problems), audit_keys, templates, perimeter_keys)
 
 
 def source_key(step: str, source: object) -> str:
@@ -289,6 +293,7 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
 
     same_perimeter: dict[tuple[str, ...], Selection] = {}  # wikis that share a perimeter share its selection
     corpus = analysis.corpus
+    settings = digest_of((threshold, provider, vectors))  # once a build: an endpoint's vectors weigh megabytes
 
     @functools.cache  # once a perimeter: for its key and its likeness
     def quotes(ids: tuple[str, ...]) -> list[tuple[str, str]]:
@@ -297,32 +302,52 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
     @functools.cache  # taken once: asked whether the memo holds it, then to recall or store
     def key(ids: tuple[str, ...]) -> str:
         # the grouping and map read the quotes alone: an edit to a body, a kind or comments keeps them
-        return digest_of((quotes(ids), threshold, provider, vectors))
+        return digest_of((quotes(ids), settings))
 
     def compute(ids: tuple[str, ...]) -> Likeness:
         return likeness(quotes(ids), threshold, provider, vectors)
 
+    def selection_key(slug: str) -> str | None:
+        # a selection reads its perimeter's extractions by id and the settings: recalled by its
+        # perimeter's key, no quote read nor digested (a wiki without a live perimeter has none)
+        perimeter = analysis.perimeter_keys.get(slug)
+        return None if perimeter is None else digest_of(("selection", perimeter, settings))
+
     wikis = {slug: tuple(audit.perimeter_extractions or []) for slug, audit in articles.items() if audit.kind == "wiki"}
-    perimeters = sorted(set(wikis.values()))
+    selection_keys = {slug: chosen for slug in wikis if (chosen := selection_key(slug)) is not None}
+    held = {wikis[slug] for slug, chosen in selection_keys.items() if memo.holds("selection", partial(_same, chosen))}
+    perimeters = sorted(set(wikis.values()) - held)
     # each perimeter's grouping and map is heavy: one is worth a worker
     todo = [ids for ids in perimeters if not memo.holds("likeness", partial(key, ids))] if jobs > 1 else []
     made = dict(zip(todo, fork_map(compute, todo, jobs, worth=1), strict=True)) if len(todo) > 1 else {}
 
-    def selection(perimeter: tuple[str, ...]) -> Selection:
+    def arranged(perimeter: tuple[str, ...], memo: Memo = memo) -> Selection:
+        like = memo.memo("likeness", partial(key, perimeter),
+                         partial(made.__getitem__, perimeter) if perimeter in made else partial(compute, perimeter))
+        return arrange(corpus, list(perimeter), threshold, like)
+
+    def selection(slug: str, perimeter: tuple[str, ...]) -> Selection:
         if perimeter not in same_perimeter:
-            like = memo.memo("likeness", partial(key, perimeter),
-                             partial(made.__getitem__, perimeter) if perimeter in made else partial(compute, perimeter))
-            same_perimeter[perimeter] = arrange(corpus, list(perimeter), threshold, like)
+            recalled_by = selection_keys.get(slug)
+            if recalled_by is None:
+                same_perimeter[perimeter] = arranged(perimeter)
+            else:
+                same_perimeter[perimeter] = memo.memo("selection", partial(_same, recalled_by),
+                                                      partial(arranged, perimeter))
+                if reads.checking() and same_perimeter[perimeter] != arranged(perimeter, NO_MEMO):
+                    raise reads.StaleOutputs(f"the selection of {slug!r} was recalled but differs from the one made "
+                                             "again: a read is missing from generator/synthesis/audit.py:"
+                                             "_Lookup._perimeter_holders")
         return same_perimeter[perimeter]
 
-    selections = {slug: selection(ids) for slug, ids in wikis.items()}
+    selections = {slug: selection(slug, ids) for slug, ids in wikis.items()}
     # an article's audit, selection and pairs' states, keyed by what they read (with a build cache): its
     # pages' keys take these digests in their place (generator/site/reads.py); its pairs read its audit
-    # (the notes of the passages it cites included), the records of its own files and the strict options
+    # (the notes of the passages it cites included), the records of its own files and the strict options;
+    # its selection, the audit's perimeter (its key digests the perimeter's) and the settings
     records = corpus.verification.by_article
     strict = verification_strict(publication.settings.extra)
-    evidence_keys = {slug: digest_of((analysis.audit_keys[slug], threshold, key(wikis[slug]) if slug in wikis else None,
-                                      strict, records.get(slug)))
+    evidence_keys = {slug: digest_of((analysis.audit_keys[slug], settings, strict, records.get(slug)))
                      for slug in articles if slug in analysis.audit_keys}
     reuse: dict[str, list[str]] = {}
     for slug, audit in articles.items():

@@ -342,5 +342,11 @@ class Corpus:
 
     @functools.cached_property
     def extractions(self) -> dict[str, Extraction]:
-        """Every extraction by id (computed once: the corpus never changes after loading)."""
-        return {e.id: e for note in self.notes.values() for e in note.extractions}
+        """Every extraction by id (computed once: the corpus never changes after loading). An
+        id given twice (an error validation reports) is the first note's, as the audits have
+        it: what reads it is then a function of the notes an audit's key digests."""
+        found: dict[str, Extraction] = {}
+        for note in self.notes.values():
+            for extraction in note.extractions:
+                found.setdefault(extraction.id, extraction)
+        return found

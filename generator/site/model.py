@@ -214,8 +214,13 @@ class SiteModel:
 
     @functools.cached_property
     def extractions(self) -> dict[str, tuple[Note, Extraction]]:
-        """Published extraction id → (its note, the extraction); computed once per build."""
-        return {e.id: (note, e) for note in self.publication.notes.values() for e in note.extractions}
+        """Published extraction id → (its note, the extraction); computed once per build (an
+        id given twice is the first note's, as :attr:`Corpus.extractions` has it)."""
+        found: dict[str, tuple[Note, Extraction]] = {}
+        for note in self.publication.notes.values():
+            for extraction in note.extractions:
+                found.setdefault(extraction.id, (note, extraction))
+        return found
 
     @functools.cached_property
     def dates(self) -> dict[str, str]:

@@ -146,12 +146,15 @@ def default_spec(note: Note) -> PerimeterSpec | None:
 
 
 def audit_articles(corpus: Corpus, anchored: Mapping[str, AnchoredNote], memo: Memo = NO_MEMO,
-                   keys: dict[str, str] | None = None) -> tuple[dict[str, ArticleAudit], list[Problem]]:
+                   keys: dict[str, str] | None = None,
+                   perimeters: dict[str, str] | None = None) -> tuple[dict[str, ArticleAudit], list[Problem]]:
     """Every article's audit, with the problems it finds. With a build cache as ``memo``, a
     wiki's or synthesis's audit is recalled by what it reads (:meth:`_Lookup.key`), so an
     edit elsewhere neither parses the article nor anchors its perimeter again; ``keys``
     (when given) receives each recalled or stored audit's key: the audit is a function of
-    it, which the pages' keys use in its place (an audit weighs megabytes)."""
+    it, which the pages' keys use in its place (an audit weighs megabytes). ``perimeters``
+    (when given, with a build cache) receives the key of each live perimeter's extractions
+    (:meth:`_Lookup.perimeter_key`), by article."""
     problems: list[Problem] = []
     extraction_of: dict[str, tuple[Note, Extraction]] = {}
     comment_of: dict[str, tuple[Note, Extraction]] = {}
@@ -180,6 +183,8 @@ def audit_articles(corpus: Corpus, anchored: Mapping[str, AnchoredNote], memo: M
         audit, found = memo.memo("audit", key, compute)
         if keys is not None and memo is not NO_MEMO:
             keys[slug] = key()
+        if perimeters is not None and memo is not NO_MEMO and slug in lookup.perimeter_keys:
+            perimeters[slug] = lookup.perimeter_keys[slug]
         audits[slug] = audit
         problems += found
     return audits, problems
@@ -197,7 +202,8 @@ class _Lookup:
         self._indexes: dict[str, NotebookIndex] = {}
         self._claims: dict[str, list[Claim]] = {}
         self._keys: dict[str, str] = {}
-        self._held: dict[tuple[str, ...], tuple[str, set[str]]] = {}
+        self._held: dict[tuple[str, ...], tuple[str, set[str], str]] = {}
+        self.perimeter_keys: dict[str, str] = {}  # article → its live perimeter's key, as its key is made
 
     def live(self, spec: PerimeterSpec) -> list[str]:
         """The notes the perimeter holds now (:func:`live_perimeter`), found once a build."""
@@ -232,7 +238,9 @@ class _Lookup:
         named = [*((m.kind, m.key) for claim in self.claims(note, anchored) for m in claim.markers),
                  *(("ext", e) for e in frozen)]
         holders = [(kind, key, self._holder(kind, key)) for kind, key in named]
-        held, elsewhere = self._perimeter_holders(live or [])
+        held, elsewhere, perimeter_key = self._perimeter_holders(live or [])
+        if live is not None:
+            self.perimeter_keys[note.slug] = perimeter_key
         involved = {*(live or ()), *(spec.recorded.notes if spec.recorded else ()), *elsewhere,
                     *(holder for _kind, _key, holder in holders if holder)}
         target = corpus.notes.get(spec.supersedes) if spec.supersedes else None
@@ -242,14 +250,22 @@ class _Lookup:
             self.succession.get(note.slug), spec.supersedes, target.type if target else None))
         return self._keys[note.slug]
 
-    def _perimeter_holders(self, live: list[str]) -> tuple[str, set[str]]:
-        """Which note holds each extraction of a perimeter (digested), and those of them
-        outside it (an id given twice): found once a build for every wiki on the perimeter."""
+    def _perimeter_holders(self, live: list[str]) -> tuple[str, set[str], str]:
+        """Which note holds each extraction of a perimeter (digested), those of them outside
+        it (an id given twice), and the perimeter's key: found once a build for every wiki
+        on the perimeter. The key digests the ids, their holders and the files of the notes
+        holding or giving them: whatever reads the perimeter's extractions by id (their
+        quotes, comments) through :attr:`Corpus.extractions`, which gives the holder's, reads
+        nothing else of the corpus (a wiki's selection is recalled by it)."""
         shared = tuple(live)
         if shared not in self._held:
-            ids = perimeter_extractions(self.corpus, live)
+            corpus = self.corpus
+            ids = perimeter_extractions(corpus, live)
             holders = [self._holder("ext", e) for e in ids]
-            self._held[shared] = (digest_of((ids, holders)), {h for h in holders if h} - set(live))
+            elsewhere = {h for h in holders if h} - set(live)
+            held = digest_of((ids, holders))
+            sources = sorted((slug, corpus.source_of(slug)) for slug in {*live, *elsewhere} if slug in corpus.notes)
+            self._held[shared] = (held, elsewhere, digest_of(("perimeter", held, sources)))
         return self._held[shared]
 
     def _holder(self, kind: str, key: str) -> str | None:

@@ -7,7 +7,8 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import unicodedata
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 import pytest
 
@@ -15,12 +16,14 @@ from generator.anchoring import Anchor, AnchorStatus, Element, Portion
 from generator.corpus.article import PerimeterSpec
 from generator.markup import parse
 from generator.problems import Severity
-from generator.synthesis.audit import SAID_HERE_SHARE, DiscardedItem, SourceState
+from generator.synthesis.audit import SAID_HERE_SHARE, DiscardedItem, SourceState, audit_articles
 from generator.synthesis.claims import MIN_WORDS, content_words, is_statement, quoted_fragments, read_claims
 from generator.synthesis.coverage import Coverage, coverage
 from generator.synthesis.lifecycle import adoption_hash, quote_hash, superseded_by
 from generator.synthesis.perimeter import NotebookIndex, in_perimeter
-from support.tiny import Analysed, analysed, com, ext, note_md
+from support.tiny import Analysed, analysed, anchored_of, com, corpus_of, ext, note_md
+
+T = TypeVar("T")
 
 # ---------------------------------------------------------------- a tiny corpus
 
@@ -170,6 +173,48 @@ def test_an_id_given_twice_is_held_by_the_first_note_giving_it() -> None:
     result = analysed(notes, duplicates)
     assert [(link.marker.key, link.note, link.extraction) for link in result.audits["w"].links] == [
         ("b1", "n1", "b1"), ("c1", "n1", "b1")]
+    # the corpus's map by id agrees (a wiki's selection reads quotes and comments through it)
+    assert result.corpus.extractions["b1"] is result.corpus.notes["n1"].extractions[0]
+
+
+class _Remembered:
+    """A memo that remembers in a dict: what a build cache does, without the disk."""
+
+    def __init__(self) -> None:
+        self.values: dict[tuple[str, str], object] = {}
+
+    def memo(self, kind: str, key: Callable[[], str], compute: Callable[[], T]) -> T:
+        made = (kind, key())
+        if made not in self.values:
+            self.values[made] = compute()
+        return cast(T, self.values[made])
+
+    def holds(self, kind: str, key: Callable[[], str]) -> bool:
+        return (kind, key()) in self.values
+
+    def keep(self, kind: str, key: Callable[[], str]) -> bool:
+        return self.holds(kind, key)
+
+
+def test_a_perimeters_key_digests_the_note_holding_each_id_not_a_later_one_giving_it_too() -> None:
+    """A wiki's selection is recalled by its perimeter's key (what it reads of the corpus, it
+    reads by id): the key digests the files of the notes holding the perimeter's ids, and the
+    corpus's map by id gives the holder's extraction. Here ``b1`` is given three times: by
+    ``a0`` outside the perimeter (first, so it holds it), by ``n1`` in it, then by ``n2``."""
+    def key_and_quote(first: str, third: str) -> tuple[str, str]:
+        notes = dict(NOTES, a0=note_md(f"{first}.\n", notebooks={"conseil": {"theme": ["Foyer"]}}),
+                     w=note_md("Le budget.\n", title="Wiki", type="wiki", date=None,
+                               notebooks={"conseil": {"theme": ["Budget"]}}))
+        extractions = dict(EXTRACTIONS, a0=[ext("b1", first)], n2=[*EXTRACTIONS["n2"], ext("b1", third)])
+        corpus, _problems = corpus_of(notes, extractions)
+        perimeters: dict[str, str] = {}
+        audit_articles(corpus, anchored_of(corpus)[0], _Remembered(), {}, perimeters)
+        return perimeters["w"], corpus.extractions["b1"].quote
+
+    key, quote = key_and_quote("Une phrase de a0", "Le foyer ouvre")
+    assert quote == "Une phrase de a0"  # the first note's, as the audits have it
+    assert key_and_quote("Une phrase de a0", "Le foyer ouvre le mercredi") == (key, quote)  # reaches nothing read
+    assert key_and_quote("Une autre phrase de a0", "Le foyer ouvre")[0] != key  # the holder's edit changes it
 
 
 def test_a_marker_into_an_article_is_broken() -> None:
