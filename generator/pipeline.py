@@ -181,8 +181,13 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1,
                                  "generator/synthesis/audit.py:_Lookup.key")
     problems += article_problems
     # 5. verification: every (claim, source) pair's state, from cached verdicts only
-    assessments, verification_problems = assess(corpus, anchored, articles, corpus.verification,
-                                                verification_strict(corpus.settings.extra))
+    strict = verification_strict(corpus.settings.extra)
+    assessments, verification_problems = assess(corpus, anchored, articles, corpus.verification, strict,
+                                                memo, audit_keys)
+    if reads.checking() and audit_keys and (assessments, verification_problems) != assess(
+            corpus, anchored, articles, corpus.verification, strict):
+        raise reads.StaleOutputs("pairs recalled differ from the ones made again: a read is missing from "
+                                 "generator/verification/assess.py:pairs_key")
     problems += verification_problems
     # 6. the public part (INV-12); a public page may not point into private content
     publication = publish(corpus)

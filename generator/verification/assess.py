@@ -3,12 +3,14 @@ verdict, contestation and state. Pure: audits, corpus and records in."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from generator.anchoring import AnchoredNote
 from generator.corpus.model import Corpus, NoteType
 from generator.corpus.verdicts import Contestation, VerificationRecords, text_hash
+from generator.memo import NO_MEMO, Memo, digest_of
 from generator.problems import Problem, Severity
 from generator.synthesis.audit import ArticleAudit, CitationLink, SourceState
 from generator.synthesis.claims import Claim
@@ -77,55 +79,87 @@ def _passage(corpus: Corpus, anchored: Mapping[str, AnchoredNote], link: Citatio
 
 
 def assess(corpus: Corpus, anchored: Mapping[str, AnchoredNote], audits: dict[str, ArticleAudit],
-           records: VerificationRecords, strict: tuple[str, ...] = ()) -> tuple[dict[str, list[Assessment]], list[Problem]]:
+           records: VerificationRecords, strict: tuple[str, ...] = (), memo: Memo = NO_MEMO,
+           keys: Mapping[str, str] | None = None) -> tuple[dict[str, list[Assessment]], list[Problem]]:
+    """Every article's pairs with their states, and the problems they raise. With a build
+    cache as ``memo``, an article's pairs are recalled by :func:`pairs_key` of its audit's
+    key (``keys``: article → the key its audit was recalled or stored by)."""
     problems: list[Problem] = []
     result: dict[str, list[Assessment]] = {}
+    by_article = records.by_article
     # each claim's contestations, in the files' order: looked up, not searched for each claim
     # (a wiki of thousands of claims and a file of thousands of contestations: their product)
     contestations: dict[tuple[str, str], list[Contestation]] = {}
     for record in records.contestations:
         contestations.setdefault((record.article, record.claim), []).append(record)
     for slug, audit in audits.items():
-        note = corpus.notes[slug]
-        adopted = note.type is NoteType.SYNTHESIS and note.article is not None and note.article.adopted
-        by_claim: dict[str, list[CitationLink]] = {}
-        for link in audit.links:
-            by_claim.setdefault(link.claim, []).append(link)
-        assessments = []
-        for claim in audit.claims:
-            if not claim.sourced:
-                fatal = "unsourced-claims" in strict or ("unsourced-in-adopted" in strict and adopted)
-                problems.append(Problem(note.source.file, claim.line, "unsourced-claim",
-                                        f"unsourced claim: «{claim.text[:80]}{'…' if len(claim.text) > 80 else ''}»",
-                                        "Cite the passage it rests on with [[ext:ID]], or rephrase it as context.",
-                                        Severity.WARNING if fatal else Severity.NOTICE))
-                continue
-            links = by_claim.get(claim.id, [])
-            passages = {id(link): _passage(corpus, anchored, link) for link in links}
-            # a quoted fragment may be found in any source of the claim: one answer per claim,
-            # not one per pair (10,000 markers on one claim were 10,000² normalisations)
-            quoted_ok = verbatim(claim.text, "", list(passages.values()))
-            claim_hash = text_hash(claim.text)
-            contested = contestations.get((slug, claim.id), [])
-            for link in links:
-                passage = passages[id(link)]
-                source_hash = text_hash(passage)
-                # only this article's own files govern its pairs; no passage, nothing to judge
-                verdict = records.verdict(slug, claim_hash, source_hash) if passage else None
-                contestation = next((c for c in contested if c.source in ("", link.marker.key)), None)
-                ok = bool(passage) and quoted_ok
-                state = pair_state(link.marker.kind, link.state, bool(link.broken), ok, verdict, contestation)
-                assessments.append(Assessment(slug, claim, link, passage, claim_hash, source_hash, ok, state))
-        unjudged = [a for a in assessments if a.judgeable]
-        if unjudged:
-            problems.append(Problem(note.source.file, None, "unjudged-pairs",
-                                    f"{len(unjudged)} (claim, source) pair(s) have no verdict yet",
-                                    "Run 'carnet verify' with an endpoint, or record verdicts by hand "
-                                    "(method: human) under content/verdicts/.",
-                                    Severity.WARNING if "unjudged-pairs" in strict else Severity.NOTICE))
-        result[slug] = assessments
+        compute = functools.partial(_article_pairs, corpus, anchored, slug, audit, records, contestations, strict)
+        if keys is not None and slug in keys and memo is not NO_MEMO:
+            key = pairs_key(keys[slug], strict, by_article.get(slug))
+            result[slug], found = memo.memo("pairs", functools.partial(_same, key), compute)
+        else:
+            result[slug], found = compute()
+        problems += found
     problems += stray_problems(audits, result, records)
     return result, problems
+
+
+def pairs_key(audit_key: str, strict: tuple[str, ...], records: object) -> str:
+    """What an article's pairs read: its audit (whose key digests the notes of the passages
+    it cites, and the article's own files), the strict options, and the verdicts and
+    contestations of its own files (``records``: its entry of
+    :attr:`VerificationRecords.by_article`); nothing else governs them."""
+    return digest_of(("pairs", audit_key, strict, records))
+
+
+def _same(value: str) -> str:
+    return value
+
+
+def _article_pairs(corpus: Corpus, anchored: Mapping[str, AnchoredNote], slug: str, audit: ArticleAudit,
+                   records: VerificationRecords, contestations: Mapping[tuple[str, str], list[Contestation]],
+                   strict: tuple[str, ...]) -> tuple[list[Assessment], list[Problem]]:
+    """One article's pairs and the problems they raise: its own records alone govern them
+    (``contestations``: by article and claim)."""
+    problems: list[Problem] = []
+    note = corpus.notes[slug]
+    adopted = note.type is NoteType.SYNTHESIS and note.article is not None and note.article.adopted
+    by_claim: dict[str, list[CitationLink]] = {}
+    for link in audit.links:
+        by_claim.setdefault(link.claim, []).append(link)
+    assessments = []
+    for claim in audit.claims:
+        if not claim.sourced:
+            fatal = "unsourced-claims" in strict or ("unsourced-in-adopted" in strict and adopted)
+            problems.append(Problem(note.source.file, claim.line, "unsourced-claim",
+                                    f"unsourced claim: «{claim.text[:80]}{'…' if len(claim.text) > 80 else ''}»",
+                                    "Cite the passage it rests on with [[ext:ID]], or rephrase it as context.",
+                                    Severity.WARNING if fatal else Severity.NOTICE))
+            continue
+        links = by_claim.get(claim.id, [])
+        passages = {id(link): _passage(corpus, anchored, link) for link in links}
+        # a quoted fragment may be found in any source of the claim: one answer per claim,
+        # not one per pair (10,000 markers on one claim were 10,000² normalisations)
+        quoted_ok = verbatim(claim.text, "", list(passages.values()))
+        claim_hash = text_hash(claim.text)
+        contested = contestations.get((slug, claim.id), [])
+        for link in links:
+            passage = passages[id(link)]
+            source_hash = text_hash(passage)
+            # only this article's own files govern its pairs; no passage, nothing to judge
+            verdict = records.verdict(slug, claim_hash, source_hash) if passage else None
+            contestation = next((c for c in contested if c.source in ("", link.marker.key)), None)
+            ok = bool(passage) and quoted_ok
+            state = pair_state(link.marker.kind, link.state, bool(link.broken), ok, verdict, contestation)
+            assessments.append(Assessment(slug, claim, link, passage, claim_hash, source_hash, ok, state))
+    unjudged = [a for a in assessments if a.judgeable]
+    if unjudged:
+        problems.append(Problem(note.source.file, None, "unjudged-pairs",
+                                f"{len(unjudged)} (claim, source) pair(s) have no verdict yet",
+                                "Run 'carnet verify' with an endpoint, or record verdicts by hand "
+                                "(method: human) under content/verdicts/.",
+                                Severity.WARNING if "unjudged-pairs" in strict else Severity.NOTICE))
+    return assessments, problems
 
 
 def _stray(directory: str, article: str, owners: list[str], articles: dict[str, ArticleAudit]
