@@ -302,6 +302,30 @@ def members_by_notebook(notes: Iterable[Note]) -> dict[str, list[Note]]:
 
 
 @dataclass(frozen=True)
+class Holders:
+    """Which note holds each extraction and comment id: the first note (in content order)
+    giving it. An id given twice is an error validation reports; until it is mended,
+    everything that reads an extraction or comment by id reads the holder's.
+
+    Attributes:
+        extraction: extraction id → (the note holding it, the extraction).
+        comment: comment id → (the note holding it, the extraction it comments on).
+        extractions_given, comments_given: how many the notes give (more than are held
+            when an id is given twice).
+    """
+
+    extraction: dict[str, tuple[Note, Extraction]]
+    comment: dict[str, tuple[Note, Extraction]]
+    extractions_given: int
+    comments_given: int
+
+    @property
+    def unique(self) -> bool:
+        """No id given twice: each extraction and comment is held by the note giving it."""
+        return len(self.extraction) == self.extractions_given and len(self.comment) == self.comments_given
+
+
+@dataclass(frozen=True)
 class Corpus:
     """Everything under the content directory, loaded and type-checked.
 
@@ -341,12 +365,24 @@ class Corpus:
         return members_by_notebook(self.notes.values())  # once: every perimeter asks for one notebook's
 
     @functools.cached_property
-    def extractions(self) -> dict[str, Extraction]:
-        """Every extraction by id (computed once: the corpus never changes after loading). An
-        id given twice (an error validation reports) is the first note's, as the audits have
-        it: what reads it is then a function of the notes an audit's key digests."""
-        found: dict[str, Extraction] = {}
+    def holders(self) -> Holders:
+        """Which note holds each id (computed once: the corpus never changes after loading;
+        validation, the audits and the selections all ask)."""
+        extraction: dict[str, tuple[Note, Extraction]] = {}
+        comment: dict[str, tuple[Note, Extraction]] = {}
+        given = comments = 0
         for note in self.notes.values():
-            for extraction in note.extractions:
-                found.setdefault(extraction.id, extraction)
-        return found
+            given += len(note.extractions)
+            for item in note.extractions:
+                extraction.setdefault(item.id, (note, item))
+                if item.comments:
+                    comments += len(item.comments)
+                    for said in item.comments:
+                        comment.setdefault(said.id, (note, item))
+        return Holders(extraction, comment, given, comments)
+
+    @functools.cached_property
+    def extractions(self) -> dict[str, Extraction]:
+        """Every extraction by id, the holder's (:attr:`holders`): what reads one by id is then
+        a function of the notes an audit's key digests."""
+        return {key: item for key, (_note, item) in self.holders.extraction.items()}

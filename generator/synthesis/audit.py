@@ -156,13 +156,7 @@ def audit_articles(corpus: Corpus, anchored: Mapping[str, AnchoredNote], memo: M
     (when given, with a build cache) receives the key of each live perimeter's extractions
     (:meth:`_Lookup.perimeter_key`), by article."""
     problems: list[Problem] = []
-    extraction_of: dict[str, tuple[Note, Extraction]] = {}
-    comment_of: dict[str, tuple[Note, Extraction]] = {}
-    for note in corpus.notes.values():
-        for extraction in note.extractions:
-            extraction_of.setdefault(extraction.id, (note, extraction))
-            for comment in extraction.comments:
-                comment_of.setdefault(comment.id, (note, extraction))
+    extraction_of, comment_of = corpus.holders.extraction, corpus.holders.comment
     articles = {slug: note for slug, note in corpus.notes.items() if note.type is not NoteType.NOTE}
     succession = superseded_by({slug: n.article.supersedes for slug, n in articles.items()
                                 if n.type is NoteType.SYNTHESIS and n.article})
@@ -256,14 +250,19 @@ class _Lookup:
         on the perimeter. The key digests the ids, their holders and the files of the notes
         holding or giving them: whatever reads the perimeter's extractions by id (their
         quotes, comments) through :attr:`Corpus.extractions`, which gives the holder's, reads
-        nothing else of the corpus (a wiki's selection is recalled by it)."""
+        nothing else of the corpus (a wiki's selection is recalled by it). When no id is given
+        twice in the whole corpus, the ids and their holders are a function of the perimeter's
+        notes' files, which the key digests: they are not listed."""
         shared = tuple(live)
         if shared not in self._held:
             corpus = self.corpus
-            ids = perimeter_extractions(corpus, live)
-            holders = [self._holder("ext", e) for e in ids]
-            elsewhere = {h for h in holders if h} - set(live)
-            held = digest_of((ids, holders))
+            if corpus.holders.unique:  # each id held by the note giving it: ids and holders are the notes'
+                held, elsewhere = "unique", set()
+            else:
+                ids = perimeter_extractions(corpus, live)
+                holders = [self._holder("ext", e) for e in ids]
+                elsewhere = {h for h in holders if h} - set(live)
+                held = digest_of((ids, holders))
             sources = sorted((slug, corpus.source_of(slug)) for slug in {*live, *elsewhere} if slug in corpus.notes)
             self._held[shared] = (held, elsewhere, digest_of(("perimeter", held, sources)))
         return self._held[shared]
