@@ -154,7 +154,7 @@ def audit_articles(corpus: Corpus, anchored: Mapping[str, AnchoredNote], memo: M
     (when given) receives each recalled or stored audit's key: the audit is a function of
     it, which the pages' keys use in its place (an audit weighs megabytes). ``perimeters``
     (when given, with a build cache) receives the key of each live perimeter's extractions
-    (:meth:`_Lookup.perimeter_key`), by article."""
+    (:meth:`_Lookup._perimeter_holders`), by article."""
     problems: list[Problem] = []
     extraction_of, comment_of = corpus.holders.extraction, corpus.holders.comment
     articles = {slug: note for slug, note in corpus.notes.items() if note.type is not NoteType.NOTE}

@@ -96,7 +96,7 @@ def assess(corpus: Corpus, anchored: Mapping[str, AnchoredNote], audits: dict[st
         compute = functools.partial(_article_pairs, corpus, anchored, slug, audit, records, contestations, strict)
         if keys is not None and slug in keys and memo is not NO_MEMO:
             key = pairs_key(keys[slug], strict, by_article.get(slug))
-            result[slug], found = memo.memo("pairs", functools.partial(_same, key), compute)
+            result[slug], found = memo.memo("pairs", lambda key=key: key, compute)
         else:
             result[slug], found = compute()
         problems += found
@@ -110,10 +110,6 @@ def pairs_key(audit_key: str, strict: tuple[str, ...], records: object) -> str:
     contestations of its own files (``records``: its entry of
     :attr:`VerificationRecords.by_article`); nothing else governs them."""
     return digest_of(("pairs", audit_key, strict, records))
-
-
-def _same(value: str) -> str:
-    return value
 
 
 def _article_pairs(corpus: Corpus, anchored: Mapping[str, AnchoredNote], slug: str, audit: ArticleAudit,
