@@ -95,8 +95,8 @@ def assess(corpus: Corpus, anchored: Mapping[str, AnchoredNote], audits: dict[st
     for slug, audit in audits.items():
         compute = functools.partial(_article_pairs, corpus, anchored, slug, audit, records, contestations, strict)
         if keys is not None and slug in keys and memo is not NO_MEMO:
-            key = pairs_key(keys[slug], strict, by_article.get(slug))
-            result[slug], found = memo.memo("pairs", lambda key=key: key, compute)
+            key = functools.partial(pairs_key, keys[slug], strict, by_article.get(slug))
+            result[slug], found = memo.memo("pairs", key, compute)
         else:
             result[slug], found = compute()
         problems += found
