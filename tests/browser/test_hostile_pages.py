@@ -136,7 +136,9 @@ def test_the_figure_shows_as_an_image(fresh, origin: str) -> None:
     page.goto(origin + "notes/conseil-c.html")
     figure = page.locator("img[src$='figure.svg']")
     figure.scroll_into_view_if_needed()  # images load lazily
-    page.wait_for_function("[...document.images].some(i => i.src.endsWith('figure.svg') && i.complete "
+    # a function, not an expression: Playwright polls an expression with eval, which the page's
+    # policy refuses whenever the image is not loaded at the first look (the CI failed so once)
+    page.wait_for_function("() => [...document.images].some(i => i.src.endsWith('figure.svg') && i.complete "
                            "&& i.naturalWidth === 40)", timeout=10_000)
 
 
