@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar, cast
 from urllib.parse import urlsplit
 
 import pytest
@@ -29,8 +27,8 @@ from generator.site.graph_view import (
     page_drawing,
 )
 from support.corpus import site_files
+from support.memos import CountingMemo
 
-T = TypeVar("T")
 CONTENT = Path(__file__).resolve().parents[2] / "content"
 
 
@@ -143,27 +141,6 @@ def test_past_the_limit_the_least_connected_notes_are_grouped_and_labels_never_o
 
 
 
-class _Counting:
-    """A memo in a dict that counts what it computes, by kind."""
-
-    def __init__(self) -> None:
-        self.values: dict[tuple[str, str], object] = {}
-        self.made: dict[str, int] = {}
-
-    def memo(self, kind: str, key: Callable[[], str], compute: Callable[[], T]) -> T:
-        entry = (kind, key())
-        if entry not in self.values:
-            self.made[kind] = self.made.get(kind, 0) + 1
-            self.values[entry] = compute()
-        return cast(T, self.values[entry])
-
-    def holds(self, kind: str, key: Callable[[], str]) -> bool:
-        return (kind, key()) in self.values
-
-    def keep(self, kind: str, key: Callable[[], str]) -> bool:
-        return self.holds(kind, key)
-
-
 def test_a_note_added_to_one_notebook_lays_out_no_other_notebooks_disc() -> None:
     """Four notebooks of 1,250 notes: each one's room was a whole number of the exact total
     (149), so a note added to one took a node from the three others, laid out again."""
@@ -173,7 +150,7 @@ def test_a_note_added_to_one_notebook_lays_out_no_other_notebooks_disc() -> None
         paths = {f"note:{s}": f"notes/{s}.html" for s in notes} | {f"notebook:{b}": f"notebooks/{b}.html" for b in "abcd"}
         return note_graph(notes, {b: b.upper() for b in "abcd"}, paths, [], links)
 
-    memo = _Counting()
+    memo = CountingMemo()
     before = page_drawing(graph_of(5000), memo=memo)
     assert memo.made["disc-layout"] == 4
     after = page_drawing(graph_of(5001), memo=memo)

@@ -7,8 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import unicodedata
-from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import Any
 
 import pytest
 
@@ -21,9 +20,8 @@ from generator.synthesis.claims import MIN_WORDS, content_words, is_statement, q
 from generator.synthesis.coverage import Coverage, coverage
 from generator.synthesis.lifecycle import adoption_hash, quote_hash, superseded_by
 from generator.synthesis.perimeter import NotebookIndex, in_perimeter
+from support.memos import CountingMemo
 from support.tiny import Analysed, analysed, anchored_of, com, corpus_of, ext, note_md
-
-T = TypeVar("T")
 
 # ---------------------------------------------------------------- a tiny corpus
 
@@ -177,25 +175,6 @@ def test_an_id_given_twice_is_held_by_the_first_note_giving_it() -> None:
     assert result.corpus.extractions["b1"] is result.corpus.notes["n1"].extractions[0]
 
 
-class _Remembered:
-    """A memo that remembers in a dict: what a build cache does, without the disk."""
-
-    def __init__(self) -> None:
-        self.values: dict[tuple[str, str], object] = {}
-
-    def memo(self, kind: str, key: Callable[[], str], compute: Callable[[], T]) -> T:
-        made = (kind, key())
-        if made not in self.values:
-            self.values[made] = compute()
-        return cast(T, self.values[made])
-
-    def holds(self, kind: str, key: Callable[[], str]) -> bool:
-        return (kind, key()) in self.values
-
-    def keep(self, kind: str, key: Callable[[], str]) -> bool:
-        return self.holds(kind, key)
-
-
 def test_a_perimeters_key_digests_the_note_holding_each_id_not_a_later_one_giving_it_too() -> None:
     """A wiki's selection is recalled by its perimeter's key (what it reads of the corpus, it
     reads by id): the key digests the files of the notes holding the perimeter's ids, and the
@@ -208,7 +187,7 @@ def test_a_perimeters_key_digests_the_note_holding_each_id_not_a_later_one_givin
         extractions = dict(EXTRACTIONS, a0=[ext("b1", first)], n2=[*EXTRACTIONS["n2"], ext("b1", third)])
         corpus, _problems = corpus_of(notes, extractions)
         perimeters: dict[str, str] = {}
-        audit_articles(corpus, anchored_of(corpus)[0], _Remembered(), {}, perimeters)
+        audit_articles(corpus, anchored_of(corpus)[0], CountingMemo(), {}, perimeters)
         return perimeters["w"], corpus.extractions["b1"].quote
 
     key, quote = key_and_quote("Une phrase de a0", "Le foyer ouvre")
