@@ -68,7 +68,7 @@ from generator.site.theme import Theme, check_theme
 from generator.site.tracking import Tracking, tracked_keys, world_digest
 from generator.synthesis.audit import ArticleAudit, audit_articles
 from generator.synthesis.coverage import coverage_of
-from generator.verification.assess import Assessment, assess, verification_strict
+from generator.verification.assess import Assessment, assess, pairs_key, verification_strict
 from generator.verification.tally import tally
 
 T = TypeVar("T")
@@ -93,6 +93,8 @@ class CheckedContent:
             links left as holes (notes anchored in worker processes; not articles).
         perimeter_keys: article slug → the key of its live perimeter's extractions (with a
             build cache; what reads them by id is a function of it: a wiki's selection).
+        pairs_keys: article slug → the key its pairs are a function of (with a build cache;
+            :func:`~generator.verification.assess.pairs_key`).
     """
 
     corpus: Corpus
@@ -106,6 +108,7 @@ class CheckedContent:
     audit_keys: dict[str, str] = field(default_factory=dict)
     body_templates: dict[str, BodyTemplate] = field(default_factory=dict)
     perimeter_keys: dict[str, str] = field(default_factory=dict)
+    pairs_keys: dict[str, str] = field(default_factory=dict)
 
     @property
     def errors(self) -> list[Problem]:
@@ -182,8 +185,10 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1,
     problems += article_problems
     # 5. verification: every (claim, source) pair's state, from cached verdicts only
     strict = verification_strict(corpus.settings.extra)
+    # an article's pairs are a function of this key, and so are its pages' evidence (with the selection settings)
+    pairs_keys = {slug: pairs_key(key, strict, corpus.verification, slug) for slug, key in audit_keys.items()}
     assessments, verification_problems = assess(corpus, anchored, articles, corpus.verification, strict,
-                                                memo, audit_keys)
+                                                memo, pairs_keys)
     if reads.checking() and audit_keys and (assessments, verification_problems) != assess(
             corpus, anchored, articles, corpus.verification, strict):
         raise reads.StaleOutputs("pairs recalled differ from the ones made again: a read is missing from "
@@ -199,7 +204,7 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1,
             problems += private_opposition_problems(record, public, corpus.extractions)
     templates = {slug: made.template for slug, made in done.items() if made.template is not None}
     return CheckedContent(corpus, anchored, facts, links, articles, assessments, publication,
-                          sorted_problems(problems), audit_keys, templates, perimeter_keys)
+                          sorted_problems(problems), audit_keys, templates, perimeter_keys, pairs_keys)
 
 
 def source_key(step: str, source: object) -> str:
@@ -350,10 +355,8 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
     # pages' keys take these digests in their place (generator/site/reads.py); its pairs read its audit
     # (the notes of the passages it cites included), the records of its own files and the strict options;
     # its selection, the audit's perimeter (its key digests the perimeter's) and the settings
-    records = corpus.verification.by_article
-    strict = verification_strict(publication.settings.extra)
-    evidence_keys = {slug: digest_of((analysis.audit_keys[slug], settings, strict, records.get(slug)))
-                     for slug in articles if slug in analysis.audit_keys}
+    evidence_keys = {slug: digest_of((analysis.pairs_keys[slug], settings))
+                     for slug in articles if slug in analysis.pairs_keys}
     reuse: dict[str, list[str]] = {}
     for slug, audit in articles.items():
         for link in audit.links:

@@ -82,11 +82,10 @@ def assess(corpus: Corpus, anchored: Mapping[str, AnchoredNote], audits: dict[st
            records: VerificationRecords, strict: tuple[str, ...] = (), memo: Memo = NO_MEMO,
            keys: Mapping[str, str] | None = None) -> tuple[dict[str, list[Assessment]], list[Problem]]:
     """Every article's pairs with their states, and the problems they raise. With a build
-    cache as ``memo``, an article's pairs are recalled by :func:`pairs_key` of its audit's
-    key (``keys``: article → the key its audit was recalled or stored by)."""
+    cache as ``memo``, an article's pairs are recalled by their key (``keys``: article → its
+    :func:`pairs_key`)."""
     problems: list[Problem] = []
     result: dict[str, list[Assessment]] = {}
-    by_article = records.by_article
     # each claim's contestations, in the files' order: looked up, not searched for each claim
     # (a wiki of thousands of claims and a file of thousands of contestations: their product)
     contestations: dict[tuple[str, str], list[Contestation]] = {}
@@ -94,9 +93,8 @@ def assess(corpus: Corpus, anchored: Mapping[str, AnchoredNote], audits: dict[st
         contestations.setdefault((record.article, record.claim), []).append(record)
     for slug, audit in audits.items():
         compute = functools.partial(_article_pairs, corpus, anchored, slug, audit, records, contestations, strict)
-        if keys is not None and slug in keys and memo is not NO_MEMO:
-            key = functools.partial(pairs_key, keys[slug], strict, by_article.get(slug))
-            result[slug], found = memo.memo("pairs", key, compute)
+        if keys is not None and slug in keys:
+            result[slug], found = memo.memo("pairs", functools.partial(keys.__getitem__, slug), compute)
         else:
             result[slug], found = compute()
         problems += found
@@ -104,12 +102,12 @@ def assess(corpus: Corpus, anchored: Mapping[str, AnchoredNote], audits: dict[st
     return result, problems
 
 
-def pairs_key(audit_key: str, strict: tuple[str, ...], records: object) -> str:
+def pairs_key(audit_key: str, strict: tuple[str, ...], records: VerificationRecords, article: str) -> str:
     """What an article's pairs read: its audit (whose key digests the notes of the passages
     it cites, and the article's own files), the strict options, and the verdicts and
-    contestations of its own files (``records``: its entry of
-    :attr:`VerificationRecords.by_article`); nothing else governs them."""
-    return digest_of(("pairs", audit_key, strict, records))
+    contestations of its own files (:attr:`VerificationRecords.by_article`); nothing else
+    governs them."""
+    return digest_of(("pairs", audit_key, strict, records.by_article.get(article)))
 
 
 def _article_pairs(corpus: Corpus, anchored: Mapping[str, AnchoredNote], slug: str, audit: ArticleAudit,
