@@ -196,7 +196,7 @@ class _Lookup:
         self._indexes: dict[str, NotebookIndex] = {}
         self._claims: dict[str, list[Claim]] = {}
         self._keys: dict[str, str] = {}
-        self._held: dict[tuple[str, ...], tuple[str, set[str], str]] = {}
+        self._held: dict[tuple[str, ...], tuple[set[str], str]] = {}
         self.perimeter_keys: dict[str, str] = {}  # article → its live perimeter's key, as its key is made
 
     def live(self, spec: PerimeterSpec) -> list[str]:
@@ -232,39 +232,41 @@ class _Lookup:
         named = [*((m.kind, m.key) for claim in self.claims(note, anchored) for m in claim.markers),
                  *(("ext", e) for e in frozen)]
         holders = [(kind, key, self._holder(kind, key)) for kind, key in named]
-        held, elsewhere, perimeter_key = self._perimeter_holders(live or [])
+        perimeter_notes, perimeter_key = self._perimeter_holders(live or [])
         if live is not None:
             self.perimeter_keys[note.slug] = perimeter_key
-        involved = {*(live or ()), *(spec.recorded.notes if spec.recorded else ()), *elsewhere,
-                    *(holder for _kind, _key, holder in holders if holder)}
+        # the perimeter's notes' files are in its key: only the other notes involved are digested here
+        involved = {*(spec.recorded.notes if spec.recorded else ()),
+                    *(holder for _kind, _key, holder in holders if holder)} - perimeter_notes
         target = corpus.notes.get(spec.supersedes) if spec.supersedes else None
         self._keys[note.slug] = digest_of((
-            "audit", note.slug, note.source.file, corpus.source_of(note.slug), known, live, holders, held,
+            "audit", note.slug, note.source.file, corpus.source_of(note.slug), known, live, holders, perimeter_key,
             sorted((slug, corpus.source_of(slug)) for slug in involved if slug in corpus.notes),
             self.succession.get(note.slug), spec.supersedes, target.type if target else None))
         return self._keys[note.slug]
 
-    def _perimeter_holders(self, live: list[str]) -> tuple[str, set[str], str]:
-        """Which note holds each extraction of a perimeter (digested), those of them outside
-        it (an id given twice), and the perimeter's key: found once a build for every wiki
-        on the perimeter. The key digests the ids, their holders and the files of the notes
-        holding or giving them: whatever reads the perimeter's extractions by id (their
-        quotes, comments) through :attr:`Corpus.extractions`, which gives the holder's, reads
-        nothing else of the corpus (a wiki's selection is recalled by it). When no id is given
-        twice in the whole corpus, the ids and their holders are a function of the perimeter's
-        notes' files, which the key digests: they are not listed."""
+    def _perimeter_holders(self, live: list[str]) -> tuple[set[str], str]:
+        """The notes holding or giving a perimeter's extractions (those holding one outside
+        it: an id given twice) and the perimeter's key, found once a build for every wiki on
+        the perimeter. The key digests the ids, which note holds each, and those notes'
+        files: whatever reads the perimeter's extractions by id (their quotes, comments)
+        through :attr:`Corpus.extractions`, which gives the holder's, reads nothing else of
+        the corpus (a wiki's selection is recalled by it). When no id is given twice in the
+        whole corpus, the ids and their holders are a function of the perimeter's notes'
+        files: they are not listed."""
         shared = tuple(live)
         if shared not in self._held:
             corpus = self.corpus
+            notes = set(live)
             if corpus.holders.unique:  # each id held by the note giving it: ids and holders are the notes'
-                held, elsewhere = "unique", set()
+                held = "unique"
             else:
                 ids = perimeter_extractions(corpus, live)
                 holders = [self._holder("ext", e) for e in ids]
-                elsewhere = {h for h in holders if h} - set(live)
+                notes |= {h for h in holders if h}
                 held = digest_of((ids, holders))
-            sources = sorted((slug, corpus.source_of(slug)) for slug in {*live, *elsewhere} if slug in corpus.notes)
-            self._held[shared] = (held, elsewhere, digest_of(("perimeter", held, sources)))
+            sources = sorted((slug, corpus.source_of(slug)) for slug in notes if slug in corpus.notes)
+            self._held[shared] = (notes, digest_of(("perimeter", held, sources)))
         return self._held[shared]
 
     def _holder(self, kind: str, key: str) -> str | None:
