@@ -537,6 +537,7 @@ def every_note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: list
     if workers_for(len(todo), jobs) > 1:
         fresh = fork_iter(partial(_note_work, site, theme, memo, emitters, frozenset(keys), staging), todo, jobs)
     made: dict[str, FiledOutputs] = {}
+    checking = reads.checking()
     # closed however this ends: the workers stop before the staging tree they write into is removed
     with contextlib.closing(fresh) if fresh is not None else contextlib.nullcontext():
         for slug in notes:
@@ -552,22 +553,33 @@ def every_note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: list
                 assert keep is not None
                 taken: list[FiledOutputs] = []
                 filed = memo.memo("note-outputs", keys[slug], partial(_taken, taken, take, compute))
-                if not taken and not keep(filed):  # a file of the live tree is not the one filed: made again
-                    filed = take(compute())
-                if not taken and reads.checking():
-                    reads.check_recalled(slug, filed, FiledOutputs.of(note_outputs(site, theme, NO_MEMO, emitters, slug)))
+                if taken:
+                    filed = _chunk_filed(memo, taken[0])
+                elif not keep(filed):  # a file of the live tree is not the one filed: made again
+                    filed = _chunk_filed(memo, take(compute()))
+                elif checking:
+                    reads.check_recalled(slug, filed, FiledOutputs.of(
+                        note_outputs(site, theme, NO_MEMO, emitters, slug)).stored())
                 made[slug] = filed
             else:
-                made[slug] = filed = take(compute())
-                memo.memo("note-outputs", keys[slug], partial(_same, filed))
+                made[slug] = filed = _chunk_filed(memo, take(compute()))
+                memo.memo("note-outputs", keys[slug], partial(_same, filed.stored()))
     return made
 
 
 def _taken(taken: list[FiledOutputs], take: Callable[[NoteOutputs], FiledOutputs],
            compute: Callable[[], NoteOutputs]) -> FiledOutputs:
-    """A held note's outputs that the memo could not give after all: made, taken, noted in ``taken``."""
+    """A held note's outputs that the memo could not give after all: made, taken, noted in
+    ``taken``; filed as the memo keeps them."""
     taken.append(take(compute()))
-    return taken[0]
+    return taken[0].stored()
+
+
+def _chunk_filed(memo: Memo, filed: FiledOutputs) -> FiledOutputs:
+    """``filed``, its page's text put in the memo apart from it (see :meth:`FiledOutputs.stored`)."""
+    if filed.full_chunk is not None:
+        memo.memo("note-chunk", partial(_same, filed.chunk_digest), partial(_same, filed.full_chunk))
+    return filed
 
 
 def _note_work(site: SiteModel, theme: Theme, memo: Memo, emitters: list[PerNote], keyed: frozenset[str],

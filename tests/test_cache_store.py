@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -518,3 +519,38 @@ def test_a_rebuild_with_nothing_to_do_loads_no_site_module(small: Path, tmp_path
             "print(sorted(m for m in sys.modules if m.startswith(('generator.site.', 'generator.pipeline'))))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert result.stdout.strip().splitlines()[-1] == "[]", result.stdout
+
+
+def test_a_rebuild_reads_only_the_page_texts_llms_full_keeps_and_makes_a_lost_one_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 23, item 1: every rebuild recalls every note's filed outputs; the text of its
+    page in llms-full.txt (most of their weight) is kept apart, read only for the pages
+    under the file's cap. A text the cache lost is made again from its page."""
+    from bench.corpus import plain_notes, write_carnet
+
+    monkeypatch.delenv("CARNET_CHECK_READS", raising=False)  # it makes every recalled note again
+    content, out, full = tmp_path / "content", tmp_path / "site", tmp_path / "full"
+    write_carnet(content, plain_notes(60, seed=3))
+    with (content / "carnet.yaml").open("a", encoding="utf-8") as stream:
+        stream.write("outputs:\n  llms_full_cap: 30000\n")
+    _build(content, out)
+    notes = sorted((content / "notes").glob("note-*.md"))
+    _append(notes[-1], "\nUne phrase ajoutée.\n")
+    cache = _build(content, out)
+    read = cache.counts.reused.get("note-chunk", 0)
+    kept = len(re.findall(r"^URL: \S+/notes/", (out / "llms-full.txt").read_text(encoding="utf-8"), re.M))
+    assert 0 < read <= kept + 1 < len(notes) // 2, (read, kept)
+    assert len(cache.used["note-chunk"]) >= len(notes), "the unread texts are kept for the next build"
+    build(content, full, search=False)
+    assert site_files(out, search=False) == site_files(full, search=False)
+
+    # every text lost from the index: each read is made again from its page, the same bytes
+    index = default_cache_path(out).with_name(default_cache_path(out).stem + ".memos.index")
+    source, pack, where, waste = pickle.loads(index.read_bytes())
+    del where["note-chunk"]
+    index.write_bytes(pickle.dumps((source, pack, where, waste)))
+    _append(notes[-2], "\nUne autre.\n")
+    cache = _build(content, out)
+    assert cache.counts.reused.get("note-chunk", 0) == 0 and cache.counts.redone.get("note-chunk", 0) >= read
+    build(content, full, search=False)
+    assert site_files(out, search=False) == site_files(full, search=False)

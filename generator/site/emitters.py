@@ -14,7 +14,7 @@ import hashlib
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 from urllib.parse import urlsplit
@@ -408,14 +408,20 @@ class FiledOutputs:
     Attributes:
         files: (emitter name, or ``""`` for a derived output; path; sha256) of each file.
         graph: the note's part of graph.json and graph.jsonld.
-        full_chunk: the page's text in llms-full.txt, UTF-8 (``None`` without a page).
+        full_chunk: the page's text in llms-full.txt, UTF-8 (``None`` without a page, or
+            when filed in the build cache: see :meth:`stored`).
         graph_digest: the part's :func:`~generator.site.graph.part_digest` (what graph.json's key is made of).
+        chunk_digest: the sha256 of the page's text in llms-full.txt (``""`` without a page):
+            the build cache's key for it (memo kind ``note-chunk``).
+        chunk_size: its size in bytes.
     """
 
     files: tuple[tuple[str, str, str], ...]
     graph: NotePart
     full_chunk: bytes | None
     graph_digest: str = ""
+    chunk_digest: str = ""
+    chunk_size: int = 0
 
     @classmethod
     def of(cls, outputs: NoteOutputs, digests: Mapping[str, str] | None = None) -> FiledOutputs:
@@ -426,7 +432,16 @@ class FiledOutputs:
         files = [(name, path, digest(path, data)) for name, path, data in outputs.emitted]
         files += [("", path, digest(path, data)) for path, data in outputs.derived.items()]
         files += [(name, path, staged.digest) for name, path, staged in outputs.staged]
-        return cls(tuple(files), outputs.graph, outputs.full_chunk, part_digest(outputs.graph))
+        chunk = outputs.full_chunk
+        return cls(tuple(files), outputs.graph, chunk, part_digest(outputs.graph),
+                   "" if chunk is None else hashlib.sha256(chunk).hexdigest(), 0 if chunk is None else len(chunk))
+
+    def stored(self) -> FiledOutputs:
+        """As the build cache files it: without the text of its page, kept apart (memo kind
+        ``note-chunk``, by :attr:`chunk_digest`). Every rebuild recalls every note's filed
+        outputs, and llms-full.txt reads only the first pages' texts, up to its cap (62 of
+        the 65 MB those outputs weighed at 5,000 notes were these texts)."""
+        return replace(self, full_chunk=None)
 
 
 def note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: Iterable[PerNote], slug: str) -> NoteOutputs:
@@ -502,9 +517,20 @@ def _read_from_pages(site: SiteModel, files: SiteFiles, memo: Memo, theme: Theme
 
     order = recalled(memo, "full-order", partial(full_order_reads, site, listed),
                      partial(full_order, site, everything, listed), "full_order_reads")
-    derived["llms-full.txt"] = llms_full(site, everything, cap, theme,
-                                         {note_path(slug): o.full_chunk for slug, o in made.items() if o.full_chunk},
-                                         lines_of, chunk, order)
+    texts = {note_path(slug): o for slug, o in made.items() if o.chunk_digest}
+    for filed in texts.values():  # kept for the next build, read or not (only those under the cap are)
+        memo.keep("note-chunk", partial(_same_key, filed.chunk_digest))
+
+    def text(page: str) -> bytes:
+        filed = texts[page]
+        if filed.full_chunk is not None:
+            return filed.full_chunk
+        # the text of a page is a function of its files: made again from them if the cache lost it
+        return memo.memo("note-chunk", partial(_same_key, filed.chunk_digest),
+                         lambda: full_chunk(site, strings_of(site, theme), page, everything, lines_of).encode("utf-8"))
+
+    derived["llms-full.txt"] = llms_full(site, everything, cap, theme, _Lazy(texts.keys(), text), lines_of, chunk,
+                                         order, {page: filed.chunk_size for page, filed in texts.items()})
     derived["sitemap.xml"] = recalled(memo, "sitemap", partial(sitemap_reads, site, listed),
                                       partial(sitemap, site, everything, listed), "sitemap_reads")
     return derived
@@ -661,6 +687,31 @@ class _Both(Mapping[str, bytes]):
 
     def __len__(self) -> int:
         return len({*self.first, *self.second})
+
+
+class _Lazy(Mapping[str, bytes]):
+    """The values at ``keys``, each ``read(key)`` when asked (not kept: each is asked once)."""
+
+    def __init__(self, keys: Iterable[str], read: Callable[[str], bytes]) -> None:
+        self.keys_, self.read = set(keys), read
+
+    def __getitem__(self, key: str) -> bytes:
+        if key not in self.keys_:
+            raise KeyError(key)
+        return self.read(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.keys_
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self.keys_))
+
+    def __len__(self) -> int:
+        return len(self.keys_)
+
+
+def _same_key(key: str) -> str:
+    return key
 
 
 class _Filtered(Mapping[str, bytes]):

@@ -468,34 +468,39 @@ def llms_full(site: SiteModel, files: Mapping[str, bytes], cap: int = DEFAULT_FU
               theme: Theme | None = None, made: Mapping[str, bytes] | None = None,
               lines_of: Callable[[str], tuple[str, ...]] | None = None,
               recall: Callable[[str, Callable[[], str]], str] | None = None,
-              order: Sequence[str] | None = None) -> bytes:
+              order: Sequence[str] | None = None, sizes: Mapping[str, int] | None = None) -> bytes:
     """Every page's text in :func:`full_order` (``order``, when known). Over ``cap`` bytes,
     it stops at the last whole page that leaves room under the cap for a closing line that
     counts the pages left out and points to llms.txt and the sitemap, which list them all.
-    ``made``: page → its :func:`full_chunk` in UTF-8, made already (by a worker process);
+    ``made``: page → its :func:`full_chunk` in UTF-8, made already (by a worker process),
+    read only if it goes in when ``sizes`` (page → its size) knows its size;
     ``recall(path, make)``: another page's, given how to make it (a build cache recalls it)."""
     strings = strings_of(site, theme)
     made = made or {}
+    sizes = sizes or {}
+    paths = full_order(site, files) if order is None else order
+    others = {path: recall(path, partial(full_chunk, site, strings, path, files, lines_of)).encode("utf-8")
+              if recall is not None else full_chunk(site, strings, path, files, lines_of).encode("utf-8")
+              for path in paths if path not in made}
 
-    def chunk_of(path: str) -> str:
-        make = partial(full_chunk, site, strings, path, files, lines_of)
-        return recall(path, make) if recall is not None else make()
+    def chunk(path: str) -> bytes:
+        return others[path] if path in others else made[path]
 
-    chunks = [made[path] if path in made else chunk_of(path).encode("utf-8")
-              for path in (full_order(site, files) if order is None else order)]
-    if sum(map(len, chunks)) <= cap:
-        return b"".join(chunks)
+    lengths = [len(others[path]) if path in others else sizes[path] if path in sizes else len(made[path])
+               for path in paths]
+    if sum(lengths) <= cap:
+        return b"".join(map(chunk, paths))
 
     def closing(left: int) -> bytes:
         return (strings.tr("llms_full_left_out", n=left, cap=cap, llms=f"{site.base_url}llms.txt",
                            sitemap=f"{site.base_url}sitemap.xml") + "\n").encode("utf-8")
 
     kept, size = 0, 0
-    for chunk in chunks:
-        if size + len(chunk) + len(closing(len(chunks) - kept - 1)) > cap:
+    for length in lengths:
+        if size + length + len(closing(len(paths) - kept - 1)) > cap:
             break
-        kept, size = kept + 1, size + len(chunk)
-    return b"".join(chunks[:kept]) + closing(len(chunks) - kept)
+        kept, size = kept + 1, size + length
+    return b"".join(map(chunk, paths[:kept])) + closing(len(paths) - kept)
 
 
 def _page_date(site: SiteModel, path: str) -> str:
