@@ -19,7 +19,9 @@ Then Carnet's rebuilds, from the command line with the on-disk cache: nothing ch
 and one note edited; and the same edit in a warm process (what ``carnet serve`` does).
 It reports median wall and CPU time (user + system, children included), peak memory
 (largest resident set of the processes of a run) and the ratios the targets are stated
-in. No timing is ever asserted: this is a measurement, read by people.
+in, with what the machine allows (:mod:`bench.machine`: the cost of creating a file
+where the sites are written, and the speed-up two processes can give at best). No timing
+is ever asserted: this is a measurement, read by people.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.corpus import Densities, plain_notes, write_carnet, write_hugo, write_mkdocs
+from bench.machine import file_creation_us, parallel_ceiling
 
 
 @dataclass
@@ -284,9 +287,15 @@ ROWS = ("hugo", "hugo, highlighting off", "hugo + pagefind", "carnet --no-search
         *(f"rebuild, {name} (evidence)" for name in EVIDENCE_EDITS), *(f"serve, {name} (evidence)" for name in EVIDENCE_EDITS))
 
 
-def report(results: list[tuple[Measures, dict]]) -> str:
+def report(results: list[tuple[Measures, dict]], bounds: dict[str, float] | None = None) -> str:
+    """The tables, with the machine described (``bounds``: :func:`machine_bounds`, when measured)."""
     lines = [f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
              f"{platform.system()} {platform.release()}", ""]
+    if bounds:
+        lines[-1:-1] = [
+            f"Measured in this run (bench/machine.py): creating a file where the sites are written costs "
+            f"{bounds['file_creation_us']:.0f} µs; two processes do allocation-heavy Python work "
+            f"{bounds['parallel_ceiling']:.2f}× as fast as one (the ceiling of any --jobs 2 speed-up here)."]
     for measures, info in results:
         lines += [f"### {info['notes']:,} notes ({info['megabytes']} MB of Markdown)", "",
                   "| build | median wall (s) | median CPU (s) | peak memory (MiB) | runs |",
@@ -322,6 +331,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", type=Path, help="also write the raw measures here")
     parser.add_argument("--no-evidence", action="store_true", help="skip the corpus with evidence (the slow one)")
     args = parser.parse_args(argv)
+    bounds = machine_bounds(args.work)
     results = []
     # an interrupted run's trees: removed at the end too, not before measuring
     TRASH.extend(sorted(args.work.glob(".bench-trash-*")) + sorted(args.work.glob("n*/.bench-trash-*")))
@@ -331,10 +341,16 @@ def main(argv: list[str] | None = None) -> None:
             results.append(measure_size(notes, args.work, args.runs, args.mkdocs_runs, not args.no_evidence))
     finally:
         empty_trash()
-    print(report(results))
+    print(report(results, bounds))
     if args.json:
-        args.json.write_text(json.dumps([{"info": info, "runs": {k: [vars(r) for r in v] for k, v in m.runs.items()}}
+        args.json.write_text(json.dumps([{"info": {**info, "machine": bounds},
+                                          "runs": {k: [vars(r) for r in v] for k, v in m.runs.items()}}
                                          for m, info in results], indent=1), encoding="utf-8")
+
+
+def machine_bounds(work: Path) -> dict[str, float]:
+    """What this machine allows (see :mod:`bench.machine`), measured where the sites are written."""
+    return {"file_creation_us": file_creation_us(work), "parallel_ceiling": parallel_ceiling()}
 
 
 if __name__ == "__main__":

@@ -1,0 +1,30 @@
+"""The benchmark's machine probes (bench/machine.py): they measure, and the report says
+what they measured. No figure is asserted beyond being one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench.builds import Measures, Run, report
+from bench.machine import file_creation_us, parallel_ceiling
+
+
+def test_creating_files_is_measured_and_leaves_nothing_behind(tmp_path: Path) -> None:
+    cost = file_creation_us(tmp_path, files=50, batches=5)
+    assert cost > 0
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_parallel_ceiling_is_a_speed_up_of_two_processes() -> None:
+    ceiling = parallel_ceiling(rounds=1)
+    assert 0 < ceiling < 4  # two processes: never four times one (a broken measure would be)
+
+
+def test_the_report_gives_the_machines_bounds_beside_the_tables() -> None:
+    measures = Measures()
+    measures.add("carnet --no-search", Run(2.0, 3.0, 100))
+    measures.add("carnet --no-search --jobs 1", Run(3.0, 3.0, 90))
+    text = report([(measures, {"notes": 10, "megabytes": 0.1})], {"file_creation_us": 123.4, "parallel_ceiling": 1.71})
+    assert "123 µs" in text and "1.71×" in text
+    assert "| --jobs 1 / --jobs 2 (speed-up) | 1.50 | ≥ 1.6 |" in text
+    assert "µs" not in report([(measures, {"notes": 10, "megabytes": 0.1})])
