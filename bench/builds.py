@@ -331,11 +331,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", type=Path, help="also write the raw measures here")
     parser.add_argument("--no-evidence", action="store_true", help="skip the corpus with evidence (the slow one)")
     args = parser.parse_args(argv)
-    bounds = machine_bounds(args.work)
     results = []
     # an interrupted run's trees: removed at the end too, not before measuring
     TRASH.extend(sorted(args.work.glob(".bench-trash-*")) + sorted(args.work.glob("n*/.bench-trash-*")))
     try:
+        bounds = machine_bounds(args.work)  # first, before any tree is moved aside
         for notes in args.notes:
             print(f"measuring {notes} notes…", file=sys.stderr, flush=True)
             results.append(measure_size(notes, args.work, args.runs, args.mkdocs_runs, not args.no_evidence))
@@ -350,7 +350,10 @@ def main(argv: list[str] | None = None) -> None:
 
 def machine_bounds(work: Path) -> dict[str, float]:
     """What this machine allows (see :mod:`bench.machine`), measured where the sites are written."""
-    return {"file_creation_us": file_creation_us(work), "parallel_ceiling": parallel_ceiling()}
+    probe = fresh(work / "machine-probe")
+    cost = file_creation_us(probe, remove=False)
+    fresh(probe)  # its files removed with the trees, once every measure is taken
+    return {"file_creation_us": cost, "parallel_ceiling": parallel_ceiling()}
 
 
 if __name__ == "__main__":

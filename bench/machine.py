@@ -28,10 +28,13 @@ FILES = 2000
 """Files created by :func:`file_creation_us` (enough to average out a slow one)."""
 
 
-def file_creation_us(folder: Path, files: int = FILES, size: int = 4096, batches: int = 5) -> float:
-    """The cost, in microseconds, of creating one ``size``-byte file in a new folder under
-    ``folder``: the median of ``batches`` batches (it varies from one second to the next on
-    a virtual disk), the folder removed afterwards."""
+def file_creation_us(folder: Path, files: int = FILES, size: int = 4096, batches: int = 5,
+                     remove: bool = True) -> float:
+    """The cost, in microseconds, of creating one ``size``-byte file in a new folder made
+    in ``folder``: the median of ``batches`` batches (it varies from one second to the next
+    on a virtual disk). The folder is removed afterwards, unless ``remove`` is false (the
+    harness deletes nothing while it measures, see :func:`bench.builds.fresh`: it then
+    moves the folder aside with its own trees)."""
     folder.mkdir(parents=True, exist_ok=True)
     place = Path(tempfile.mkdtemp(prefix="bench-files-", dir=folder))
     data = b"x" * size
@@ -46,7 +49,8 @@ def file_creation_us(folder: Path, files: int = FILES, size: int = 4096, batches
             costs.append((time.perf_counter() - started) / each * 1e6)
         return statistics.median(costs)
     finally:
-        shutil.rmtree(place, ignore_errors=True)
+        if remove:
+            shutil.rmtree(place, ignore_errors=True)
 
 
 def _share(rounds: int) -> int:

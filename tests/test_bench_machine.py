@@ -28,3 +28,18 @@ def test_the_report_gives_the_machines_bounds_beside_the_tables() -> None:
     assert "123 µs" in text and "1.71×" in text
     assert "| --jobs 1 / --jobs 2 (speed-up) | 1.50 | ≥ 1.6 |" in text
     assert "µs" not in report([(measures, {"notes": 10, "megabytes": 0.1})])
+
+
+def test_the_harness_probe_deletes_nothing_while_measuring(tmp_path: Path) -> None:
+    """The harness removes nothing until every measure is taken (bench.builds.fresh): the
+    probe's files are moved aside with its trees."""
+    from bench import builds
+
+    bounds = builds.machine_bounds(tmp_path)
+    try:
+        assert set(bounds) == {"file_creation_us", "parallel_ceiling"}
+        assert not (tmp_path / "machine-probe").exists()
+        assert builds.TRASH and any(next(trash.iterdir(), None) for trash in builds.TRASH)
+    finally:
+        builds.empty_trash()
+    assert list(tmp_path.iterdir()) == []
