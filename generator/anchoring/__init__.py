@@ -57,11 +57,13 @@ class AnchorFacts:
 def anchor_note(note: Note) -> tuple[AnchoredNote, list[Problem]]:
     tokens, too_deep = parse_checked(note.body)
     document = segment(tokens, note.body_line, transcript=note.media is not None, body=note.body)
+    anchors: dict[str, Anchor] = {}
+    problems: list[Problem] = nesting_problems(note, too_deep)
+    if not note.extractions:  # the projection serves the quotes alone (0.5 s of 5,000 notes without any)
+        return AnchoredNote(document, anchors), problems
     projection = project(document.elements)
     budget = relocation_budget(projection)  # one for the note: its quotes share it, in file order
     exact = ExactSearch.for_quotes(projection.text, len(note.extractions))
-    anchors: dict[str, Anchor] = {}
-    problems: list[Problem] = nesting_problems(note, too_deep)
     for extraction in note.extractions:
         anchor = resolve_quote(projection, document.elements, extraction.quote,
                                extraction.prefix, extraction.suffix, extraction.occurrence, budget, exact)

@@ -142,3 +142,26 @@ def test_anchor_note_reports_detached_with_its_line() -> None:
 ])
 def test_link_scheme_allowlist(url: str, safe: bool) -> None:
     assert link_is_safe(url) is safe
+
+
+def test_a_note_without_extractions_is_not_projected(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The normalised projection serves the quotes alone: a note without extractions (most
+    of a corpus) is parsed and segmented, never projected; one with extractions is."""
+    import generator.anchoring as anchoring
+
+    projected: list[int] = []
+
+    def counting(elements):  # type: ignore[no-untyped-def]
+        projected.append(len(elements))
+        return project(elements)
+
+    monkeypatch.setattr(anchoring, "project", counting)
+    plain = Note("p", "P", NoteType.NOTE, dt.date(2025, 1, 1), (), "", (), None, None, BODY, 5, (), SourceRef("notes/p.md", 1))
+    anchored, problems = anchor_note(plain)
+    assert projected == [] and anchored.anchors == {} and problems == []
+    assert [e.text for e in anchored.document.elements] == [e.text for e in doc().elements]
+    extraction = Extraction("x1", "x", "Il est voté.", "", "", None, "fait", "A", None, False, (),
+                            SourceRef("notes/x.extractions.yaml", 3))
+    anchored, _ = anchor_note(Note("x", "X", NoteType.NOTE, dt.date(2025, 1, 1), (), "", (), None, None, BODY, 5,
+                                   (extraction,), SourceRef("notes/x.md", 1)))
+    assert len(projected) == 1 and anchored.anchors["x1"].status is AnchorStatus.ANCHORED

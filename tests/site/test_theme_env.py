@@ -5,6 +5,7 @@ environment gives, the names of dict's own attributes and a missing key included
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import jinja2
 import pytest
@@ -73,3 +74,21 @@ def test_a_missing_key_is_the_same_error() -> None:
 
 def test_the_bundled_theme_uses_it() -> None:
     assert isinstance(Theme.load().env, _Environment)
+
+
+def test_a_build_renders_with_the_templates_its_theme_loaded(tmp_path: Path) -> None:
+    """Within a build, a template edited on disk changes no page (the build's fingerprint
+    digested the templates it loaded; Jinja does not stat each template at each page); the
+    next load takes the edit (a rebuild, or ``carnet serve``'s next one)."""
+    import shutil
+
+    from generator.site.theme import DEFAULT_THEME
+
+    theme_dir = tmp_path / "theme"
+    shutil.copytree(DEFAULT_THEME, theme_dir)
+    (theme_dir / "templates" / "probe.html").write_text("avant", encoding="utf-8")
+    theme = Theme.load(theme_dir)
+    assert theme.render("probe.html") == b"avant"
+    (theme_dir / "templates" / "probe.html").write_text("après", encoding="utf-8")
+    assert theme.render("probe.html") == b"avant"
+    assert Theme.load(theme_dir).render("probe.html") == "après".encode()
