@@ -452,10 +452,18 @@ def note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: Iterable[P
     page = note_path(slug)
     chunk = None
     if page in files:
-        derived.update(siblings(site, files, memo))
-        derived.update([note_mirror(site, strings_of(site, theme), slug, note_body_lines(files[page]))])
-        chunk = full_chunk(site, strings_of(site, theme), page, files).encode("utf-8")  # joined as it is
+        lines = note_body_lines(files[page])  # read from the page once: its .json, mirror and chunk show them
+        derived.update(siblings(site, files, memo, lines_of=partial(_lines, page, lines)))
+        derived.update([note_mirror(site, strings_of(site, theme), slug, lines)])
+        chunk = full_chunk(site, strings_of(site, theme), page, files,
+                           partial(_lines, page, lines)).encode("utf-8")  # joined as it is
     return NoteOutputs(emitted, derived, encoded_note_part(site, slug), chunk)
+
+
+def _lines(page: str, lines: tuple[str, ...], path: str) -> tuple[str, ...]:
+    """``lines``, the body lines of ``page`` (asked of that page alone)."""
+    assert path == page, (path, page)
+    return lines
 
 
 def derived_outputs(site: SiteModel, files: SiteFiles, graph: Pending, memo: Memo = NO_MEMO,

@@ -165,11 +165,13 @@ def _absolute_url(base_url: str, directory: str, href: str) -> str | None:
 
 
 def siblings(site: SiteModel, files: Mapping[str, bytes], memo: Memo = NO_MEMO,
-             skip: Container[str] = (), digests: Mapping[str, str] | None = None) -> Iterator[tuple[str, bytes]]:
+             skip: Container[str] = (), digests: Mapping[str, str] | None = None,
+             lines_of: Callable[[str], tuple[str, ...]] | None = None) -> Iterator[tuple[str, bytes]]:
     """``x.txt`` (unless a note's text projection is already there) and ``x.json`` for
     every ``x.html`` (but those whose ``x.json`` is in ``skip``: made already); with a
     build cache, a page whose bytes and citations are unchanged reuses its siblings
-    (``digests``: the pages' sha256, when the caller has them)."""
+    (``digests``: the pages' sha256, when the caller has them; ``lines_of``: a page's
+    :func:`note_body_lines`, when the caller has them)."""
     for path in sorted(files):
         if not path.endswith(".html") or path == "404.html" or path[: -len(".html")] + ".json" in skip:
             continue
@@ -187,20 +189,21 @@ def siblings(site: SiteModel, files: Mapping[str, bytes], memo: Memo = NO_MEMO,
         # the memo calls both at once; this page's values are bound all the same, as in ``key``
         def compute(path: str = path, kind: str = kind, citations: list[dict[str, str]] = citations,
                     has_text: bool = has_text, evidence: dict[str, Any] = evidence) -> list[tuple[str, bytes]]:
-            return list(_page_siblings(site, path, files[path], kind, citations, has_text, evidence))
+            return list(_page_siblings(site, path, files[path], kind, citations, has_text, evidence, lines_of))
 
         yield from memo.memo("siblings", key, compute)
 
 
 def _page_siblings(site: SiteModel, path: str, html: bytes, kind: str, citations: list[dict[str, str]],
-                   has_text: bool, evidence: dict[str, Any]) -> Iterator[tuple[str, bytes]]:
+                   has_text: bool, evidence: dict[str, Any],
+                   lines_of: Callable[[str], tuple[str, ...]] | None = None) -> Iterator[tuple[str, bytes]]:
     stem = path[: -len(".html")]
     page = read_page(html)
     if not has_text:
         yield f"{stem}.txt", ("\n".join(page.lines) + "\n").encode("utf-8")
     links = sorted({url for url in (_absolute(site, path, h) for h in page.links) if url})
     # a note or an article: its own text, as the page shows it, without the page's chrome
-    body = "\n".join(note_body_lines(html) if evidence else page.lines)
+    body = "\n".join((lines_of(path) if lines_of is not None else note_body_lines(html)) if evidence else page.lines)
     record = {"title": page.title.split(" · ")[0].strip(), "kind": kind, "url": site.base_url + path,
               "body": body, "links": links, "citations": citations, **evidence}
     yield f"{stem}.json", dumps(record, levels=2)

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from xml.etree import ElementTree
 
+import pytest
 from bs4 import BeautifulSoup
 from llms_txt.miniparse import parse_llms_txt
 
@@ -301,3 +302,32 @@ def test_sitemap_lists_canonical_urls(example_site: Path) -> None:
                  for p in _public_pages(files)]
     assert sorted(locations) == sorted(canonical) and BASE in locations
     assert not any(loc.endswith("index.html") for loc in locations)
+
+
+def test_a_note_pages_body_text_is_read_from_it_once(tmp_path: Path, example_site: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its .json, its Markdown mirror and its chunk of llms-full.txt all show the body's
+    text as the page shows it: read from the page once per note, not once per output,
+    and the same outputs as before."""
+    import generator.site.emitters as emitters
+    import generator.site.machine as machine
+
+    read: list[str] = []
+    real = machine.note_body_lines
+
+    def counting(html: bytes) -> tuple[str, ...]:
+        lines = real(html)
+        read.append(hashlib.sha256(html).hexdigest())
+        return lines
+
+    monkeypatch.setattr(machine, "note_body_lines", counting)
+    monkeypatch.setattr(emitters, "note_body_lines", counting)
+    content = Path(__file__).resolve().parents[2] / "content"
+    build(content, tmp_path / "site", search=False, jobs=1)
+    files = site_files(tmp_path / "site", search=False)
+    notes = [path for path in files if path.startswith("notes/") and path.endswith(".html")
+             and path + ".md" in files]  # a note's page, with its Markdown mirror
+    assert notes and len(read) == len(set(read)) >= len(notes), (len(read), len(set(read)), len(notes))
+    expected = site_files(example_site, search=False)
+    assert {path: data for path, data in files.items() if path.endswith((".json", ".md", ".txt"))} == \
+        {path: data for path, data in expected.items() if path.endswith((".json", ".md", ".txt"))}
