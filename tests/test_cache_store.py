@@ -524,7 +524,7 @@ def test_a_rebuild_with_nothing_to_do_loads_no_site_module(small: Path, tmp_path
 def test_a_rebuild_reads_only_the_page_texts_llms_full_keeps_and_makes_a_lost_one_again(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 23, item 1: every rebuild recalls every note's filed outputs; the text of its
-    page in llms-full.txt (most of their weight) is kept apart, read only for the pages
+    page in llms-full.txt (over a quarter of their weight) is kept apart, read only for the pages
     under the file's cap. A text the cache lost is made again from its page."""
     from bench.corpus import plain_notes, write_carnet
 
