@@ -4,8 +4,9 @@ that bound Carnet's targets there and that no change to Carnet moves.
 - :func:`file_creation_us`: the cost of creating one file where the sites are written.
   A 5,000-note site is 25,000 files (each page's text, JSON, Markdown and annotation
   siblings); a Hugo site of the same notes is 5,000 folders and 5,000 files. On the
-  2-core benchmark machine a file costs 150–290 µs to create on its disk, 7–26 µs in
-  memory (tmpfs): seconds of a cold build, whatever the generator.
+  2-core benchmark machine a file cost from 26 to 364 µs to create on its disk, from one
+  run to the next (100–360 µs most often), and 7–26 µs in memory (tmpfs): seconds of a
+  cold build, whatever the generator.
 - :func:`parallel_ceiling`: how much faster two processes finish two equal shares of
   allocation-heavy Python work (dicts, strings, sorting: what rendering pages is) than
   one process doing both. Two cores that share caches and memory bandwidth give less
