@@ -20,7 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
-from generator.memo import NO_MEMO, Memo
+from generator.memo import NO_MEMO, Memo, same
 
 T = TypeVar("T")
 A = TypeVar("A")
@@ -224,13 +224,9 @@ def replay(memo: Memo, records: list[tuple[str, str, object]]) -> None:
     """Enter what a worker's :class:`RecordingMemo` recorded into the build's memo."""
     for kind, digest, value in records:
         if value is _COMPUTED:
-            memo.memo(kind, partial(_same, digest), _missing)  # held already: marked as used
+            memo.memo(kind, partial(same, digest), _missing)  # held already: marked as used
         else:
-            memo.memo(kind, partial(_same, digest), partial(_same, value))
-
-
-def _same(value: T) -> T:
-    return value
+            memo.memo(kind, partial(same, digest), partial(same, value))
 
 
 def _missing() -> object:

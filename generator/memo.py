@@ -54,6 +54,12 @@ class NoMemo:
 NO_MEMO: Final = NoMemo()
 
 
+def same(value: T) -> T:
+    """``value`` itself: with ``partial``, a key or a value known already, given where a
+    :class:`Memo` asks for a function."""
+    return value
+
+
 class Keyed(Protocol):
     """A value keyed by what it says it is rather than by its pickled state (a theme by
     its fingerprint: its Jinja environment does not pickle)."""

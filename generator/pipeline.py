@@ -32,7 +32,7 @@ from generator.corpus.publication import (
 from generator.corpus.validate import validate_corpus
 from generator.jobs import RecordingMemo, fork_iter, fork_map, replay, workers_for
 from generator.markup import site_address_problem
-from generator.memo import NO_MEMO, KindsOnly, Memo, digest_of
+from generator.memo import NO_MEMO, KindsOnly, Memo, digest_of, same
 from generator.problems import ContentError, Problem, SettingsError, sorted_problems
 from generator.result import BuildResult, BuildSummary
 from generator.selection.oppositions import private_opposition_problems, published_pairs
@@ -143,7 +143,7 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1,
     for slug, note in corpus.notes.items():
         made = done.get(slug)
         key = partial(anchors_key, slug)
-        parse = partial(_parsed, memo, key, note, partial(_same, (made.anchored, made.problems)) if made else partial(anchor_note, note))
+        parse = partial(_parsed, memo, key, note, partial(same, (made.anchored, made.problems)) if made else partial(anchor_note, note))
 
         def collect(slug: str = slug, line: int = note.body_line) -> list[LinkUse]:
             return collect_links(anchored[slug].document.tokens, line)  # the tokens: parsed again if dropped
@@ -155,10 +155,10 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1,
         else:
             parsed, anchor_problems = parse()
             anchored.now(slug, parsed)
-            facts_of = partial(_same, made.facts) if made else partial(AnchorFacts.of, parsed, anchor_problems)
+            facts_of = partial(same, made.facts) if made else partial(AnchorFacts.of, parsed, anchor_problems)
         # what every build reads of a note's anchoring and links: one entry (one read from the cache's pack)
         facts[slug], uses[slug] = memo.memo("note-facts", key,
-                                            partial(_facts_and_uses, facts_of, partial(_same, made.uses) if made else collect))
+                                            partial(_facts_and_uses, facts_of, partial(same, made.uses) if made else collect))
         problems += facts[slug].problems
     # 3. links between notes, to extractions and to assets
     index = CorpusIndex.of(corpus)
@@ -325,7 +325,7 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
 
     wikis = {slug: tuple(audit.perimeter_extractions or []) for slug, audit in articles.items() if audit.kind == "wiki"}
     selection_keys = {slug: chosen for slug in wikis if (chosen := selection_key(slug)) is not None}
-    held = {wikis[slug] for slug, chosen in selection_keys.items() if memo.holds("selection", partial(_same, chosen))}
+    held = {wikis[slug] for slug, chosen in selection_keys.items() if memo.holds("selection", partial(same, chosen))}
     perimeters = sorted(set(wikis.values()) - held)
     # each perimeter's grouping and map is heavy: one is worth a worker
     todo = [ids for ids in perimeters if not memo.holds("likeness", partial(key, ids))] if jobs > 1 else []
@@ -342,7 +342,7 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
             if recalled_by is None:
                 same_perimeter[perimeter] = arranged(perimeter)
             else:
-                same_perimeter[perimeter] = memo.memo("selection", partial(_same, recalled_by),
+                same_perimeter[perimeter] = memo.memo("selection", partial(same, recalled_by),
                                                       partial(arranged, perimeter))
                 if reads.checking() and same_perimeter[perimeter] != arranged(perimeter, NO_MEMO):
                     raise reads.StaleOutputs(f"the selection of {slug!r} was recalled but differs from the one made "
@@ -495,10 +495,6 @@ def _site_wide_work(site: SiteModel, theme: Theme, memo: Memo, emitters: list[Em
     return staged, recording.records
 
 
-def _same(value: T) -> T:
-    return value
-
-
 BODIES: Final = frozenset({"bodies"})
 """What a recalled note keeps apart from its outputs: its body's HTML (another note's edit
 can change the page around it, seldom the body itself)."""
@@ -546,7 +542,7 @@ def every_note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: list
             if fresh is not None and slug not in held:  # the workers' results come in the order of ``todo``
                 outputs, records = next(fresh)
                 replay(memo, records)
-                compute = partial(_same, outputs)
+                compute = partial(same, outputs)
             if slug not in keys:
                 made[slug] = take(compute())
             elif slug in held:
@@ -563,7 +559,7 @@ def every_note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: list
                 made[slug] = filed
             else:
                 made[slug] = filed = _chunk_filed(memo, take(compute()))
-                memo.memo("note-outputs", keys[slug], partial(_same, filed.stored()))
+                memo.memo("note-outputs", keys[slug], partial(same, filed.stored()))
     return made
 
 
@@ -578,7 +574,7 @@ def _taken(taken: list[FiledOutputs], take: Callable[[NoteOutputs], FiledOutputs
 def _chunk_filed(memo: Memo, filed: FiledOutputs) -> FiledOutputs:
     """``filed``, its page's text put in the memo apart from it (see :meth:`FiledOutputs.stored`)."""
     if filed.full_chunk is not None:
-        memo.memo("note-chunk", partial(_same, filed.chunk_digest), partial(_same, filed.full_chunk))
+        memo.memo("note-chunk", partial(same, filed.chunk_digest), partial(same, filed.full_chunk))
     return filed
 
 

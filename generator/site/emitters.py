@@ -19,7 +19,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 from urllib.parse import urlsplit
 
-from generator.memo import NO_MEMO, Memo, digest_of
+from generator.memo import NO_MEMO, Memo, digest_of, same
 from generator.site import pages, reads
 from generator.site.annotations import note_annotations
 from generator.site.graph import NotePart, Splicing, encoded_note_part, graph_outputs, part_digest, read_layout
@@ -453,17 +453,11 @@ def note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: Iterable[P
     chunk = None
     if page in files:
         lines = note_body_lines(files[page])  # read from the page once: its .json, mirror and chunk show them
-        derived.update(siblings(site, files, memo, lines_of=partial(_lines, page, lines)))
+        derived.update(siblings(site, files, memo, lines_of={page: lines}.__getitem__))
         derived.update([note_mirror(site, strings_of(site, theme), slug, lines)])
         chunk = full_chunk(site, strings_of(site, theme), page, files,
-                           partial(_lines, page, lines)).encode("utf-8")  # joined as it is
+                           {page: lines}.__getitem__).encode("utf-8")  # joined as it is
     return NoteOutputs(emitted, derived, encoded_note_part(site, slug), chunk)
-
-
-def _lines(page: str, lines: tuple[str, ...], path: str) -> tuple[str, ...]:
-    """``lines``, the body lines of ``page`` (asked of that page alone)."""
-    assert path == page, (path, page)
-    return lines
 
 
 def derived_outputs(site: SiteModel, files: SiteFiles, graph: Pending, memo: Memo = NO_MEMO,
@@ -527,18 +521,18 @@ def _read_from_pages(site: SiteModel, files: SiteFiles, memo: Memo, theme: Theme
                      partial(full_order, site, everything, listed), "full_order_reads")
     texts = {note_path(slug): o for slug, o in made.items() if o.chunk_digest}
     for filed in texts.values():  # kept for the next build, read or not (only those under the cap are)
-        memo.keep("note-chunk", partial(_same_key, filed.chunk_digest))
+        memo.keep("note-chunk", partial(same, filed.chunk_digest))
 
     def text(page: str) -> bytes:
         filed = texts[page]
         if filed.full_chunk is not None:
             return filed.full_chunk
         # the text of a page is a function of its files: made again from them if the cache lost it
-        return memo.memo("note-chunk", partial(_same_key, filed.chunk_digest),
+        return memo.memo("note-chunk", partial(same, filed.chunk_digest),
                          lambda: full_chunk(site, strings_of(site, theme), page, everything, lines_of).encode("utf-8"))
 
-    derived["llms-full.txt"] = llms_full(site, everything, cap, theme, _Lazy(texts.keys(), text), lines_of, chunk,
-                                         order, {page: filed.chunk_size for page, filed in texts.items()})
+    derived["llms-full.txt"] = llms_full(site, everything, cap, theme, {page: f.chunk_size for page, f in texts.items()},
+                                         text, lines_of, chunk, order)
     derived["sitemap.xml"] = recalled(memo, "sitemap", partial(sitemap_reads, site, listed),
                                       partial(sitemap, site, everything, listed), "sitemap_reads")
     return derived
@@ -695,31 +689,6 @@ class _Both(Mapping[str, bytes]):
 
     def __len__(self) -> int:
         return len({*self.first, *self.second})
-
-
-class _Lazy(Mapping[str, bytes]):
-    """The values at ``keys``, each ``read(key)`` when asked (not kept: each is asked once)."""
-
-    def __init__(self, keys: Iterable[str], read: Callable[[str], bytes]) -> None:
-        self.keys_, self.read = set(keys), read
-
-    def __getitem__(self, key: str) -> bytes:
-        if key not in self.keys_:
-            raise KeyError(key)
-        return self.read(key)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.keys_
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(sorted(self.keys_))
-
-    def __len__(self) -> int:
-        return len(self.keys_)
-
-
-def _same_key(key: str) -> str:
-    return key
 
 
 class _Filtered(Mapping[str, bytes]):

@@ -468,29 +468,31 @@ def chunk_reads(site: SiteModel, path: str) -> tuple[str, str] | None:
 
 
 def llms_full(site: SiteModel, files: Mapping[str, bytes], cap: int = DEFAULT_FULL_CAP,
-              theme: Theme | None = None, made: Mapping[str, bytes] | None = None,
+              theme: Theme | None = None, made: Mapping[str, int] | None = None,
+              read: Callable[[str], bytes] | None = None,
               lines_of: Callable[[str], tuple[str, ...]] | None = None,
               recall: Callable[[str, Callable[[], str]], str] | None = None,
-              order: Sequence[str] | None = None, sizes: Mapping[str, int] | None = None) -> bytes:
+              order: Sequence[str] | None = None) -> bytes:
     """Every page's text in :func:`full_order` (``order``, when known). Over ``cap`` bytes,
     it stops at the last whole page that leaves room under the cap for a closing line that
     counts the pages left out and points to llms.txt and the sitemap, which list them all.
-    ``made``: page → its :func:`full_chunk` in UTF-8, made already (by a worker process),
-    read only if it goes in when ``sizes`` (page → its size) knows its size;
+    ``made``: page → the size of its :func:`full_chunk` in UTF-8, made already (by a worker
+    process), which ``read(page)`` gives: only those that go in are read;
     ``recall(path, make)``: another page's, given how to make it (a build cache recalls it)."""
     strings = strings_of(site, theme)
     made = made or {}
-    sizes = sizes or {}
     paths = full_order(site, files) if order is None else order
     others = {path: recall(path, partial(full_chunk, site, strings, path, files, lines_of)).encode("utf-8")
               if recall is not None else full_chunk(site, strings, path, files, lines_of).encode("utf-8")
               for path in paths if path not in made}
 
     def chunk(path: str) -> bytes:
-        return others[path] if path in others else made[path]
+        if path in others:
+            return others[path]
+        assert read is not None, "pages made already are read by read()"
+        return read(path)
 
-    lengths = [len(others[path]) if path in others else sizes[path] if path in sizes else len(made[path])
-               for path in paths]
+    lengths = [len(others[path]) if path in others else made[path] for path in paths]
     if sum(lengths) <= cap:
         return b"".join(map(chunk, paths))
 
