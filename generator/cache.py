@@ -177,10 +177,11 @@ class BuildCache:
         appended to the store as they were made (see :class:`MemoStore`)."""
         if self.memo_file_loaded:
             for kind, entries in self.memos.items():
-                used = self.used.get(kind, set())
-                if not used.issuperset(entries):  # asked in C first: after one edit, nearly every kind is whole
-                    self.memos[kind] = {key: value for key, value in entries.items() if key in used}
-                    self.memo_dirty = True
+                # in C, and in place: after one edit a kind lacks a few of its thousands of keys
+                stale = entries.keys() - self.used.get(kind, set())
+                for key in stale:
+                    del entries[key]
+                self.memo_dirty = self.memo_dirty or bool(stale)
         if self.path is None:
             return
         self.save_error = None
