@@ -315,6 +315,7 @@ def report(results: list[tuple[Measures, dict]], bounds: dict[str, float] | None
             ("carnet --no-search / hugo", "carnet --no-search", "hugo", "≤ 1.2"),
             ("carnet --no-search / hugo, highlighting off", "carnet --no-search", "hugo, highlighting off", ""),
             ("carnet / mkdocs, default theme", "carnet", "mkdocs, default theme", "≤ 0.1"),
+            ("carnet --no-search / mkdocs, default theme", "carnet --no-search", "mkdocs, default theme", "≤ 0.1"),
             ("carnet / mkdocs, minimal layout", "carnet", "mkdocs", ""),
             ("carnet evidence / carnet --no-search", "carnet evidence", "carnet --no-search", "≤ 2.0"),
             ("--jobs 1 / --jobs 2 (speed-up)", "carnet --no-search --jobs 1", "carnet --no-search", "≥ 1.6"),
