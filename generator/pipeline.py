@@ -334,7 +334,7 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
     def arranged(perimeter: tuple[str, ...], memo: Memo = memo) -> Selection:
         like = memo.memo("likeness", partial(key, perimeter),
                          partial(made.__getitem__, perimeter) if perimeter in made else partial(compute, perimeter))
-        return arrange(corpus, list(perimeter), threshold, like)
+        return arrange(corpus, list(perimeter), like)
 
     def selection(slug: str, perimeter: tuple[str, ...]) -> Selection:
         if perimeter not in same_perimeter:

@@ -14,7 +14,8 @@ import yaml
 from generator.pipeline import CheckedContent, check_content
 from generator.problems import EXIT_MODEL, EXIT_OK, CarnetError
 from generator.selection.oppositions import RefusedOpposition
-from generator.selection.select import select, selection_threshold
+from generator.selection.select import Selection, select, selection_threshold
+from generator.selection.threshold import CEILING, ThresholdRule
 from generator.terminal import show
 from generator.writes import PlannedWrite, appended, write_content
 
@@ -51,7 +52,9 @@ def run_select(content: Path, wiki: str, threshold: float | None, oppositions: b
     if audit is None or audit.kind != "wiki":
         raise CarnetError(f"{wiki!r} is not a wiki article of this content")
     quotes = {e.id: e.quote for n in analysis.corpus.notes.values() for e in n.extractions}
-    chosen = threshold if threshold is not None else selection_threshold(analysis.corpus.settings.extra)
+    setting = selection_threshold(analysis.corpus.settings.extra)
+    chosen = threshold if threshold is not None else setting
+    rule = ThresholdRule.COMMAND if threshold is not None else None
     from generator.selection.vectors import embeddings_settings, load_cache
     provider, model = embeddings_settings(analysis.corpus.settings.extra)
     if reindex_vectors:
@@ -60,22 +63,30 @@ def run_select(content: Path, wiki: str, threshold: float | None, oppositions: b
         path = reindex(content, analysis, model, [quotes[i] for i in audit.perimeter_extractions or []], out)
         show(out, f"embeddings cached in {path}")
     cache = load_cache(content, model) if provider == "endpoint" else {}
-    selection = select(analysis.corpus, audit.perimeter_extractions or [], chosen, provider, cache)
+    selection = select(analysis.corpus, audit.perimeter_extractions or [], chosen, provider, cache, rule)
     if selection.vectors == "tfidf-fallback":
         show(out, f"the cache of {model!r} lacks some texts: TF-IDF used instead (carnet select {wiki} --reindex)")
     show(out, f"{wiki}: {len(selection.order)} extractions, {len(selection.groups)} groups under the threshold "
-              f"{chosen:g} (single linkage, 0–100 scale)")
+              f"{selection.threshold:g} (single linkage, 0–100 scale); {threshold_origin(selection)}")
+    largest = max((len(g.members) for g in selection.groups), default=0)
+    chained = sum(g.chaining for g in selection.groups)
+    show(out, f"largest group: {largest} extraction(s); groups of 3 or more: "
+              f"{sum(len(g.members) >= 3 for g in selection.groups)}, {chained} of them flagged chaining")
+    owner = {e.id: slug for slug, n in analysis.corpus.notes.items() for e in n.extractions}
     for number, group in enumerate(selection.groups, start=1):
         print(f"\ngroup {number} ({len(group.members)})" + (f": diameter {group.diameter:g}, "
               f"{group.beyond_share:.0%} of member pairs beyond the threshold" if len(group.members) >= 3 else ""),
               file=out)
         if group.chaining:
-            show(out, f"  WARNING chaining: members are together through a path; it runs through "
-                      f"{', '.join(group.bridges) or 'several members'}")
+            shown = [f"{owner.get(b, '?')}: {few_words(quotes[b])}" for b in group.bridges[:BRIDGES_SHOWN]]
+            more = len(group.bridges) - len(shown)
+            show(out, "  WARNING chaining: members are together through a path; it runs through "
+                      + ("; ".join(shown) if shown else "several members")
+                      + (f"; and {more} more (all listed below)" if more > 0 else ""))
         edges = {e.member: e for e in group.edges}
         for member in group.members:
             edge = edges.get(member)
-            why = f"  (joined at {edge.distance:g} from {edge.via}, under {chosen:g})" if edge else ""
+            why = f"  (joined at {edge.distance:g} from {edge.via}, under {selection.threshold:g})" if edge else ""
             show(out, f"  - {member}: {quotes[member][:70]!r}{why}")
     erased, lost = selection.central_erased
     print(f"\nrepresenting each group by its central member would erase {erased} of {len(selection.order)} "
@@ -101,6 +112,27 @@ def run_select(content: Path, wiki: str, threshold: float | None, oppositions: b
             show(out, f"  - {item.question}: {item.a} ⟷ {item.b}")
 
     return EXIT_MODEL if refused else EXIT_OK  # refused items: the pass is incomplete
+
+
+BRIDGES_SHOWN = 8
+"""Members a chaining warning names (by note and first words); the others are in the listing."""
+
+
+def few_words(quote: str, words: int = 8) -> str:
+    """The first ``words`` words of a quote, to name an extraction to a person."""
+    parts = quote.split()
+    return " ".join(parts[:words]) + ("…" if len(parts) > words else "")
+
+
+def threshold_origin(selection: Selection) -> str:
+    """Where the threshold comes from, as the command says it."""
+    if selection.rule is ThresholdRule.COMMAND:
+        return "given with --threshold"
+    if selection.rule is ThresholdRule.SETTING:
+        return "selection.threshold in carnet.yaml"
+    return (f"chosen for this perimeter by the automatic rule: the largest threshold, at most {CEILING:g}, at "
+            "which no group of three or more has more than a third of its member pairs beyond it "
+            "(set selection.threshold in carnet.yaml to fix one)")
 
 
 @dataclass(frozen=True)

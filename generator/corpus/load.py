@@ -522,6 +522,7 @@ def _parse_settings(data: bytes | None, problems: list[Problem]) -> SiteSettings
                 "'https://…/issues/new?title={claim}'.")
         contest_url = ""
     _check_outputs(f)
+    _check_selection(f)
     return SiteSettings(
         title=f.text("title", hint="Add 'title: …', the site's name."),
         base_url=base_url or "/",
@@ -555,6 +556,25 @@ def _check_outputs(f: Fields) -> None:
         if key in value and (isinstance(size, bool) or not isinstance(size, int) or size <= 0):
             sub.error(key, "invalid-value", f"outputs.{key} must be a whole number above 0 ({unit}), not {size!r}",
                       f"Write e.g. '{key}: {_OUTPUT_EXAMPLES[key]}', or remove it for the default.")
+
+
+def _check_selection(f: Fields) -> None:
+    """``selection:``: a mapping whose ``threshold``, when given, is a number from 0 to 100
+    (left out: each perimeter gets the automatic rule's)."""
+    value = f.data.get("selection")
+    if value is None:
+        return
+    if not isinstance(value, YamlMap):
+        f.error("selection", "wrong-type", "'selection' must be a mapping",
+                "e.g. 'selection:' then '  threshold: 40' on the next line, or remove it for the automatic threshold.")
+        return
+    threshold = value.get("threshold")
+    if "threshold" in value and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))
+                                 or not 0 <= threshold <= 100):
+        sub = Fields(value, f.file, "selection", f.problems, line=f.line_of("selection"))
+        sub.error("threshold", "invalid-value", f"selection.threshold must be a number from 0 to 100, not {threshold!r}",
+                  "Write e.g. 'threshold: 40', or remove it: each perimeter then gets the threshold of the automatic "
+                  "rule (the largest at which no group of three or more chains).")
 
 
 def _parse_licence(f: Fields) -> Licence:

@@ -16,6 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from generator.selection.threshold import CEILING, automatic_threshold
+
 if TYPE_CHECKING:
     import numpy as np
     from scipy import sparse  # type: ignore[import-untyped]  # scipy ships no type hints and scipy-stubs is no dependency
@@ -59,10 +61,11 @@ def _round(values: np.ndarray) -> np.ndarray:
     return np.round(values, PRECISION)
 
 
-def distances_under(vectors: sparse.csr_matrix, threshold: float,
-                    similarity: sparse.csr_matrix | None = None) -> list[tuple[int, int, float]]:
-    """(i, j, distance) for i < j with distance ≤ threshold, computed block by block, or read
-    from ``similarity`` (the rows' products, made already: the same values, row by row)."""
+def pairs_under(vectors: sparse.csr_matrix, threshold: float,
+                similarity: sparse.csr_matrix | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows, columns and distances of the pairs i < j with distance ≤ threshold, computed block
+    by block, or read from ``similarity`` (the rows' products, made already: the same values,
+    row by row)."""
     import numpy as np
     n = vectors.shape[0]
     if similarity is not None:
@@ -70,14 +73,24 @@ def distances_under(vectors: sparse.csr_matrix, threshold: float,
     else:
         transposed = vectors.T.tocsc()
         blocks = ((start, vectors[start:start + BLOCK] @ transposed) for start in range(0, n, BLOCK))
-    edges = []
+    rows, cols, distances = [], [], []
     for start, product in blocks:
         block = product.tocoo()
         distance = _round(100.0 * (1.0 - np.clip(block.data, -1.0, 1.0)))
         keep = (block.row + start < block.col) & (distance <= threshold)
-        edges += list(zip((block.row[keep] + start).tolist(), block.col[keep].tolist(), distance[keep].tolist(),
-                           strict=True))
-    return edges
+        rows.append((block.row[keep] + start).astype(np.int64))
+        cols.append(block.col[keep].astype(np.int64))
+        distances.append(distance[keep])
+    if not rows:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)
+    return np.concatenate(rows), np.concatenate(cols), np.concatenate(distances)
+
+
+def distances_under(vectors: sparse.csr_matrix, threshold: float,
+                    similarity: sparse.csr_matrix | None = None) -> list[tuple[int, int, float]]:
+    """(i, j, distance) for i < j with distance ≤ threshold (:func:`pairs_under` as a list)."""
+    rows, cols, distances = pairs_under(vectors, threshold, similarity)
+    return list(zip(rows.tolist(), cols.tolist(), distances.tolist(), strict=True))
 
 
 def _metrics(sub: sparse.csr_matrix, threshold: float) -> tuple[float, float]:
@@ -109,20 +122,30 @@ def group(ids: list[str], vectors: sparse.csr_matrix, threshold: float,
     """Groups of ``ids`` (rows of ``vectors``) under ``threshold``; the output does not
     depend on the order of ``ids``. ``similarity``: ``vectors @ vectors.T``, when the caller
     has it (it is not computed twice)."""
+    return grouping(ids, vectors, threshold, similarity)[0]
+
+
+def grouping(ids: list[str], vectors: sparse.csr_matrix, threshold: float | None,
+             similarity: sparse.csr_matrix | None = None) -> tuple[list[Group], float]:
+    """:func:`group`, and the threshold used: ``threshold``, or when it is None the one the
+    rule of :mod:`generator.selection.threshold` gives these distances."""
     order = sorted(range(len(ids)), key=lambda i: ids[i])
     if similarity is not None and order != list(range(len(ids))):
         similarity = similarity[order][:, order]
     ids = [ids[i] for i in order]
     vectors = vectors[order]
     n = len(ids)
-    edges = distances_under(vectors, threshold, similarity)
+    rows, cols, distances = pairs_under(vectors, CEILING if threshold is None else threshold, similarity)
+    if threshold is None:
+        threshold = automatic_threshold(n, rows, cols, distances)
+        keep = distances <= threshold
+        rows, cols, distances = rows[keep], cols[keep], distances[keep]
     # the graph's weights are distance + 1 (a zero would read as "no edge")
     import networkx as nx
     from scipy import sparse
     from scipy.sparse.csgraph import connected_components, minimum_spanning_tree  # type: ignore[import-untyped]
 
-    graph = sparse.csr_matrix(([d + 1.0 for _i, _j, d in edges], ([i for i, _j, _d in edges], [j for _i, j, _d in edges])),
-                              shape=(n, n))
+    graph = sparse.csr_matrix((distances + 1.0, (rows, cols)), shape=(n, n))
     _count, labels = connected_components(graph, directed=False)
     tree = minimum_spanning_tree(graph).tocoo()
     neighbours: dict[int, list[tuple[int, float]]] = {i: [] for i in range(n)}
@@ -130,7 +153,7 @@ def group(ids: list[str], vectors: sparse.csr_matrix, threshold: float,
         neighbours[i].append((j, round(w - 1.0, PRECISION)))
         neighbours[j].append((i, round(w - 1.0, PRECISION)))
     adjacency: dict[int, list[int]] = {i: [] for i in range(n)}
-    for i, j, _d in edges:
+    for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
         adjacency[i].append(j)
         adjacency[j].append(i)
     members_of: dict[int, list[int]] = {}
@@ -158,7 +181,7 @@ def group(ids: list[str], vectors: sparse.csr_matrix, threshold: float,
                 subgraph.add_edges_from((a, b) for a in members for b in adjacency[a] if b in inside)
                 result.bridges = sorted(ids[m] for m in nx.articulation_points(subgraph))
         groups.append(result)
-    return groups
+    return groups, threshold
 
 
 def central_member(members: list[str], vectors: sparse.csr_matrix, ids: list[str]) -> str:

@@ -13,17 +13,23 @@ if TYPE_CHECKING:
 # numpy and scipy (and networkx) are imported where used: a build without wikis never pays for loading them
 
 from generator.corpus.model import Corpus, Extraction
-from generator.selection.groups import Group, central_member, group
+from generator.selection.groups import Group, central_member, grouping
+from generator.selection.threshold import CEILING, ThresholdRule
 from generator.selection.vectors import vectors_for
 
-DEFAULT_THRESHOLD = 75.0
+DEFAULT_THRESHOLD = CEILING
+"""The threshold of a perimeter of fewer than two extractions (none is computed), and the bound
+of the automatic rule."""
 
 
-def selection_threshold(extra: Mapping[str, object]) -> float:
-    """``selection: {threshold: N}`` in carnet.yaml (0–100 scale; default 75)."""
+def selection_threshold(extra: Mapping[str, object]) -> float | None:
+    """``selection: {threshold: N}`` in carnet.yaml (0–100 scale); None when it is not set: each
+    perimeter then gets the automatic rule's (:mod:`generator.selection.threshold`)."""
     raw = extra.get("selection") or {}
-    value = raw.get("threshold", DEFAULT_THRESHOLD) if isinstance(raw, dict) else DEFAULT_THRESHOLD
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else DEFAULT_THRESHOLD
+    value = raw.get("threshold") if isinstance(raw, dict) else None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
 MAP_LIMIT = 2000
 
 
@@ -51,11 +57,17 @@ class Selection:
     points: dict[str, tuple[float, float]] = field(default_factory=dict)
     central_erased: tuple[int, int] = (0, 0)
     vectors: str = "tfidf"
+    rule: ThresholdRule = ThresholdRule.SETTING
 
 
-def select(corpus: Corpus, ids: list[str], threshold: float = DEFAULT_THRESHOLD, provider: str = "tfidf",
-           cache: dict[str, list[float]] | None = None) -> Selection:
-    return arrange(corpus, ids, threshold, likeness(perimeter_quotes(corpus, ids), threshold, provider, cache))
+def select(corpus: Corpus, ids: list[str], threshold: float | None = None, provider: str = "tfidf",
+           cache: dict[str, list[float]] | None = None, rule: ThresholdRule | None = None) -> Selection:
+    """The selection of ``ids``; ``threshold`` None: the automatic rule's. ``rule`` says where a
+    given threshold comes from (default: the settings)."""
+    like = likeness(perimeter_quotes(corpus, ids), threshold, provider, cache)
+    if rule is not None:
+        like = replace(like, rule=rule)
+    return arrange(corpus, ids, like)
 
 
 @dataclass
@@ -67,13 +79,15 @@ class Likeness:
     Attributes:
         groups: the groups, members in the canonical (sorted) order.
         central: each group's central member (:func:`central_member`; a singleton's own).
-        points, vectors: as :class:`Selection`'s.
+        points, vectors, threshold, rule: as :class:`Selection`'s.
     """
 
     groups: list[Group]
     central: list[str]
     points: dict[str, tuple[float, float]]
     vectors: str
+    threshold: float = DEFAULT_THRESHOLD
+    rule: ThresholdRule = ThresholdRule.SETTING
 
 
 def perimeter_quotes(corpus: Corpus, ids: list[str]) -> list[tuple[str, str]]:
@@ -83,30 +97,32 @@ def perimeter_quotes(corpus: Corpus, ids: list[str]) -> list[tuple[str, str]]:
     return sorted((i, extraction[i].quote) for i in ids if i in extraction)
 
 
-def likeness(quotes: list[tuple[str, str]], threshold: float = DEFAULT_THRESHOLD, provider: str = "tfidf",
+def likeness(quotes: list[tuple[str, str]], threshold: float | None = None, provider: str = "tfidf",
              cache: dict[str, list[float]] | None = None) -> Likeness:
-    """The groups and map of the extractions ``quotes`` (:func:`perimeter_quotes`); of none,
-    nothing (no vectors are made: :func:`arrange` gives an empty selection)."""
+    """The groups and map of the extractions ``quotes`` (:func:`perimeter_quotes`) under
+    ``threshold``, or the automatic rule's when it is None; of none, nothing (no vectors are
+    made: :func:`arrange` gives an empty selection)."""
+    rule = ThresholdRule.AUTOMATIC if threshold is None else ThresholdRule.SETTING
     if not quotes:
-        return Likeness([], [], {}, provider)
+        return Likeness([], [], {}, provider, DEFAULT_THRESHOLD if threshold is None else threshold, rule)
     canonical = [i for i, _quote in quotes]
     vectors, produced_by = vectors_for([quote for _i, quote in quotes], provider, cache or {})
     # one product per perimeter, shared: the map needs all of it, the grouping the pairs under the threshold
     similarity = vectors @ vectors.T if 1 < len(canonical) <= MAP_LIMIT else None
-    groups = group(canonical, vectors, threshold, similarity)
+    groups, chosen = grouping(canonical, vectors, threshold, similarity)
     central = [central_member(g.members, vectors, canonical) if len(g.members) > 1 else g.members[0] for g in groups]
     points = _map(canonical, similarity) if len(canonical) <= MAP_LIMIT else {}
-    return Likeness(groups, central, points, produced_by)
+    return Likeness(groups, central, points, produced_by, chosen, rule)
 
 
-def arrange(corpus: Corpus, ids: list[str], threshold: float, like: Likeness) -> Selection:
+def arrange(corpus: Corpus, ids: list[str], like: Likeness) -> Selection:
     """The selection of the perimeter ``ids`` from its quotes' :class:`Likeness`: in debate
     order (INV-10), with what representing each group by its central member would erase.
     ``like`` is left as it is (a build cache may hold it)."""
     extraction = corpus.extractions
     ids = [i for i in ids if i in extraction]
     if not ids:
-        return Selection(threshold, [], [])
+        return Selection(like.threshold, [], [], rule=like.rule)
     order = debate_order(extraction, ids)
     rank = {i: n for n, i in enumerate(order)}
     # a singleton is in debate order already: kept as it is (50,000 copies made for nothing)
@@ -120,7 +136,8 @@ def arrange(corpus: Corpus, ids: list[str], threshold: float, like: Likeness) ->
                 if member != keep:
                     erased += 1
                     disagreeing += extraction[member].disagreements
-    return Selection(threshold, order, [g for g, _central in ranked], like.points, (erased, disagreeing), like.vectors)
+    return Selection(like.threshold, order, [g for g, _central in ranked], like.points, (erased, disagreeing),
+                     like.vectors, like.rule)
 
 
 def debate_order(extraction: Mapping[str, Extraction], ids: list[str]) -> list[str]:

@@ -7,6 +7,7 @@ from functools import partial
 from typing import Any, NotRequired, TypedDict
 
 from generator.selection.select import MAP_LIMIT, Selection
+from generator.selection.threshold import CEILING, ThresholdRule
 from generator.site import paging
 from generator.site.model import SiteModel, extraction_fragment, note_path, relative, selection_path
 from generator.site.pages import common, counts_worded
@@ -25,6 +26,7 @@ class _ExtractionView(TypedDict):
     quote: str
     note: str
     url: str
+    words: str  # the quote's first words, to name it in a warning
     comments: int
     disagreements: int
     comments_label: str
@@ -80,7 +82,9 @@ def selection_pages(site: SiteModel, theme: Theme, slug: str) -> list[tuple[str,
             addresses[note.slug] = url(note_path(note.slug))
         comments, disagreements = len(item.live_comments), item.disagreements
         worded = counts(comments, disagreements)
+        words = item.quote.split()
         return {"id": ext_id, "quote": item.quote, "note": note.title,
+                "words": " ".join(words[:8]) + ("…" if len(words) > 8 else ""),
                 "url": f"{addresses[note.slug]}#{extraction_fragment(site.statuses, ext_id)}",
                 "comments": comments, "disagreements": disagreements,
                 "comments_label": worded["comments_label"], "disagreements_label": worded["disagreements_label"]}
@@ -124,6 +128,8 @@ def selection_pages(site: SiteModel, theme: Theme, slug: str) -> list[tuple[str,
     shared = {
         "wiki": {"title": wiki.title, "url": url(note_path(slug))},
         "threshold": f"{selection.threshold:g}", "groups_count": len(groups),
+        "threshold_rule": theme.tr("threshold_automatic", ceiling=f"{CEILING:g}")
+        if selection.rule is ThresholdRule.AUTOMATIC else theme.tr("threshold_setting"),
         "total": len(selection.order), "erased": erased, "lost": lost,
         "vectors": theme.tr(f"vectors_{selection.vectors.replace('-', '_')}"),
         # above the map's limit no positions are computed: the groups are drawn, their shapes not

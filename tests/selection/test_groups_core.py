@@ -31,7 +31,7 @@ from generator.selection.groups import (
     pair_distance,
 )
 from generator.selection.oppositions import requests
-from generator.selection.select import DEFAULT_THRESHOLD, debate_key, debate_order, select, selection_threshold
+from generator.selection.select import debate_key, debate_order, select, selection_threshold
 from generator.selection.vectors import embeddings_settings, vectors_for
 from support.tiny import com, corpus_of, ext, note_md
 
@@ -231,14 +231,14 @@ def test_a_bag_counts_each_feature_as_often_as_the_text_has_it() -> None:
 
 
 @pytest.mark.parametrize("extra,expected", [
-    ({}, DEFAULT_THRESHOLD),
+    ({}, None),  # not set: the automatic rule, per perimeter
     ({"selection": {"threshold": 24}}, 24.0),
     ({"selection": {"threshold": 12.5}}, 12.5),
-    ({"selection": {"threshold": True}}, DEFAULT_THRESHOLD),  # a boolean is no number
-    ({"selection": {"threshold": "24"}}, DEFAULT_THRESHOLD),
-    ({"selection": 24}, DEFAULT_THRESHOLD),
+    ({"selection": {"threshold": True}}, None),  # a boolean is no number (carnet check says so)
+    ({"selection": {"threshold": "24"}}, None),
+    ({"selection": 24}, None),
 ])
-def test_selection_threshold(extra: dict[str, Any], expected: float) -> None:
+def test_selection_threshold(extra: dict[str, Any], expected: float | None) -> None:
     assert selection_threshold(extra) == expected
 
 

@@ -18,6 +18,7 @@ from generator.selection.embeddings import tfidf
 from generator.selection.groups import group, pair_distance
 from generator.selection.oppositions import find_oppositions, requests
 from generator.selection.select import select
+from generator.selection.threshold import ThresholdRule
 from support.llm_server import reply
 
 # two topics and a text that bridges them (the spending threshold *and* the statutes)
@@ -88,10 +89,14 @@ def test_the_chaining_warning_names_the_bridge_and_persists_while_the_clusters_s
 def test_the_example_keeps_the_lease_singleton_and_first_by_debate() -> None:
     analysis = check_content(Path(__file__).resolve().parents[2] / "content")
     ids = analysis.articles["cvl-wiki-budget"].perimeter_extractions
-    selection = select(analysis.corpus, ids)
+    selection = select(analysis.corpus, ids, 75.0)  # the former fixed default: it chains here
     assert selection.order[0] == "cvl-1114-bail-verbal"
     assert selection.groups[0].members == ["cvl-1114-bail-verbal"]
-    assert any(g.chaining and g.bridges for g in selection.groups), "a chaining warning is shown on the example"
+    assert any(g.chaining and g.bridges for g in selection.groups), "a chaining warning is shown at 75"
+    automatic = select(analysis.corpus, ids)
+    assert automatic.rule is ThresholdRule.AUTOMATIC and automatic.threshold < 75
+    assert not any(g.chaining for g in automatic.groups), "the automatic threshold is under the chaining line"
+    assert any(len(g.members) >= 2 for g in automatic.groups), "and it still groups"
     erased, lost = selection.central_erased
     assert erased == sum(len(g.members) - 1 for g in selection.groups if len(g.members) > 1) and lost > 0
 
@@ -102,7 +107,9 @@ def test_the_selection_page_enumerates_every_member(example_site: Path) -> None:
     ids = set(analysis.articles["cvl-wiki-budget"].perimeter_extractions)
     shown = [li["data-ext"] for li in page.select(".members > li")]
     assert sorted(shown) == sorted(ids), "no group is represented by one member"
-    assert page.select_one(".group.chaining .warning") is not None
+    assert page.select_one(".group.chaining .warning") is None, "the automatic threshold leaves no chain"
+    rule = page.select_one(".threshold-rule").get_text()
+    assert "règle fixe" in rule and "un tiers" in rule, "the page states the rule that chose its threshold"
     drawn = [d for path in page.select("svg.selection-map path.map-points, svg.selection-map path.map-singletons")
              for d in path["d"].split("M")[1:]]
     assert len(drawn) == len(ids), "every extraction is a point of the map"

@@ -58,6 +58,9 @@ def large(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, BuildResult]:
     (content / "notes" / "chaine.extractions.yaml").write_text(yaml.safe_dump({"extractions": [
         {"id": f"chaine-{n}", "quote": q, "kind": "fait", "author": "Camille Martin"} for n, q in enumerate(quotes)]},
         allow_unicode=True), encoding="utf-8")
+    with (content / "carnet.yaml").open("a", encoding="utf-8") as stream:
+        # a fixed threshold, as a site may set: the chain of variants stays one group, shown chaining
+        stream.write("selection:\n  threshold: 75\n")
     out = content.parent / "site"
     return content, build(content, out, search=False)
 
@@ -142,7 +145,11 @@ def test_the_selection_enumerates_every_member_once_and_its_map_is_light(large) 
     members = {li["data-ext"] for g in chained if g.select_one("h3").get_text().startswith(f"Groupe {number} ")
                for li in g.select(".members > li")}
     assert chain_ids <= members, "the 40 variants are one group, enumerated whole"
-    assert first.select_one(".warning") is not None
+    warning = first.select_one(".warning")
+    assert warning is not None
+    named = [a.get_text() for a in warning.select("a")]
+    assert all(n.startswith("Séance des variantes") and "« " in n for n in named), \
+        "the chain's bridges are named by their note and first words, not by raw ids"
     group = svg.select_one(f'g.map-group[data-group="{number}"]')
     assert group.select_one("rect.map-chain") is not None and "chaîne" in group.select_one("text").get_text()
     # the pairs: groups of two, each drawn in its colour with its number; singletons apart, grey
