@@ -58,8 +58,8 @@ def load_pairs(path: Path) -> list[dict]:
     return pairs
 
 
-def evaluate(pairs: list[dict], client: LLMClient, batch_size: int = 8) -> Scores:
-    prompt = load_prompt("verify_pairs")
+def evaluate(pairs: list[dict], client: LLMClient, batch_size: int = 8, language: str = "fr") -> Scores:
+    prompt = load_prompt("verify_pairs", language)
     predictions: list[tuple[str, str]] = []
     failed, tokens = 0, 0
     started = time.perf_counter()
@@ -100,9 +100,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", required=True)
     parser.add_argument("--api-key-env", default="", help="environment variable holding the key, if any")
     parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--language", default="fr", help="the language of the pairs, and of the judge's prompt (fr, en)")
     args = parser.parse_args(argv)
     client = LLMClient(LLMSettings(args.base_url, args.model, args.api_key_env))
-    scores = evaluate(load_pairs(args.pairs), client, args.batch)
+    scores = evaluate(load_pairs(args.pairs), client, args.batch, args.language)
     print(f"pairs judged: {scores.judged} (failed: {scores.failed})")
     print(f"accuracy: {scores.accuracy:.3f}   balanced accuracy: {scores.balanced_accuracy:.3f}")
     print("recall: " + ", ".join(f"{label} {value:.3f}" for label, value in scores.recall.items()))

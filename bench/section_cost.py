@@ -42,7 +42,7 @@ def costs(content: Path, wiki: str) -> tuple[int, int, int, int]:
     evidence = [{"id": i.extraction, "note": i.note, "date": "", "quote": i.quote, "comments": i.comments,
                  "disagreements": i.disagreements} for i in uncited]
     groups = evidence_groups(analysis, wiki, [i.extraction for i in uncited])  # as carnet propose sends them
-    prompt = load_prompt("propose_sections").render(title=note.title, sections=parts, evidence=evidence,
+    prompt = load_prompt("propose_sections", analysis.corpus.settings.language).render(title=note.title, sections=parts, evidence=evidence,
                                                     groups=groups, max_operations=MAX_OPERATIONS)
     answer = "\n".join(o.content for o in _extractive(analysis, wiki, uncited, MAX_OPERATIONS))
     quotes = {e.id: e.quote for n in analysis.corpus.notes.values() for e in n.extractions}

@@ -278,23 +278,33 @@ class BuildCache:
         taken = time.time_ns()
 
         def walk(directory: str) -> None:
-            with os.scandir(directory) as scan:
-                entries = sorted(scan, key=lambda entry: entry.name)
+            try:
+                with os.scandir(directory) as scan:
+                    entries = sorted(scan, key=lambda entry: entry.name)
+            except OSError as exc:  # missing or unreadable: digested as such, and the loader says what is wrong
+                digest.update(f"{directory}|unreadable:{exc.errno}\n".encode())
+                return
             for entry in entries:
-                if entry.is_symlink():
-                    digest.update(f"{entry.path}|link:{os.readlink(entry.path)}\n".encode())
-                elif entry.is_dir():
-                    walk(entry.path)
-                elif entry.is_file():
-                    info = entry.stat()
-                    known = self.known(entry.path, info)
-                    if known is not None:
-                        sha = known
-                    else:
-                        with open(entry.path, "rb") as stream:
-                            sha = hashlib.sha256(stream.read()).hexdigest()
-                    stats[entry.path] = (info.st_size, info.st_mtime_ns, info.st_ino, sha)
-                    digest.update(f"{entry.path}|{sha}\n".encode())
+                try:
+                    take(entry)
+                except OSError as exc:  # gone or unreadable since it was listed: the same
+                    digest.update(f"{entry.path}|unreadable:{exc.errno}\n".encode())
+
+        def take(entry: os.DirEntry[str]) -> None:
+            if entry.is_symlink():
+                digest.update(f"{entry.path}|link:{os.readlink(entry.path)}\n".encode())
+            elif entry.is_dir():
+                walk(entry.path)
+            elif entry.is_file():
+                info = entry.stat()
+                known = self.known(entry.path, info)
+                if known is not None:
+                    sha = known
+                else:
+                    with open(entry.path, "rb") as stream:
+                        sha = hashlib.sha256(stream.read()).hexdigest()
+                stats[entry.path] = (info.st_size, info.st_mtime_ns, info.st_ino, sha)
+                digest.update(f"{entry.path}|{sha}\n".encode())
 
         for folder in folders:
             walk(os.path.abspath(folder))

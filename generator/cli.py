@@ -4,7 +4,10 @@ prints problems. No logic of its own.
 Exit codes, the same for every command (those that call a model included: verify,
 analyse, propose, select --oppositions, and review / apply of their proposals):
 
-- 0 (``EXIT_OK``): done.
+- 0 (``EXIT_OK``): done. For ``apply``, done means every decision recorded, accepted or
+  not: a rejected operation or passage is the applier's verdict, printed with its reason
+  and counted in the closing line ("0 operation(s) applied (…, 2 rejected): the article
+  was not changed"), not a failure. A command that does nothing says so.
 - 1 (``EXIT_CONTENT``): the content has errors (or warnings under ``--strict``).
 - 2 (``EXIT_USAGE``): usage, settings (``llm:`` in carnet.yaml included), the disk, or
   a refused write (a stale proposal, a file changed since).
@@ -43,6 +46,7 @@ from generator.problems import (
 from generator.terminal import visible
 
 if TYPE_CHECKING:  # the pipeline is imported only by the commands that run it (a fast --version, help)
+    from generator.corpus.model import SiteSettings
     from generator.pipeline import CheckedContent
 
 
@@ -55,6 +59,27 @@ def _jobs(value: str) -> int:
     if jobs < 1:
         raise argparse.ArgumentTypeError(f"must be a whole number of requests at once, at least 1 (not {value!r})")
     return jobs
+
+
+def _tokens(value: str) -> int:
+    """``--max-tokens N``: a whole number of tokens above 0."""
+    try:
+        tokens = int(value.replace("_", "").replace(",", ""))
+    except ValueError:
+        tokens = 0
+    if tokens < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of tokens above 0 (not {value!r})")
+    return tokens
+
+
+def _model_options(command: argparse.ArgumentParser, what: str = "") -> None:
+    """--dry-run and --max-tokens, the same on every command that calls a model."""
+    command.add_argument("--dry-run", action="store_true",
+                         help=f"{what}print the plan (requests, characters, estimated prompt and completion "
+                              "tokens, within llm.context_tokens) and send nothing")
+    command.add_argument("--max-tokens", type=_tokens, metavar="N",
+                         help=f"{what}the run's token budget (default: llm.max_tokens_per_run, or 200,000): a plan "
+                              "over it sends nothing and exits 2; the run stops before it would spend past it")
 
 
 JOBS_HELP = ("requests in flight at once (default: 1); the files written are the same whatever N, so use what "
@@ -126,7 +151,10 @@ def _parser() -> argparse.ArgumentParser:
     propose.add_argument("wiki", help="the wiki's slug")
     propose.add_argument("--content", type=Path, default=Path("content"), help="content directory (default: content)")
     propose.add_argument("--provider", choices=("extractive", "llm"), default="extractive")
-    propose.add_argument("--max-operations", type=int, default=5)
+    propose.add_argument("--max-operations", type=int, default=5, metavar="N",
+                         help="operations each request may propose (default: 5); with 'llm', the uncited evidence "
+                              "is spread over as many requests as the model's context needs, group by group")
+    _model_options(propose, "with 'llm': ")
     analyse = commands.add_parser(
         "analyse", help="propose extractions for notes with the model (writes proposals/extractions/)",
         description="Cut each note into chunks on element boundaries, ask the endpoint of carnet.yaml for passages "
@@ -143,6 +171,7 @@ def _parser() -> argparse.ArgumentParser:
     analyse.add_argument("--all", action="store_true", dest="whole",
                          help="send the whole note again, not only what changed since the last analysis")
     analyse.add_argument("--jobs", type=_jobs, default=1, metavar="N", help=JOBS_HELP)
+    _model_options(analyse)
     review = commands.add_parser("review", help="show a proposal's operations or passages, and their verdicts",
                                  description="Section operations: the diff each makes, the text a ReplaceSection "
                                              "removes, and the applier's verdict. Extractions: each passage, where "
@@ -168,6 +197,11 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("--content", type=Path, default=Path("content"), help="content directory (default: content)")
     verify.add_argument("--batch", type=int, default=8, help="pairs per request (default: 8)")
     verify.add_argument("--jobs", type=_jobs, default=1, metavar="N", help=JOBS_HELP)
+    _model_options(verify)
+    verify.add_argument("--calibrate", action="store_true",
+                        help="judge Carnet's labelled pairs in the site's language instead, record the judge's "
+                             "balanced accuracy in content/verdicts/calibrations.yaml and say whether it qualifies "
+                             "(its verdicts change states only then)")
     selection = commands.add_parser(
         "select", help="print a wiki's evidence groups, chaining warnings and oppositions",
         description="Group the wiki's perimeter by single linkage under a distance threshold (0–100), explain each "
@@ -178,6 +212,7 @@ def _parser() -> argparse.ArgumentParser:
     selection.add_argument("--threshold", type=float, help="distance threshold, 0–100 (default: carnet.yaml or 75)")
     selection.add_argument("--oppositions", action="store_true", help="run and record the oppositions pass (model)")
     selection.add_argument("--jobs", type=_jobs, metavar="N", help=f"with --oppositions: {JOBS_HELP}")
+    _model_options(selection, "with --oppositions: ")
     selection.add_argument("--reindex", action="store_true",
                            help="embed the texts missing from the endpoint model's cache (embeddings: provider endpoint)")
     context = commands.add_parser(
@@ -206,6 +241,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="do not offer the model tools: Carnet searches and sends the passages in one request")
     ask.add_argument("--no-judge", action="store_true",
                      help="leave the (statement, passage) pairs unjudged (verbatim check only)")
+    _model_options(ask)
     ask.add_argument("--save", metavar="SLUG", default="",
                      help="keep the answer as content/notes/answers/SLUG.md (type answer: the build publishes it "
                           "like a synthesis) and the judge's verdicts in content/verdicts/SLUG.yaml")
@@ -240,18 +276,31 @@ def run_serve(args: argparse.Namespace) -> int:
 def run_ask(args: argparse.Namespace) -> int:
     from generator.answering import Scope, parse_category
     from generator.answering.render import as_json, as_text
-    from generator.commands.ask import ask, judge_answer, library, save
+    from generator.commands.ask import ask, ask_plan, judge_answer, library, save
     from generator.commands.save_answer import check_slug
     from generator.llm import LLMClient, llm_settings
+    from generator.llm.errors import PlanRefused
+    from generator.llm.plan import limits_from
 
     scope = Scope(args.notebook.strip(), tuple(parse_category(value) for value in args.category))
     found = library(args.content, scope)
     if args.save:  # before the model is paid: a slug that cannot be saved is said first
         check_slug(args.save, set(found.analysis.corpus.notes), args.content)
-    client = LLMClient(llm_settings(found.analysis.corpus.settings.extra))
-    answer = ask(found, client, args.question, notice=client.say, tools=not args.no_tools)
+    extra = found.analysis.corpus.settings.extra
+    client = LLMClient(llm_settings(extra))
+    limits = limits_from(extra, args.max_tokens)
+    plan = ask_plan(found, client, args.question, not args.no_tools, not args.no_judge, limits)
+    if args.dry_run:
+        print_plan(plan)
+        print("dry run: nothing was sent", file=sys.stderr)
+        return EXIT_OK
+    refusal = plan.refusal()
+    if refusal is not None:
+        raise PlanRefused(refusal, plan)
+    answer = ask(found, client, args.question, notice=client.say, tools=not args.no_tools, limits=limits)
     if not args.no_judge:
-        answer = judge_answer(answer, client, notice=client.say)
+        answer = judge_answer(answer, client, notice=client.say,
+                              language=found.analysis.corpus.settings.language, limits=limits)
     render = as_json if args.format == "json" else as_text
     sys.stdout.write(render(answer, found.base_url))
     if args.save:
@@ -274,16 +323,27 @@ def run_selection(args: argparse.Namespace) -> int:
     if args.jobs is not None and not args.oppositions:
         print("carnet: --jobs goes with --oppositions (the only pass of select that sends requests)", file=sys.stderr)
         return EXIT_USAGE
+    if (args.dry_run or args.max_tokens is not None) and not args.oppositions:
+        print("carnet: --dry-run and --max-tokens go with --oppositions (the only pass of select that sends requests)",
+              file=sys.stderr)
+        return EXIT_USAGE
     return run_select(args.content, args.wiki, args.threshold, args.oppositions, reindex_vectors=args.reindex,
-                      jobs=args.jobs or 1)
+                      jobs=args.jobs or 1, dry_run=args.dry_run, max_tokens=args.max_tokens, notice=_notice)
 
 
 def run_verify(args: argparse.Namespace) -> int:
     from generator.llm import LLMClient, llm_settings
+    from generator.llm.errors import PlanRefused
+    from generator.llm.plan import limits_from
     from generator.pipeline import check_content
-    from generator.verification.judge import judge
+    from generator.verification.judge import judge, verify_plan
 
+    if args.calibrate and args.articles:
+        print("carnet: --calibrate judges Carnet's labelled pairs, not articles: name none", file=sys.stderr)
+        return EXIT_USAGE
     analysis = check_content(args.content)
+    if args.calibrate:
+        return _run_calibrate(args, analysis.corpus.settings)
     unknown = [a for a in args.articles if a not in analysis.assessments]
     if unknown:
         print(f"carnet: not a wiki or synthesis: {', '.join(unknown)}", file=sys.stderr)
@@ -294,10 +354,20 @@ def run_verify(args: argparse.Namespace) -> int:
     if not pending:
         print("nothing to judge: every pair that passed the verbatim check has a verdict")
         return EXIT_OK
-    client = LLMClient(llm_settings(analysis.corpus.settings.extra))
-    report = judge(args.content, pending, client, max(1, args.batch), jobs=args.jobs)
-    print(f"judged {report.judged} pair(s); {len(report.unjudged)} left unjudged; tokens reported by the server: "
-          f"{report.usage or 'none'}")
+    extra, language = analysis.corpus.settings.extra, analysis.corpus.settings.language
+    limits = limits_from(extra, args.max_tokens)
+    client = LLMClient(llm_settings(extra))
+    plan = verify_plan(pending, max(1, args.batch), client, language, limits)
+    if args.dry_run:
+        print_plan(plan)
+        print("dry run: nothing was sent", file=sys.stderr)
+        return EXIT_OK
+    refusal = plan.refusal()
+    if refusal is not None:
+        raise PlanRefused(refusal + ("; a smaller --batch makes smaller requests" if plan.oversized() else ""), plan)
+    report = judge(args.content, pending, client, max(1, args.batch), jobs=args.jobs, language=language,
+                   limits=limits)
+    print(f"judged {report.judged} pair(s); {len(report.unjudged)} left unjudged")
     for failure in report.failed_batches:
         print(visible(f"  failed batch: {failure}"), file=sys.stderr)
     for refused in report.refused:
@@ -310,24 +380,123 @@ def run_verify(args: argparse.Namespace) -> int:
     if report.stopped:
         print("  stopped sending once the endpoint failed: the verdicts above are kept; run 'carnet verify' "
               "again when it answers", file=sys.stderr)
+    elif report.budget_spent:
+        print("  stopped sending before the run's budget was spent: the verdicts above are kept; run 'carnet "
+              "verify' again (with --max-tokens N to allow more) to send the pairs left unjudged", file=sys.stderr)
+    elif report.refused_batches and args.batch > 1:
+        print(f"  {report.refused_batches} batch(es) were refused whole: at temperature 0 the same batch gets the "
+              "same answer, so run 'carnet verify --batch 1' to send their pairs one by one", file=sys.stderr)
     elif not report.complete:
         print("  the verdicts above are kept; run 'carnet verify' again to send the pairs left unjudged",
               file=sys.stderr)
     return EXIT_OK if report.complete else EXIT_MODEL
 
 
+def _run_calibrate(args: argparse.Namespace, settings: SiteSettings) -> int:
+    from generator.llm import LLMClient, llm_settings
+    from generator.llm.errors import PlanRefused
+    from generator.llm.plan import limits_from
+    from generator.llm.prompts import load_prompt
+    from generator.verification.assess import min_balanced_accuracy
+    from generator.verification.calibration import calibrate, describe, load_pair_set, sending_order
+    from generator.verification.judge import batches_plan
+
+    bar, problem = min_balanced_accuracy(settings.extra)
+    if problem is not None:
+        print(problem.format_text(str(args.content)), file=sys.stderr)
+        return EXIT_USAGE
+    pair_set = load_pair_set(settings.language)
+    client = LLMClient(llm_settings(settings.extra))
+    # the figures need every pair: the whole plan fits the budget, or nothing is sent
+    order, size = sending_order(pair_set), max(1, args.batch)
+    plan = batches_plan("carnet verify --calibrate", [(f"labelled pairs {start + 1}–{min(start + size, len(order))}",
+                                                       order[start:start + size])
+                                                      for start in range(0, len(order), size)],
+                        client, load_prompt("verify_pairs", settings.language), limits_from(settings.extra,
+                                                                                             args.max_tokens))
+    if args.dry_run:
+        print_plan(plan)
+        print("dry run: nothing was sent", file=sys.stderr)
+        return EXIT_OK
+    refusal = plan.refusal()
+    if refusal is not None:
+        raise PlanRefused(refusal, plan)
+    report = calibrate(args.content, pair_set, client, size, settings.language)
+    lines, errors = describe(report, pair_set, bar)
+    print("\n".join(visible(line) for line in lines))
+    for line in errors:
+        print(visible(f"  {line}"), file=sys.stderr)
+    return EXIT_OK if report.record is not None else EXIT_MODEL
+
+
 def run_propose(args: argparse.Namespace) -> int:
     from generator.commands.proposals import propose
 
-    path = propose(args.content, args.wiki, args.provider, args.max_operations)
-    print(f"wrote {path}; review it with 'carnet review {path}'")
+    if args.provider != "llm" and (args.dry_run or args.max_tokens is not None):
+        print("carnet: --dry-run and --max-tokens go with --provider llm (the extractive provider sends nothing)",
+              file=sys.stderr)
+        return EXIT_USAGE
+    done = propose(args.content, args.wiki, args.provider, args.max_operations, dry_run=args.dry_run,
+                   max_tokens=args.max_tokens, notice=_notice)
+    if done.plan is not None and (args.dry_run or done.path is None):
+        print_plan(done.plan)
+    for line in done.failed:
+        print(visible(f"  {line}"), file=sys.stderr)
+    if args.dry_run:
+        print("dry run: nothing was sent", file=sys.stderr)
+        return EXIT_OK
+    if done.path is None:
+        if done.plan is None:
+            print(f"nothing to propose: every extraction of {args.wiki}'s perimeter is cited; no request was sent")
+            return EXIT_OK
+        print(f"no operation to propose: no request gave a usable answer ({len(done.failed)} failed or not sent); "
+              "nothing was written", file=sys.stderr)
+        return EXIT_MODEL
+    requests = f" from {len(done.plan.requests)} request(s)" if done.plan is not None else ""
+    print(f"wrote {done.operations} operation(s){requests} into {done.path}; review it with "
+          f"'carnet review {done.path}'")
+    if not _usable_operations(done.path):  # a command that does nothing says so
+        print("  no usable operation: the proposal holds only NoChange, so applying it would change nothing")
+    if done.failed:
+        print(f"  {len(done.failed)} request(s) failed or were not sent: their evidence is not in the proposal; run "
+              "'carnet propose' again for it (the proposal records which evidence each request held)", file=sys.stderr)
+        return EXIT_MODEL
     return EXIT_OK
 
 
-def run_analyse(args: argparse.Namespace) -> int:
-    from generator.commands.analyse import print_report, run_analyse
+def _usable_operations(path: Path) -> int:
+    """The operations of the proposal at ``path`` that would change its article (not
+    NoChange), as read back from the file."""
+    from generator.commands.proposal_files import load_proposal
 
-    report = run_analyse(args.content, args.notes, args.notebook, args.budget, args.whole, jobs=args.jobs)
+    _content, proposal = load_proposal(path)
+    return sum(1 for o in getattr(proposal, "operations", ()) if o.op != "NoChange")
+
+
+def print_plan(plan: object) -> None:
+    """A command's plan (:class:`generator.llm.plan.Plan`), as a person reads it."""
+    from generator.llm.plan import Plan
+
+    if isinstance(plan, Plan):
+        for line in plan.lines():
+            print(visible(line))
+
+
+def _notice(message: str) -> None:
+    """Progress of a model command: on a terminal only (a CI log gets the summary)."""
+    if sys.stderr.isatty():
+        print(visible(f"carnet: {message}"), file=sys.stderr)
+
+
+def run_analyse(args: argparse.Namespace) -> int:
+    from generator.commands.analyse import AnalyseReport, print_report, run_analyse
+
+    report = run_analyse(args.content, args.notes, args.notebook, args.budget, args.whole, jobs=args.jobs,
+                         dry_run=args.dry_run, max_tokens=args.max_tokens)
+    if not isinstance(report, AnalyseReport):  # a dry run: the plan
+        print_plan(report)
+        print("dry run: nothing was sent", file=sys.stderr)
+        return EXIT_OK
     print_report(report)
     refused = any(left.refused for note in report.notes for left in note.left_out)
     if any(not note.model_failed for note in report.failed):  # the content or the disk, not the model
@@ -353,7 +522,32 @@ def run_apply(args: argparse.Namespace) -> int:
         elif isinstance(result, OperationResult):
             verdict = "accepted" if result.accepted else f"rejected: {result.reason}"
             print(visible(f"[{result.index + 1}] {result.operation.op} {result.operation.heading!r}: {verdict}"))
-    return EXIT_OK
+    print(_applied(results))
+    return EXIT_OK  # every decision is recorded, rejections included: see the exit codes above
+
+
+def _applied(results: Sequence[object]) -> str:
+    """What ``apply`` did, in one line: how many were accepted and rejected, and whether
+    anything changed (a command that does nothing says so)."""
+    from generator.extracting.plan import PassageDecision
+    from generator.synthesis.sections import OperationResult
+
+    passages = [r for r in results if isinstance(r, PassageDecision)]
+    operations = [r for r in results if isinstance(r, OperationResult)]
+    if passages:
+        counts = Counter(p.decision for p in passages)
+        skipped = f", {counts['skipped']} not chosen" if counts["skipped"] else ""
+        tail = "" if counts["accepted"] else ": the note's extractions were not changed"
+        return (f"{counts['accepted']} passage(s) added as extractions ({counts['accepted']} accepted, "
+                f"{counts['rejected']} rejected{skipped}){tail}; the decisions are recorded in the proposal")
+    if not operations:
+        return "nothing was applied: the proposal holds no operation (or passage)"
+    accepted = [r for r in operations if r.accepted]
+    changing = [r for r in accepted if r.operation.op != "NoChange"]
+    only = ": NoChange only" if accepted and not changing else ""
+    tail = "" if changing else ": the article was not changed"
+    return (f"{len(changing)} operation(s) applied ({len(accepted)} accepted{only}, "
+            f"{len(operations) - len(accepted)} rejected){tail}; the decisions are recorded in the proposal")
 
 
 def run_adopt(args: argparse.Namespace) -> int:
@@ -532,15 +726,57 @@ def _interrupted_change(args: argparse.Namespace) -> None:
 
 
 def _exit_for(exc: CarnetError) -> int:
-    """EXIT_MODEL for a failed model call (its spent tokens said), else EXIT_USAGE. The
+    """EXIT_MODEL for a failed model call, else EXIT_USAGE. The
     LLM seam is looked up, never imported: when it was not loaded, no call was made."""
     errors = sys.modules.get("generator.llm.errors")
     if errors is None or not isinstance(exc, errors.LLMError) or isinstance(exc, errors.LLMConfigError):
         return EXIT_USAGE
-    if exc.usage:
-        spent = ", ".join(f"{key} {value}" for key, value in exc.usage.items())
-        print(f"carnet: tokens reported by the server for the failed call(s): {spent}", file=sys.stderr)
-    return EXIT_MODEL
+    return EXIT_MODEL  # what the failed calls spent is in the run's summary (_spent)
+
+
+CONTENT_COMMANDS = ("build", "check", "serve", "propose", "analyse", "verify", "select", "context", "ask")
+"""The commands that read a content directory (the first argument of build, check and
+serve; ``--content`` of the others)."""
+
+
+def _path_problem(args: argparse.Namespace) -> str:
+    """Why a path the command was given cannot be used, with what to do ("" when each can):
+    missing, of the wrong kind, or unreadable. Checked once, before any command runs, so
+    that none meets it halfway (as a traceback, or after paying a model)."""
+    import os
+    import stat
+
+    where = "the first argument" if args.command in ("build", "check", "serve") else "--content DIR"
+    wanted: list[tuple[Path, str, str, bool, str]] = []  # path, what it is, kind, a folder?, what to do
+    if args.command in CONTENT_COMMANDS and not (args.command == "check" and args.site is not None):
+        wanted.append((args.content, "content directory", "a content directory", True,
+                       f"give the folder that holds carnet.yaml ({where}; default: ./content)"))
+    if args.command in ("build", "serve") and args.theme is not None:
+        wanted.append((args.theme, "theme directory", "a theme directory", True,
+                       "give a theme's folder (its templates/ and strings/), or leave --theme out for the bundled one"))
+    if args.command == "check" and args.site is not None:
+        wanted.append((args.site, "built site", "a built site", True,
+                       "give the output directory of 'carnet build' (its --out; default: ./build)"))
+    if args.command in ("review", "apply"):
+        wanted.append((args.proposal, "proposal", "a proposal file", False,
+                       "give a proposal file inside a content directory, proposals/sections/WIKI/ID.yaml or "
+                       "proposals/extractions/NOTE/ID.yaml ('carnet propose' and 'carnet analyse' print its path)"))
+    if args.command == "adopt":
+        wanted.append((args.file, "synthesis file", "a synthesis file", False,
+                       "give the synthesis's .md file inside a content directory (e.g. content/notes/SLUG.md)"))
+    for path, what, kind, folder, todo in wanted:
+        try:
+            mode = path.stat().st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            return f"{what} not found: {path} — {todo}"
+        except OSError as exc:  # a folder above it that cannot be searched, a loop of links
+            return f"{what} cannot be read: {path} ({exc.strerror or exc}) — {todo}, readable by this user"
+        if stat.S_ISDIR(mode) != folder:
+            return f"{path} is {'a directory' if stat.S_ISDIR(mode) else 'a file'}, not {kind} — {todo}"
+        if not os.access(path, os.R_OK | (os.X_OK if folder else 0)):
+            return (f"{what} cannot be read: {path} (permission denied) — make it readable by this user "
+                    "(its permissions), then run the command again")
+    return ""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -549,6 +785,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
+    problem = _path_problem(args)
+    if problem:
+        print(f"carnet: {visible(problem)}", file=sys.stderr)
+        return EXIT_USAGE
     handler = {"build": run_build, "check": run_check, "adopt": run_adopt, "propose": run_propose,
                "analyse": run_analyse, "review": run_review, "apply": run_apply, "verify": run_verify,
                "select": run_selection, "context": run_context, "ask": run_ask, "serve": run_serve}[args.command]
@@ -556,11 +796,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         _interrupted_change(args)
         return handler(args)
     except CarnetError as exc:
+        print_plan(getattr(exc, "plan", None))
         print(f"carnet: {visible(str(exc), keep_newlines=True)}", file=sys.stderr)
         return _exit_for(exc)
+    except BrokenPipeError:  # the output's reader went away (`| head`): nothing more to say
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit's flush is quiet too
+        return EXIT_OK
     except KeyboardInterrupt:
-        print("carnet: interrupted; the previous site is left as it was", file=sys.stderr)
+        print(f"carnet: interrupted; {INTERRUPTED.get(args.command, INTERRUPTED_MODEL)}", file=sys.stderr)
         return 130
+    finally:
+        _spent()
+
+
+INTERRUPTED_MODEL = ("nothing more is sent (the connections are closed); every file written before the interrupt "
+                     "is kept whole, and nothing half-written is left: run the command again to go on")
+INTERRUPTED = {"build": "the previous site is left as it was", "serve": "stopped serving",
+               "check": "nothing was changed", "review": "nothing was changed", "context": "nothing was changed",
+               "adopt": "the synthesis is adopted whole or not at all", "apply": "the proposal is applied whole or "
+               "not at all"}
+
+
+def _spent() -> None:
+    """What the model calls of this run spent, said once at its end, whatever the end (done,
+    failed, interrupted): tokens as the server reported them, request by request. The LLM
+    seam is looked up, never imported: when it was not loaded, no call was made."""
+    client = sys.modules.get("generator.llm.client")
+    if client is None:
+        return
+    for made in client.clients():
+        made.close()  # an interrupted command leaves no request running
+        print(f"carnet: {made.ledger.summary()}", file=sys.stderr)
 
 
 if __name__ == "__main__":  # pragma: no cover

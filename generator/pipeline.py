@@ -68,7 +68,7 @@ from generator.site.theme import Theme, check_theme
 from generator.site.tracking import Tracking, tracked_keys, world_digest
 from generator.synthesis.audit import ArticleAudit, audit_articles
 from generator.synthesis.coverage import coverage_of
-from generator.verification.assess import Assessment, assess, pairs_key, verification_strict
+from generator.verification.assess import Assessment, assess, min_balanced_accuracy, pairs_key, verification_strict
 from generator.verification.tally import tally
 
 T = TypeVar("T")
@@ -186,7 +186,8 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1,
     # 5. verification: every (claim, source) pair's state, from cached verdicts only
     strict = verification_strict(corpus.settings.extra)
     # an article's pairs are a function of this key, and so are its pages' evidence (with the selection settings)
-    pairs_keys = {slug: pairs_key(key, strict, corpus.verification, slug) for slug, key in audit_keys.items()}
+    bar, _problem = min_balanced_accuracy(corpus.settings.extra)  # (assess reports the problem)
+    pairs_keys = {slug: pairs_key(key, strict, corpus.verification, slug, bar) for slug, key in audit_keys.items()}
     assessments, verification_problems = assess(corpus, anchored, articles, corpus.verification, strict,
                                                 memo, pairs_keys)
     if reads.checking() and audit_keys and (assessments, verification_problems) != assess(

@@ -161,3 +161,118 @@ def test_a_no_op_build_still_sees_a_hand_touched_output(small: Path, tmp_path: P
         again = carnet("build", str(small), "--out", str(out), "--no-search")
         assert again.returncode == 0 and "(nothing changed;" not in again.stdout, again.stdout
         assert page.read_bytes() == built and not (out / "notes" / "stray.html").exists()
+
+
+def test_build_of_a_missing_directory_says_so_without_a_traceback(tmp_path: Path) -> None:
+    """It went through the build cache's digest of the inputs, which walked the missing folder."""
+    missing = tmp_path / "nowhere"
+    result = carnet("build", str(missing), "--out", str(tmp_path / "site"))
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert f"content directory not found: {missing}" in result.stderr and "carnet.yaml" in result.stderr
+    assert not (tmp_path / "site").exists()
+
+
+def test_the_build_cache_digests_a_missing_folder_instead_of_failing(tmp_path: Path) -> None:
+    from generator.cache import BuildCache, build_options
+    from generator.pipeline import build
+    from generator.problems import SettingsError
+    from generator.site import DEFAULT_THEME
+
+    cache = BuildCache.open(tmp_path / "cache.pickle")
+    options = build_options(False, None, False, DEFAULT_THEME)
+    (tmp_path / "empty").mkdir()
+    assert cache.inputs_digest([tmp_path / "nowhere"], options) != cache.inputs_digest([tmp_path / "empty"], options)
+    with pytest.raises(SettingsError, match="content directory not found"):
+        build(tmp_path / "nowhere", tmp_path / "site", cache=BuildCache.open(tmp_path / "cache.pickle"))
+
+
+PATHS = [  # every path a command is given; {missing} is a path that does not exist
+    (["build", "{missing}", "--out", "{tmp}/site"], "content directory not found"),
+    (["build", "{small}", "--out", "{tmp}/site", "--theme", "{missing}"], "theme directory not found"),
+    (["check", "{missing}"], "content directory not found"),
+    (["check", "{small}", "--site", "{missing}"], "built site not found"),
+    (["serve", "{missing}", "--out", "{tmp}/site", "--port", "0"], "content directory not found"),
+    (["propose", "wiki-budget", "--content", "{missing}"], "content directory not found"),
+    (["analyse", "conseil-a", "--content", "{missing}"], "content directory not found"),
+    (["verify", "--content", "{missing}"], "content directory not found"),
+    (["select", "wiki-budget", "--content", "{missing}"], "content directory not found"),
+    (["context", "budget", "--content", "{missing}"], "content directory not found"),
+    (["ask", "Le budget ?", "--content", "{missing}"], "content directory not found"),
+    (["review", "{missing}"], "proposal not found"),
+    (["apply", "{missing}"], "proposal not found"),
+    (["adopt", "{missing}", "--by", "Le conseil"], "synthesis file not found"),
+]
+
+
+@pytest.mark.parametrize("argv,said", PATHS, ids=[" ".join(a[:1] + a[-2:]) for a, _ in PATHS])
+def test_a_missing_path_is_named_with_what_to_do(argv: list[str], said: str, small: Path, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    from generator.cli import main
+
+    missing = tmp_path / "nowhere"
+    args = [a.format(missing=missing, tmp=tmp_path, small=small) for a in argv]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert f"carnet: {said}: {missing}" in err and " — " in err, err  # the path, then what to do
+    assert not (tmp_path / "site").exists()
+
+
+def test_a_path_of_the_wrong_kind_or_unreadable_is_named(small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+
+    from generator.cli import main
+
+    note = small / "notes" / "conseil-a.md"
+    assert main(["check", str(note)]) == 2
+    assert f"{note} is a file, not a content directory" in capsys.readouterr().err
+    assert main(["apply", str(small / "notes")]) == 2
+    assert f"{small / 'notes'} is a directory, not a proposal file" in capsys.readouterr().err
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode, **kw: Path(path) != small and real(path, mode, **kw))
+    assert main(["ask", "Le budget ?", "--content", str(small)]) == 2
+    assert f"content directory cannot be read: {small}" in capsys.readouterr().err
+
+
+def proposal_of(small: Path, operations: str) -> Path:
+    """An extractive proposal for wiki-budget, its operations replaced by ``operations`` (YAML)."""
+    assert carnet("propose", "wiki-budget", "--content", str(small)).returncode == 0
+    (path,) = (small / "proposals" / "sections" / "wiki-budget").glob("*.yaml")
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text[:text.index("operations:")] + operations, encoding="utf-8")
+    return path
+
+
+def test_apply_of_an_empty_proposal_says_nothing_was_applied(small: Path) -> None:
+    path = proposal_of(small, "operations: []\n")
+    before = (small / "notes" / "wiki-budget.md").read_bytes()
+    result = carnet("apply", str(path))
+    assert result.returncode == 0, result.stderr
+    assert "nothing was applied: the proposal holds no operation" in result.stdout
+    assert (small / "notes" / "wiki-budget.md").read_bytes() == before
+
+
+def test_apply_that_accepts_nothing_says_so_with_its_counts(small: Path) -> None:
+    path = proposal_of(small, "operations:\n- op: AppendToSection\n  heading: Aucune section de ce nom\n"
+                              "  after_heading: ''\n  content: '- « voté à l''unanimité » [[ext:a-budget]]'\n"
+                              "- op: NoChange\n  heading: ''\n  after_heading: ''\n  content: ''\n")
+    before = (small / "notes" / "wiki-budget.md").read_bytes()
+    result = carnet("apply", str(path))
+    # a rejection is the applier's verdict, recorded with its reason: the command did its work (exit 0)
+    assert result.returncode == 0, result.stderr
+    assert "[1] AppendToSection 'Aucune section de ce nom': rejected:" in result.stdout
+    assert "0 operation(s) applied (1 accepted: NoChange only, 1 rejected): the article was not changed" \
+        in result.stdout
+    assert (small / "notes" / "wiki-budget.md").read_bytes() == before
+
+
+def test_apply_and_propose_say_what_they_did(small: Path) -> None:
+    made = carnet("propose", "wiki-budget", "--content", str(small))
+    assert made.returncode == 0 and "wrote 1 operation(s)" in made.stdout, made.stdout
+    assert "no usable operation" not in made.stdout
+    (path,) = (small / "proposals" / "sections" / "wiki-budget").glob("*.yaml")
+    applied = carnet("apply", str(path))
+    assert applied.returncode == 0 and "1 operation(s) applied (1 accepted, 0 rejected)" in applied.stdout
+    # everything is cited now: the next proposal has nothing to offer, and says so
+    again = carnet("propose", "wiki-budget", "--content", str(small))
+    assert again.returncode == 0 and "no usable operation" in again.stdout, again.stdout

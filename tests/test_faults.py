@@ -337,7 +337,7 @@ def test_apply_of_section_operations_killed_after_any_write_is_undone_then_redon
                                                                                   tmp_path: Path) -> None:
     from generator.commands.proposals import propose
 
-    proposal = propose(small, "wiki-budget")
+    proposal = propose(small, "wiki-budget").path
     reference_root = tmp_path / "reference"
     reference_root.mkdir()
     reference = copy_fixture("small", reference_root)
@@ -368,7 +368,7 @@ def test_apply_of_extractions_killed_after_any_write_is_undone_then_redone(small
 def test_an_interrupted_change_never_undoes_a_file_edited_by_hand_since(small: Path) -> None:
     from generator.commands.proposals import propose
 
-    proposal = propose(small, "wiki-budget")
+    proposal = propose(small, "wiki-budget").path
     wiki = small / "notes" / "wiki-budget.md"
     run = _carnet("apply", proposal, moment=("generator.files:write_atomic", "after", 2))  # journal, then article
     assert run.returncode == -signal.SIGKILL

@@ -25,7 +25,7 @@ from typing import NoReturn
 import pytest
 
 import generator
-from generator.llm.prompts import load_prompt
+from generator.llm.prompts import load_prompt, prompt_files
 
 pytestmark = pytest.mark.slow
 
@@ -39,13 +39,12 @@ SETUPTOOLS_READING_PYPROJECT = (77, 0)
 PROBE = """
 import json, sys
 import generator
-from generator.llm.prompts import PROMPTS, load_prompt
+from generator.llm.prompts import PROMPTS, load_prompt, prompt_files
 from generator.site import DEFAULT_THEME
-names = sorted(p.stem for p in PROMPTS.glob("*.j2"))
 print(json.dumps({
     "generator": generator.__file__, "prompts": str(PROMPTS), "theme": str(DEFAULT_THEME),
     "templates": sorted(p.name for p in (DEFAULT_THEME / "templates").glob("*.html")),
-    "versions": {name: load_prompt(name).version for name in names},
+    "versions": {f"{language}/{name}": load_prompt(name, language).version for language, name in prompt_files()},
     "editable": sorted(name for name in sys.modules if "editable" in name),
     "path": sys.path,
 }))
@@ -179,7 +178,7 @@ def test_the_wheel_holds_every_file_of_the_package_and_nothing_else(installed: I
     changed = sorted(name for name in expected if packaged[name] != expected[name])
     assert not changed, f"different in the wheel: {changed}"
     for folder in ("generator/themes/default/templates/", "generator/themes/default/strings/",
-                   "generator/themes/default/static/", "generator/prompts/"):
+                   "generator/themes/default/static/", "generator/prompts/", "generator/verification/calibration/"):
         assert any(name.startswith(folder) for name in packaged), f"nothing under {folder}"
 
 
@@ -193,8 +192,10 @@ def test_the_installed_package_runs_from_its_own_environment_with_its_prompts(in
     for key in ("prompts", "theme"):
         assert Path(probe[key]).resolve().is_relative_to(installed.venv.resolve()), probe[key]
     assert "layout.html" in probe["templates"]
-    here = {path.stem: load_prompt(path.stem).version for path in sorted((PACKAGE / "prompts").glob("*.j2"))}
-    assert here and probe["versions"] == here, "the installed prompts are the checkout's, same versions"
+    here = {f"{language}/{name}": load_prompt(name, language).version
+            for language, name in prompt_files(PACKAGE / "prompts")}
+    assert {key.split("/")[0] for key in here} == {"en", "fr"}, here
+    assert probe["versions"] == here, "the installed prompts are the checkout's, in each language, same versions"
 
 
 def test_carnet_version(installed: Installed) -> None:

@@ -123,8 +123,9 @@ class Answer:
     """Attributes:
         question: as asked.
         mode: :class:`Mode`.
-        not_in_corpus: nothing relevant was retrieved (or the model said the passages do
-            not answer): no statement is shown as the corpus's.
+        not_in_corpus: nothing was retrieved, or the model said the passages it was given
+            do not answer (its reading of those passages, never a fact about the notebooks):
+            no statement is shown as the corpus's.
         searched: the notebooks searched.
         statements, citations, refused: see the classes.
         retrieved: ids of every passage the model was given (the answer's perimeter);
@@ -169,6 +170,18 @@ def bounds_problem(data: Mapping[str, Any]) -> str:
             if size > bound:
                 return f"statement {number}'s {what} holds {size:,} characters, more than the {bound:,} allowed"
     return ""
+
+
+def empty_problem(data: Mapping[str, Any]) -> str:
+    """Why an answer (checked against :data:`ANSWER_SCHEMA`) is refused for saying nothing,
+    or "": no statement with words in it (as :func:`assemble` reads them), yet not
+    ``not_in_corpus``. Shown, it would be an empty page: neither an answer nor "no answer
+    found"."""
+    if data.get("not_in_corpus") or any(claim_text(str(item.get("text", "")))
+                                        for item in list(data.get("statements", []))[:MAX_STATEMENTS]):
+        return ""
+    return ("it has no statement and does not say not_in_corpus (an empty answer is neither an answer nor "
+            "'no answer found')")
 
 
 def assemble(question: str, data: Mapping[str, Any], given: Mapping[str, Passage],

@@ -31,11 +31,35 @@ def url(answer_base: str, citation: Citation) -> str:
     return landing(answer_base, note_path(citation.note), citation)
 
 
+def passage_url(base_url: str, passage: str) -> str:
+    """Where a passage (``<note>#<element id>``) is on the site."""
+    note, _, element = passage.partition("#")
+    return f"{base_url}{note_path(note)}#{element}"
+
+
+def no_answer(answer: Answer) -> str | None:
+    """What "not in the corpus" means for this answer, in words that claim no more than
+    was done: nothing retrieved, or the model's reading of the passages it was given
+    (never that the notebooks hold nothing); ``None`` for an answer."""
+    if not answer.not_in_corpus:
+        return None
+    searched = ", ".join(answer.searched) or "none"
+    count = len(answer.retrieved)
+    if not count:
+        return (f"No passage found: the search matched no published passage of the notebooks searched ({searched}). "
+                "Passages that say it in other words may exist.")
+    passages = "passage" if count == 1 else "passages"
+    return (f"No answer found in the {count} {passages} searched: the model read {'it' if count == 1 else 'them'} "
+            f"and found no answer to the question there. That is the model's reading of these {passages}, not a "
+            f"proof that the notebooks searched ({searched}) hold no answer.")
+
+
 def as_text(answer: Answer, base_url: str) -> str:
     lines = [f"Question: {visible(answer.question)}", ""]
     searched = ", ".join(answer.searched) or "none"
-    if answer.not_in_corpus:
-        lines.append(f"Not in the corpus: the notebooks searched ({searched}) hold no passage that answers it.")
+    said = no_answer(answer)
+    if said is not None:
+        lines.append(said)
         if answer.dropped:
             lines.append(f"(the model wrote {answer.dropped} statement(s) without a passage to rest on: not shown)")
     for statement in answer.statements:
@@ -47,6 +71,9 @@ def as_text(answer: Answer, base_url: str) -> str:
             lines.append(f"[{citation.number}] {visible(citation.title)} — «{visible(citation.text)}»")
             lines.append(f"    {url(base_url, citation)}")
             lines.append(f"    {'; '.join(_states_of(answer, citation.number))}")
+    if answer.not_in_corpus and answer.retrieved:
+        lines += ["", "Passages searched"]
+        lines += [f"  {visible(p)}  {passage_url(base_url, p)}" for p in answer.retrieved]
     if answer.refused:
         lines += ["", "Quotes refused (not shown as citations)"]
         for refused in answer.refused:
@@ -67,7 +94,9 @@ def as_json(answer: Answer, base_url: str) -> str:
         "question": answer.question,
         "mode": answer.mode.value,
         "not_in_corpus": answer.not_in_corpus,
+        "no_answer": no_answer(answer),
         "searched": list(answer.searched),
+        "passages_searched": [{"passage": p, "url": passage_url(base_url, p)} for p in answer.retrieved],
         "statements": [{"text": s.text, "citations": list(s.citations),
                         "states": [{"state": st.state.value, "reason": st.reason.value} for st in s.states],
                         "sourced": s.sourced} for s in answer.statements],

@@ -39,7 +39,14 @@ from generator.extracting.fingerprints import changed_elements, record_for, rend
 from generator.extracting.passages import MAX_PASSAGES, LeftOut, ProposedExtraction, drop_duplicates, resolve_answer
 from generator.extracting.plan import PassageDecision, plan
 from generator.extracting.records import Sent, add_usage, measure, proposal_record
-from generator.extracting.request import DEFAULT_KINDS, PROMPT, SCHEMA, answer_budget, prompt_context
+from generator.extracting.request import (
+    DEFAULT_KINDS,
+    PROMPT,
+    SCHEMA,
+    answer_budget,
+    answer_constraint,
+    prompt_context,
+)
 from generator.extracting.sidecar import NewExtraction, render_entry
 from generator.files import decode_text
 from generator.pipeline import CheckedContent, check_content
@@ -52,6 +59,7 @@ if TYPE_CHECKING:  # the seam is imported only when a model is actually called
     from typing import TypeAlias
 
     from generator.llm import LLMClient, LLMError, Provenance
+    from generator.llm.plan import Limits, Plan, PlannedRequest
 
     Answer: TypeAlias = tuple[dict[str, Any], Provenance] | LLMError | None
     """What one request of a note gave: the answer and its provenance, the failure, or None
@@ -76,7 +84,8 @@ class AnalyseError(CarnetError):
 
 @dataclass(frozen=True)
 class AnalysisSettings:
-    """``llm: analysis:`` in carnet.yaml: ``chunk_characters``, ``neighbours``, ``kinds``.
+    """``llm: analysis:`` in carnet.yaml: ``chunk_characters``, ``neighbours``, ``kinds``;
+    and the site's ``language``, which the prompt is asked in.
 
     They sit under ``llm:`` (a section the loader keeps for the model commands), so a
     build never warns about them."""
@@ -84,25 +93,34 @@ class AnalysisSettings:
     budget: int = DEFAULT_BUDGET
     neighbours: int = DEFAULT_NEIGHBOURS
     kinds: tuple[str, ...] = DEFAULT_KINDS
+    language: str = "fr"
 
 
-def analysis_settings(extra: Mapping[str, Any]) -> AnalysisSettings:
+def passage_kinds(language: str) -> tuple[str, ...]:
+    """The kinds of passage offered when carnet.yaml names none: the theme's, in the site's
+    language (they are written into the notes' extractions)."""
+    from generator.site.theme import Theme
+
+    return tuple(k.strip() for k in Theme.load(None, language).tr("analyse_kinds").split(",") if k.strip())
+
+
+def analysis_settings(extra: Mapping[str, Any], language: str = "fr") -> AnalysisSettings:
     llm = extra.get("llm")
     raw = llm.get("analysis") if isinstance(llm, Mapping) else None
     if raw is None:
-        return AnalysisSettings()
+        return AnalysisSettings(kinds=passage_kinds(language), language=language)
     where = "carnet.yaml: llm.analysis"
     if not isinstance(raw, Mapping):
         raise AnalyseError(f"{where} must be a mapping (chunk_characters, neighbours, kinds)")
     budget, neighbours = raw.get("chunk_characters", DEFAULT_BUDGET), raw.get("neighbours", DEFAULT_NEIGHBOURS)
-    kinds = raw.get("kinds", list(DEFAULT_KINDS))
+    kinds = raw.get("kinds", list(passage_kinds(language)))
     if not isinstance(budget, int) or isinstance(budget, bool) or budget < 200:
         raise AnalyseError(f"{where}.chunk_characters must be a whole number of characters, at least 200")
     if not isinstance(neighbours, int) or isinstance(neighbours, bool) or not 0 <= neighbours <= 5:
         raise AnalyseError(f"{where}.neighbours must be a whole number from 0 to 5")
     if not isinstance(kinds, list) or not kinds or not all(isinstance(k, str) and k.strip() for k in kinds):
         raise AnalyseError(f"{where}.kinds must be a list of passage kinds (fait, proposition…)")
-    return AnalysisSettings(budget, neighbours, tuple(k.strip() for k in kinds))
+    return AnalysisSettings(budget, neighbours, tuple(k.strip() for k in kinds), language)
 
 
 @dataclass
@@ -250,37 +268,69 @@ def _plan_note(content: Path, analysis: CheckedContent, note: Note, notebook: No
     return reading
 
 
-def _senders(reading: _Reading, client: LLMClient, settings: AnalysisSettings) -> list[Callable[[], Answer]]:
-    """One call per chunk of the note, each asking the model about its chunk alone."""
-    from generator.llm import LLMError
+def _requests(reading: _Reading, client: LLMClient, settings: AnalysisSettings
+              ) -> list[tuple[Chunk, dict[str, Any], PlannedRequest]]:
+    """Each chunk of the note with what its request sends and asks for (a plan's request)."""
+    from generator.llm.plan import PlannedRequest
     from generator.llm.prompts import load_prompt
-    from generator.llm.schema import bounded
 
-    if not reading.chunks:
-        return []
-    prompt = load_prompt(PROMPT)
-    constraint = bounded(SCHEMA, "passages", max_items=MAX_PASSAGES)  # at most the cap
-
-    def sender(chunk: Chunk) -> Callable[[], Answer]:
+    prompt = load_prompt(PROMPT, settings.language)
+    made = []
+    for number, chunk in enumerate(reading.chunks, start=1):
         context = prompt_context(reading.note, reading.notebook, reading.elements, chunk, settings.kinds,
                                  partial=bool(chunk.context))
         tokens = answer_budget(reading.elements, chunk)
+        if client.settings.max_output_tokens:
+            tokens = min(tokens, client.settings.max_output_tokens)
+        made.append((chunk, context, PlannedRequest(f"{reading.note.slug} chunk {number} of {len(reading.chunks)}",
+                                                    client.request_characters(prompt, **context), tokens)))
+    return made
+
+
+def analyse_plan(readings: list[_Reading], client: LLMClient, settings: AnalysisSettings, limits: Limits,
+                 command: str) -> Plan:
+    """What ``carnet analyse`` will send: one request per chunk of each note."""
+    from generator.llm.plan import Plan
+
+    return Plan(command, tuple(planned for reading in readings if reading.chunks
+                               for _chunk, _context, planned in _requests(reading, client, settings)), limits)
+
+
+def _senders(reading: _Reading, client: LLMClient, settings: AnalysisSettings,
+             limits: Limits | None = None) -> list[Callable[[], Answer]]:
+    """One call per chunk of the note, each asking the model about its chunk alone; with
+    ``limits``, a chunk the run's budget no longer covers is not sent (and fails its note)."""
+    from generator.llm import LLMError
+    from generator.llm.errors import BudgetSpent
+    from generator.llm.prompts import load_prompt
+
+    if not reading.chunks:
+        return []
+    prompt = load_prompt(PROMPT, settings.language)
+    axes = [(axis.key, list(axis.categories)) for axis in reading.notebook.axes] if reading.notebook else []
+    constraint = answer_constraint(settings.kinds, axes, MAX_PASSAGES)  # at most the cap, closed sets as enums
+
+    def sender(chunk: Chunk, context: dict[str, Any], planned: PlannedRequest) -> Callable[[], Answer]:
+        tokens = planned.completion_tokens
 
         def send() -> Answer:
             if reading.failed.is_set():
                 return None
+            if limits is not None and not client.ledger.admits(limits, planned):
+                reading.failed.set()
+                return BudgetSpent("not sent: the run's budget would be spent (raise --max-tokens)")
             try:
                 return client.chat_json(prompt, SCHEMA, constraint=constraint, max_tokens=tokens, **context)
             except LLMError as exc:
                 reading.failed.set()
                 return exc
         return send
-    return [sender(chunk) for chunk in reading.chunks]
+    return [sender(*made) for made in _requests(reading, client, settings)]
 
 
 def analyse_notes(content: Path, analysis: CheckedContent, notes: list[tuple[Note, Notebook | None]],
                   client: LLMClient, settings: AnalysisSettings, whole: bool, today: dt.date,
-                  jobs: int = 1) -> list[NoteAnalysis]:
+                  jobs: int = 1, limits: Limits | None = None, dry_run: bool = False) -> list[NoteAnalysis] | Plan:
     """Analyse each note: send what the last analysis did not read, resolve the answers,
     write the proposal and the new fingerprints. Failures (the model, an unreadable
     record, a write) are caught and reported in the note's result, with nothing of it
@@ -292,10 +342,21 @@ def analyse_notes(content: Path, analysis: CheckedContent, notes: list[tuple[Not
     from generator.jobs import in_order
 
     readings = [_plan_note(content, analysis, note, notebook, settings, whole) for note, notebook in notes]
+    if limits is not None:  # planned before anything is sent: a dry run, or a plan that does not fit
+        from generator.llm.errors import PlanRefused
+
+        plan = analyse_plan(readings, client, settings, limits,
+                            "carnet analyse " + " ".join(note.slug for note, _notebook in notes))
+        if dry_run:
+            return plan
+        refusal = plan.refusal()
+        if refusal is not None:
+            raise PlanRefused(refusal + ("; a smaller --budget makes smaller chunks" if plan.oversized() else ""),
+                              plan)
     calls: list[Callable[[], Answer]] = []
     for reading in readings:
         try:
-            calls += _senders(reading, client, settings)
+            calls += _senders(reading, client, settings, limits)
         except (CarnetError, OSError) as exc:  # the prompt does not load: nothing of the note is sent
             _failed(reading.result, exc)
             reading.chunks, reading.result.sent = [], None
@@ -369,7 +430,8 @@ def _write_note(content: Path, analysis: CheckedContent, reading: _Reading, answ
 
 
 def run_analyse(content: Path, names: list[str], notebook: str | None = None, budget: int | None = None,
-                whole: bool = False, today: dt.date | None = None, *, jobs: int = 1) -> AnalyseReport:
+                whole: bool = False, today: dt.date | None = None, *, jobs: int = 1, dry_run: bool = False,
+                max_tokens: int | None = None) -> AnalyseReport | Plan:
     """Analyse each named note (up to ``jobs`` requests at once); a failing note does not
     stop the others."""
     analysis = check_content(content)
@@ -379,15 +441,18 @@ def run_analyse(content: Path, names: list[str], notebook: str | None = None, bu
     for name in names:
         note = _note(analysis, name)
         notes.setdefault(note.slug, (note, _notebook(analysis, note, notebook)))
-    settings = analysis_settings(analysis.corpus.settings.extra)
+    settings = analysis_settings(analysis.corpus.settings.extra, analysis.corpus.settings.language)
     if budget is not None:
         if budget < 200:
             raise AnalyseError("--budget must be at least 200 characters")
-        settings = AnalysisSettings(budget, settings.neighbours, settings.kinds)
+        settings = AnalysisSettings(budget, settings.neighbours, settings.kinds, settings.language)
     today = today or dt.date.today()
     client = _client(analysis, content, today)
-    return AnalyseReport(analyse_notes(content, analysis, list(notes.values()), client, settings, whole, today,
-                                       jobs))
+    from generator.llm.plan import Plan, limits_from
+
+    done = analyse_notes(content, analysis, list(notes.values()), client, settings, whole, today, jobs,
+                         limits_from(analysis.corpus.settings.extra, max_tokens), dry_run)
+    return done if isinstance(done, Plan) else AnalyseReport(done)
 
 
 def _tokens(usage: dict[str, int]) -> str:

@@ -4,14 +4,17 @@ Retrieval comes first. Through OpenAI tool calling where the endpoint takes it: 
 model searches the published passages (``search_passages``, BM25) and reads them
 (``read_passages``: their exact text, ids and note titles), within bounds of turns,
 calls and passages; then answers in JSON, citing passages by id with the words quoted.
-Without tool support (the endpoint refuses tools, or answers without searching), Carnet
-searches with the question itself and sends the passages in one request. Which mode
-ran is said. Only what the site publishes is ever sent: no private note, no passage a
+Without tool support (the endpoint refuses tools), or with a model that does not use them
+(it answers without searching, calls them past the bound, or ends with no usable answer),
+Carnet searches with the question itself and sends the passages in one request, once.
+Which mode ran is said. Only what the site publishes is ever sent: no private note, no passage a
 masked extraction covers (:mod:`generator.answering.passages`).
 
 The answer is then assembled by the pure core (:mod:`generator.answering.answer`):
-quotes anchored exactly or refused, pairs given their states; nothing relevant
-retrieved is "not in the corpus", with the notebooks searched.
+quotes anchored exactly or refused, pairs given their states. "Not in the corpus" is what
+it is: nothing retrieved, or the model's reading that none of the passages it was given
+answers (they are listed), never a claim that the notebooks hold nothing. An answer with
+no statement that does not say ``not_in_corpus`` is refused, never shown or saved.
 """
 
 from __future__ import annotations
@@ -31,19 +34,22 @@ from generator.answering.answer import (
     Mode,
     assemble,
     bounds_problem,
+    empty_problem,
     unjudged_pairs,
     with_verdicts,
 )
 from generator.answering.passages import Passage, Scope, check_scope, passages
 from generator.answering.search import MAX_QUERY_CHARS, Index
 from generator.corpus.verdicts import Verdict
-from generator.llm import LLMAnswerError, LLMClient, Provenance, ToolsRefused
+from generator.llm import LLMAnswerError, LLMClient, LLMError, Provenance, ToolsRefused
+from generator.llm.errors import BudgetSpent
+from generator.llm.plan import Limits, Plan, PlannedRequest
 from generator.llm.prompts import load_prompt
 from generator.llm.schema import answer_tokens, validate
 from generator.pipeline import CheckedContent, blocking, check_content
 from generator.problems import ContentError
 from generator.synthesis.coverage import masked_elements
-from generator.verification.judge import BATCH_SIZE, judge_batch
+from generator.verification.judge import BATCH_SIZE, VERDICT_TOKENS, judge_batch, pairs_of
 
 MAX_TURNS = 6
 """Turns of tool calls before the model is asked to answer with what it read."""
@@ -57,6 +63,7 @@ SNIPPET_CHARS = 300
 """Characters of a passage a search result shows."""
 STATEMENT_TOKENS = 160
 """Tokens an answer's statement takes, with its citations (the answer's bound)."""
+UNUSED_TOOLS = "the model did not use the tools: asking again with the passages sent (--no-tools)"
 
 TOOLS: list[dict[str, Any]] = [
     {"type": "function", "function": {
@@ -153,21 +160,70 @@ class Conversation:
                    if over else {})}
 
 
+def _afford(client: LLMClient, limits: Limits | None, characters: int, completion: int) -> None:
+    """Raise :class:`BudgetSpent` when the run's budget no longer covers a request."""
+    if limits is not None and not client.ledger.admits(limits, PlannedRequest("", characters, completion)):
+        raise BudgetSpent(f"stopped before a request of about {client.ledger.estimate(limits, PlannedRequest('', characters, completion)):,} "
+                          f"tokens: the run's budget of {limits.max_tokens:,} would be spent (raise --max-tokens); "
+                          "nothing was recorded")
+
+
+def ask_plan(library: Library, client: LLMClient, question: str, tools: bool, judge: bool, limits: Limits) -> Plan:
+    """What ``carnet ask`` will send at least, and what it may add (said in notes): with
+    tools, the first turn (later turns carry the conversation so far, within the context);
+    the request with the passages Carnet found (the ``--no-tools`` way, and the fallback of a
+    model that does not use the tools); the judge's batches, one per 8 pairs."""
+    completion = answer_tokens(MAX_STATEMENTS, STATEMENT_TOKENS)
+    language = library.analysis.corpus.settings.language
+    requests: list[PlannedRequest] = []
+    notes: list[str] = []
+    if tools:
+        prompt = load_prompt("ask_tools", language)
+        first = len(prompt.render(question=question, notebooks=", ".join(library.searched))) + len(json.dumps(TOOLS))
+        requests.append(PlannedRequest("turn 1 with tools (search_passages, read_passages)", first, completion))
+        notes.append(f"with tools, the model may take up to {MAX_TURNS} more turns, each carrying the conversation "
+                     "so far; each is sent only while the run's budget covers it")
+    hits = [passage for passage, _score in library.index.search(question, MAX_RESULTS)]
+    if hits:
+        prompt = load_prompt("ask_passages", language)
+        characters = client.request_characters(prompt, question=question, notebooks=", ".join(library.searched),
+                                               passages=[_shown(p) for p in hits])
+        label = (f"the {len(hits)} passages Carnet found, in one request" +
+                 (" (only if the model does not use the tools)" if tools else ""))
+        requests.append(PlannedRequest(label, characters, completion))
+    else:
+        notes.append("Carnet's own search finds no passage for the question: without tools, nothing is sent")
+    if judge:
+        notes.append(f"then the judge reads the answer's pairs, {BATCH_SIZE} a request (up to "
+                     f"{-(-MAX_STATEMENTS * 3 // BATCH_SIZE)} requests)")
+    return Plan("carnet ask", tuple(requests), limits, tuple(notes))
+
+
 def ask(library: Library, client: LLMClient, question: str, notice: Callable[[str], None] = lambda _m: None,
-        tools: bool = True) -> Answer:
-    """The answer to ``question`` from ``library``, through ``client``."""
+        tools: bool = True, limits: Limits | None = None) -> Answer:
+    """The answer to ``question`` from ``library``, through ``client``.
+
+    A model that does not use the tools (it answers without searching, calls them past the
+    bound, or ends the conversation with no usable answer) is asked once more the
+    ``--no-tools`` way, and that is said; the tokens of both attempts are the answer's (or,
+    when the second fails too, the error's)."""
     spent: dict[str, int] = {}  # the tokens of tool turns given up on: the answer costs them too
     if tools:
         try:
-            answered = _with_tools(library, client, question, spent)
+            answered = _with_tools(library, client, question, spent, limits)
         except ToolsRefused as exc:
-            notice(f"{exc}; Carnet searched the corpus itself and sent the passages in one request")
+            notice(f"{exc}; asking with the passages sent instead (--no-tools)")
+        except LLMAnswerError as exc:  # a model that wandered: what the tools were for never came
+            notice(f"{UNUSED_TOOLS} — {str(exc).removesuffix(': nothing was recorded')}")
         else:
             if answered is not None:
                 return answered
-            notice("the model answered without searching: Carnet searched the corpus itself and sent the "
-                   "passages in one request")
-    answer = _one_request(library, client, question)
+            notice(f"{UNUSED_TOOLS} — it answered without searching")
+    try:
+        answer = _one_request(library, client, question, limits)
+    except LLMError as exc:
+        exc.usage = _summed(spent, exc.usage)
+        raise
     if not spent:
         return answer
     usage = dict(answer.provenance.get("usage", {}))
@@ -176,19 +232,23 @@ def ask(library: Library, client: LLMClient, question: str, notice: Callable[[st
                                                    "tool_turns": {"usage": dict(spent)}})
 
 
-def judge_answer(answer: Answer, client: LLMClient, notice: Callable[[str], None] = lambda _m: None) -> Answer:
+def judge_answer(answer: Answer, client: LLMClient, notice: Callable[[str], None] = lambda _m: None, *,
+                 language: str = "fr", limits: Limits | None = None) -> Answer:
     """The answer's pairs that passed the verbatim check, read by the judge articles' pairs
     get (``verify_pairs``, in batches): each takes its verdict's state. A pair the judge's
-    answer leaves out, or answers badly, stays "not judged" (and is said)."""
+    answer leaves out, or answers badly, stays "not judged" (and is said). ``language``: the
+    site's (the judge's prompt is in it)."""
     pairs = unjudged_pairs(answer)
     if not pairs:
         return answer
-    prompt = load_prompt("verify_pairs")
+    prompt = load_prompt("verify_pairs", language)
     verdicts: dict[tuple[str, str], Verdict] = {}
     records: list[dict[str, Any]] = []
     usage: dict[str, int] = {}
     provenance: dict[str, Any] = {}
     for start in range(0, len(pairs), BATCH_SIZE):
+        _afford(client, limits, client.request_characters(prompt, pairs=pairs_of(pairs[start:start + BATCH_SIZE])),
+                answer_tokens(len(pairs[start:start + BATCH_SIZE]), VERDICT_TOKENS))
         batch = judge_batch(client, prompt, pairs[start:start + BATCH_SIZE], "the answer", start + 1)
         _add(usage, batch.provenance.get("usage", {}))
         provenance = batch.provenance
@@ -204,9 +264,10 @@ def judge_answer(answer: Answer, client: LLMClient, notice: Callable[[str], None
     return dataclasses.replace(judged, provenance=recorded, verdicts=tuple(records))
 
 
-def _with_tools(library: Library, client: LLMClient, question: str, spent: dict[str, int]) -> Answer | None:
+def _with_tools(library: Library, client: LLMClient, question: str, spent: dict[str, int],
+                limits: Limits | None = None) -> Answer | None:
     """The conversation with tools, or ``None`` when the model never searched."""
-    prompt = load_prompt("ask_tools")
+    prompt = load_prompt("ask_tools", library.analysis.corpus.settings.language)
     conversation = Conversation(library)
     messages: list[dict[str, Any]] = [{"role": "user", "content": prompt.render(
         question=question, notebooks=", ".join(library.searched))}]
@@ -214,8 +275,15 @@ def _with_tools(library: Library, client: LLMClient, question: str, spent: dict[
     provenance: Provenance | None = None
     for turn_number in range(MAX_TURNS + 1):
         last = turn_number == MAX_TURNS  # past the bound: answer with what was read
-        turn, provenance = client.chat_tools(prompt, messages, TOOLS, tool_choice="none" if last else "auto",
-                                             max_tokens=answer_tokens(MAX_STATEMENTS, STATEMENT_TOKENS))
+        _afford(client, limits, sum(len(str(m.get("content") or "")) for m in messages) + len(json.dumps(TOOLS)),
+                answer_tokens(MAX_STATEMENTS, STATEMENT_TOKENS))
+        try:
+            turn, provenance = client.chat_tools(prompt, messages, TOOLS, tool_choice="none" if last else "auto",
+                                                 max_tokens=answer_tokens(MAX_STATEMENTS, STATEMENT_TOKENS))
+        except LLMError as exc:  # the failure costs the turns before it too
+            _add(spent, exc.usage)
+            exc.usage = dict(spent)
+            raise
         _add(usage, turn.usage)
         _add(spent, turn.usage)
         if not turn.calls:
@@ -237,7 +305,7 @@ def _with_tools(library: Library, client: LLMClient, question: str, spent: dict[
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _one_request(library: Library, client: LLMClient, question: str) -> Answer:
+def _one_request(library: Library, client: LLMClient, question: str, limits: Limits | None = None) -> Answer:
     """Without tools: Carnet's own search with the question, the passages in one request
     (none found: "not in the corpus", and no request at all)."""
     hits = [passage for passage, _score in library.index.search(question, MAX_RESULTS)]
@@ -245,14 +313,15 @@ def _one_request(library: Library, client: LLMClient, question: str) -> Answer:
     if not given:
         return assemble(question, {"not_in_corpus": True, "statements": []}, {}, library.analysis.anchored,
                         Mode.RETRIEVAL, library.searched, {"method": "build", "mode": Mode.RETRIEVAL.value})
-    prompt = load_prompt("ask_passages")
+    prompt = load_prompt("ask_passages", library.analysis.corpus.settings.language)
     constraint = json.loads(json.dumps(ANSWER_SCHEMA))
     citation = constraint["properties"]["statements"]["items"]["properties"]["citations"]["items"]
     citation["properties"]["passage"]["enum"] = list(given)  # the server is asked to cite only what it was sent
+    context = {"question": question, "notebooks": ", ".join(library.searched), "passages": [_shown(p) for p in hits]}
+    _afford(client, limits, client.request_characters(prompt, **context),
+            answer_tokens(MAX_STATEMENTS, STATEMENT_TOKENS))
     data, provenance = client.chat_json(prompt, ANSWER_SCHEMA, constraint=constraint,
-                                        max_tokens=answer_tokens(MAX_STATEMENTS, STATEMENT_TOKENS),
-                                        question=question, notebooks=", ".join(library.searched),
-                                        passages=[_shown(p) for p in hits])
+                                        max_tokens=answer_tokens(MAX_STATEMENTS, STATEMENT_TOKENS), **context)
     _bounded(data, dict(provenance.usage))
     return assemble(question, data, given, library.analysis.anchored, Mode.RETRIEVAL, library.searched,
                     _record(provenance, dict(provenance.usage), Mode.RETRIEVAL, [question]))
@@ -277,7 +346,8 @@ def _answer_data(content: str, usage: dict[str, int]) -> dict[str, Any]:
 
 
 def _bounded(data: dict[str, Any], usage: dict[str, int]) -> None:
-    problem = bounds_problem(data)
+    """Refuse an answer past its bounds, or one that says nothing (INV-15: never recorded)."""
+    problem = bounds_problem(data) or empty_problem(data)
     if problem:
         raise LLMAnswerError(f"the answer is refused: {problem}; nothing was recorded", usage)
 
@@ -288,6 +358,12 @@ def _shown(passage: Passage) -> dict[str, str]:
 
 def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit].rstrip() + " […]"
+
+
+def _summed(first: dict[str, int], second: dict[str, int]) -> dict[str, int]:
+    total = dict(first)
+    _add(total, second)
+    return total
 
 
 def _add(total: dict[str, int], usage: dict[str, int]) -> None:

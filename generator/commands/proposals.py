@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import json
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from generator.commands.proposal_files import (
     ProposalError,
@@ -26,6 +29,7 @@ from generator.commands.proposal_files import (
     free_proposal_path,
     load_proposal,
 )
+from generator.commands.propose_requests import Unit, pack, units
 from generator.corpus.model import Note, NoteType
 from generator.corpus.proposal import ExtractionProposal, Operation, Proposal
 from generator.extracting.plan import PassageDecision
@@ -36,7 +40,9 @@ from generator.synthesis.sections import OperationResult, Sources, apply_operati
 from generator.terminal import visible
 from generator.writes import ContentChange, PlannedWrite, read_back, write_content
 
-SECTION_HEADING = "Pièces à intégrer"
+if TYPE_CHECKING:  # the LLM seam is imported only when a model is asked (review and apply never do)
+    from generator.llm.plan import Plan
+
 MAX_OPERATIONS = 5
 OPERATION_TOKENS = 600
 """Tokens one section operation takes in an answer: a few paragraphs quoting their evidence."""
@@ -63,19 +69,47 @@ def sources_for(analysis: CheckedContent, slug: str) -> Sources:
     return Sources(frozenset(allowed), frozenset(in_articles))
 
 
+@dataclass(frozen=True)
+class Proposed:
+    """What ``carnet propose`` did.
+
+    Attributes:
+        path: the proposal written (None: a dry run, or nothing usable to write).
+        plan: the requests planned (None for the offline provider).
+        operations: operations written.
+        failed: for each request that failed or was not sent, a line saying why.
+    """
+
+    path: Path | None
+    plan: Plan | None = None
+    operations: int = 0
+    failed: tuple[str, ...] = ()
+
+
 def propose(content: Path, slug: str, provider: str = "extractive", max_operations: int = MAX_OPERATIONS,
-            today: dt.date | None = None) -> Path:
-    """Write a proposal for ``slug``; returns its path."""
+            today: dt.date | None = None, *, dry_run: bool = False, max_tokens: int | None = None,
+            notice: Callable[[str], None] | None = None) -> Proposed:
+    """Write a proposal for ``slug``. With ``llm``, the requests are planned first (within the
+    model's context and the run's budget): ``dry_run`` returns the plan unsent, and a plan
+    that does not fit raises :class:`~generator.llm.errors.PlanRefused` with it."""
     analysis = check_content(content)
     note = _wiki(analysis, slug)
     audit = analysis.articles[slug]
     today = today or dt.date.today()
-    uncited = list(audit.discarded or [])[: max(1, max_operations) * 3]
+    plan: Plan | None = None
+    failed: tuple[str, ...] = ()
     if provider == "extractive":
+        uncited = list(audit.discarded or [])[: max(1, max_operations) * 3]
         operations, provenance = _extractive(analysis, slug, uncited, max_operations), {
             "method": "scripted", "generator": "carnet propose --provider extractive", "date": today.isoformat()}
     elif provider == "llm":
-        operations, provenance = _from_model(analysis, slug, uncited, max_operations, today)
+        made = _from_model(analysis, slug, max_operations, today, dry_run=dry_run, max_tokens=max_tokens,
+                           notice=notice)
+        if made is None or not isinstance(made, tuple):  # nothing uncited, or a dry run's plan
+            return Proposed(None, made)
+        operations, provenance, plan, failed = made
+        if not operations:
+            return Proposed(None, plan, 0, failed)
     else:
         raise ProposalError(f"unknown provider {provider!r}: use extractive or llm")
     record: dict[str, Any] = {
@@ -85,28 +119,33 @@ def propose(content: Path, slug: str, provider: str = "extractive", max_operatio
         "article_sha256": file_hash(content / note.source.file),
         "perimeter": list(audit.perimeter_extractions or []),
         "provenance": provenance,
-        "operations": [{"op": o.op, "heading": o.heading, "after_heading": o.after_heading, "content": o.content}
-                       for o in operations],
+        "operations": [{"op": o.op, "heading": o.heading, "after_heading": o.after_heading, "content": o.content,
+                        **({"request": o.request} if o.request else {})} for o in operations],
     }
     record["id"], path = free_proposal_path(content / "proposals" / "sections" / slug, record["id"])
     rel = path.relative_to(content).as_posix()
     write_content(content, f"carnet propose {slug}", PlannedWrite(rel, dump_yaml(record), record))
-    return path
+    return Proposed(path, plan, len(operations), failed)
 
 
 def _extractive(analysis: CheckedContent, slug: str, uncited: list[DiscardedItem], max_operations: int) -> list[Operation]:
     """Offline and deterministic: the most debated uncited pieces, quoted verbatim with
-    their markers, in a section of their own."""
+    their markers, in a section of their own; its heading and quotation marks are the
+    theme's, in the site's language."""
+    from generator.site.theme import Theme
+
     if not uncited:
         return [Operation("NoChange")]
-    lines = [f"- « {' '.join(item.quote.split())} » [[ext:{item.extraction}]]"
+    words = Theme.load(None, analysis.corpus.settings.language)
+    lines = [words.tr("propose_evidence_line", quote=" ".join(item.quote.split()), id=item.extraction)
              for item in uncited[:max_operations] if item.exists]
+    heading = words.tr("propose_heading")
     body = analysis.corpus.notes[slug].body
     headings = [s.heading for s in sections(body)]
-    if SECTION_HEADING in headings:
-        return [Operation("AppendToSection", heading=SECTION_HEADING, content="\n".join(lines))]
+    if heading in headings:
+        return [Operation("AppendToSection", heading=heading, content="\n".join(lines))]
     after = next((h for h in reversed(headings) if h is not None), "")
-    return [Operation("InsertSection", heading=SECTION_HEADING, after_heading=after, content="\n".join(lines))]
+    return [Operation("InsertSection", heading=heading, after_heading=after, content="\n".join(lines))]
 
 
 OPERATIONS_SCHEMA = {
@@ -120,36 +159,163 @@ OPERATIONS_SCHEMA = {
 }
 
 
-def _from_model(analysis: CheckedContent, slug: str, uncited: list[DiscardedItem], max_operations: int,
-                today: dt.date) -> tuple[list[Operation], dict[str, Any]]:
-    from generator.llm import LLMAnswerError, LLMClient, llm_settings
-    from generator.llm.prompts import load_prompt
-    from generator.llm.schema import answer_tokens, bounded, prompt_examples
+EVIDENCE_LINE_CHARACTERS = 90
+"""Characters a piece of evidence takes in the prompt beyond its quote and its note's title
+(its marker, date, counts and punctuation), in the evidence list and again in its group."""
 
+
+@dataclass(frozen=True)
+class _Request:
+    """One planned request of ``propose --provider llm``: its units and what it renders."""
+
+    units: tuple[Unit, ...]
+    evidence: tuple[dict[str, object], ...]
+    groups: tuple[dict[str, Any], ...]
+
+    @property
+    def ids(self) -> list[str]:
+        return [str(item["id"]) for item in self.evidence]
+
+
+def _requests(analysis: CheckedContent, slug: str, room: int) -> tuple[list[_Request], list[str]]:
+    """The wiki's uncited evidence spread over requests of at most ``room`` characters of
+    evidence, group by group (:mod:`generator.commands.propose_requests`)."""
+    from generator.selection.select import select, selection_threshold
+
+    audit = analysis.articles[slug]
+    corpus = analysis.corpus
+    uncited = {item.extraction: item for item in audit.discarded or [] if item.exists and not item.passage}
+    order = list(uncited)
+    cited = {link.extraction for link in audit.links if link.marker.kind == "ext" and not link.broken}
+    quotes = {e.id: e.quote for n in corpus.notes.values() for e in n.extractions}
+    selection = select(corpus, audit.perimeter_extractions or [], selection_threshold(corpus.settings.extra))
+
+    def evidence(item: DiscardedItem) -> dict[str, object]:
+        source = corpus.notes.get(item.note)
+        return {"id": item.extraction, "note": source.title if source else item.note,
+                "date": source.date.isoformat() if source and source.date else "", "quote": item.quote,
+                "comments": item.comments, "disagreements": item.disagreements}
+
+    def text(member: str) -> str:
+        return quotes[member].strip().split("\n")[0] if member in cited else " ".join(quotes[member].split())
+
+    def size(member: str) -> int:
+        if member in uncited:  # in the evidence list, then in its group
+            item = evidence(uncited[member])
+            return 2 * EVIDENCE_LINE_CHARACTERS + len(str(item["quote"])) + len(str(item["note"])) + len(text(member))
+        return EVIDENCE_LINE_CHARACTERS + len(text(member))
+
+    sent, notes = units(selection.groups, order, size, room)
+    requests = []
+    for packed in pack(sent, room):
+        members = {m for unit in packed for m in unit.members}
+        groups = tuple({"number": unit.group if unit.parts == 1 else f"{unit.group} ({unit.part}/{unit.parts})",
+                        "members": [{"id": m, "cited": m in cited, "text": text(m)} for m in unit.members]}
+                       for unit in packed)
+        requests.append(_Request(tuple(packed), tuple(evidence(uncited[m]) for m in order if m in members), groups))
+    return requests, notes
+
+
+def _label(request: _Request) -> str:
+    numbers = [str(u.group) if u.parts == 1 else f"{u.group} ({u.part}/{u.parts})" for u in request.units]
+    shown = ", ".join(numbers[:6]) + (f" and {len(numbers) - 6} more" if len(numbers) > 6 else "")
+    return f"group(s) {shown}: {len(request.evidence)} uncited extraction(s)"
+
+
+def _from_model(analysis: CheckedContent, slug: str, max_operations: int, today: dt.date, *, dry_run: bool,
+                max_tokens: int | None, notice: Callable[[str], None] | None
+                ) -> Plan | tuple[list[Operation], dict[str, Any], Plan, tuple[str, ...]] | None:
+    """The operations the model proposes, request by request: the plan (``dry_run``), None
+    when there is no uncited evidence, else the operations with the provenance of the run
+    (each request's evidence, model and usage), the plan, and the requests that failed."""
+    from generator.llm import LLMAnswerError, LLMClient, LLMError, LLMTransportError, llm_settings
+    from generator.llm.errors import PlanRefused
+    from generator.llm.plan import Plan, PlannedRequest, limits_from
+    from generator.llm.prompts import load_prompt
+    from generator.llm.schema import answer_tokens, bounded, prompt_examples, shown
+
+    extra = analysis.corpus.settings.extra
+    limits = limits_from(extra, max_tokens)
+    settings = llm_settings(extra)
+    client = LLMClient(settings, today=today, notice=notice)
     note = analysis.corpus.notes[slug]
     lines = note.body.split("\n")
     context_sections = [{"heading": s.heading, "text": "\n".join(lines[s.content_start:s.end]).strip()}
                         for s in sections(note.body)]
-    evidence: list[dict[str, object]] = []
-    for item in uncited:
-        source = analysis.corpus.notes.get(item.note)
-        evidence.append({"id": item.extraction, "note": source.title if source else item.note,
-                         "date": source.date.isoformat() if source and source.date else "", "quote": item.quote,
-                         "comments": item.comments, "disagreements": item.disagreements})
-    groups = evidence_groups(analysis, slug, [item.extraction for item in uncited])
-    client = LLMClient(llm_settings(analysis.corpus.settings.extra), today=today)
-    prompt = load_prompt("propose_sections")
-    constraint = bounded(OPERATIONS_SCHEMA, "operations", max_items=max(1, max_operations), min_items=1)
-    data, provenance = client.chat_json(prompt, OPERATIONS_SCHEMA, constraint=constraint, max_tokens=answer_tokens(max(1, max_operations),
-                                                                                 OPERATION_TOKENS),
-                                        title=note.title, sections=context_sections, evidence=evidence,
-                                        groups=groups, max_operations=max_operations)
-    faults = operation_faults(data["operations"], max_operations, prompt_examples(prompt.text))
-    if faults:  # the operations make one edit of the article: a bad one refuses the answer
-        raise LLMAnswerError("the model's operations are refused, nothing was written: " + "; ".join(faults),
-                             provenance.usage)
-    operations = [Operation(o["op"], o["heading"], o["after_heading"], o["content"]) for o in data["operations"]]
-    return operations, provenance.as_record()
+    headings = [s.heading for s in sections(note.body) if s.heading is not None]
+    prompt = load_prompt("propose_sections", analysis.corpus.settings.language)
+    wanted = max(1, max_operations)
+    completion = answer_tokens(wanted, OPERATION_TOKENS)
+    if settings.max_output_tokens:
+        completion = min(completion, settings.max_output_tokens)
+    context = {"title": note.title, "sections": context_sections, "max_operations": wanted}
+    frame = client.request_characters(prompt, evidence=[], groups=[], **context)
+    room = limits.room(completion) - frame
+    if room <= 0:
+        raise PlanRefused(f"the article alone ({frame:,} characters) leaves no room for evidence in the model's "
+                          f"context of {limits.context_tokens:,} tokens: nothing was sent; lower --max-operations "
+                          "or say a larger context with llm.context_tokens", None)
+    requests, notes = _requests(analysis, slug, room)
+    if not requests:
+        return None
+    plan = Plan(f"carnet propose {slug} --provider llm", tuple(
+        PlannedRequest(_label(r), client.request_characters(prompt, evidence=list(r.evidence), groups=list(r.groups),
+                                                            **context), completion) for r in requests),
+        limits, tuple(notes))
+    if dry_run:
+        return plan
+    refusal = plan.refusal()
+    if refusal is not None:
+        raise PlanRefused(refusal, plan)
+    # the closed sets of the answer: the operations, and the headings that exist to act on
+    schema = json.loads(json.dumps(OPERATIONS_SCHEMA))
+    schema["properties"]["operations"]["items"]["properties"]["after_heading"]["enum"] = ["", *headings]
+    constraint = bounded(schema, "operations", max_items=wanted, min_items=1)
+    examples = prompt_examples(prompt.text)
+    operations: list[Operation] = []
+    records: list[dict[str, Any]] = []
+    failed: list[str] = []
+    last: dict[str, Any] = {}
+    for number, (request, planned) in enumerate(zip(requests, plan.requests, strict=True), start=1):
+        entry: dict[str, Any] = {"request": number, "evidence": request.ids}
+        records.append(entry)
+        if client.ledger.estimate(limits, planned) > client.ledger.remaining(limits):
+            entry["outcome"] = "not sent: the run's budget would be spent"
+            failed.append(f"request {number} ({_label(request)}): not sent, the run's budget would be spent "
+                          "(raise --max-tokens)")
+            continue
+        if notice is not None:
+            notice(f"request {number} of {len(requests)}: {_label(request)}")
+        try:
+            data, provenance = client.chat_json(prompt, OPERATIONS_SCHEMA, constraint=constraint, max_tokens=completion,
+                                                evidence=list(request.evidence), groups=list(request.groups), **context)
+            faults = operation_faults(data["operations"], max_operations, examples)
+            if faults:  # the operations of one answer make one edit: a bad one refuses that answer
+                raise LLMAnswerError("its operations are refused: " + "; ".join(faults), provenance.usage)
+        except LLMError as exc:
+            entry["outcome"] = f"failed: {shown(str(exc), 300)}"
+            if exc.usage:
+                entry["usage"] = dict(exc.usage)
+            failed.append(f"request {number} ({_label(request)}) failed: {exc}")
+            if isinstance(exc, LLMTransportError):  # the endpoint is down: nothing more is sent
+                for later, left in enumerate(requests[number:], start=number + 1):
+                    records.append({"request": later, "evidence": left.ids, "outcome": "not sent: the endpoint failed"})
+                    failed.append(f"request {later} ({_label(left)}): not sent after the endpoint failed")
+                break
+            continue
+        last = provenance.as_record()
+        entry["outcome"] = "answered"
+        entry["model"] = provenance.model
+        if provenance.usage:
+            entry["usage"] = dict(provenance.usage)
+        operations += [Operation(o["op"], o["heading"], o["after_heading"], o["content"], number)
+                       for o in data["operations"]]
+    provenance_record = {key: value for key, value in last.items() if key != "usage"} or \
+        {"method": "llm", "endpoint": client.endpoint, "prompt": prompt.name, "prompt_version": prompt.version,
+         "date": today.isoformat()}
+    provenance_record["usage"] = dict(client.ledger.usage)
+    provenance_record["requests"] = records
+    return operations, provenance_record, plan, tuple(failed)
 
 
 MAX_CONTENT_CHARS = 20_000

@@ -107,6 +107,9 @@ def save_answer(content: Path, answer: Answer, slug: str, day: dt.date, elements
                 passage_texts: dict[str, str], listed: list[str],
                 categories: tuple[tuple[str, str], ...] = ()) -> list[str]:
     """Write the answer (and its verdicts) into ``content``; the files written."""
+    if not answer.not_in_corpus and not answer.statements:  # :func:`ask` refuses it first; never an empty page
+        raise WriteRefused(f"{answer_rel(slug)}: refused to write an answer with no statement that does not say "
+                           "not_in_corpus; nothing was written")
     body, front = answer_file(answer, slug, day, elements_of, passage_texts, listed, categories)
     rel = answer_rel(slug)
     data = note_bytes(front, body)

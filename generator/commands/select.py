@@ -5,9 +5,10 @@ oppositions pass through the model and record it under ``content/oppositions/``.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import yaml
 
@@ -18,6 +19,11 @@ from generator.selection.select import Selection, select, selection_threshold
 from generator.selection.threshold import CEILING, ThresholdRule
 from generator.terminal import show
 from generator.writes import PlannedWrite, appended, write_content
+
+if TYPE_CHECKING:  # the LLM seam is imported only when the pass runs
+    from generator.llm import LLMClient
+    from generator.llm.plan import Limits, Plan
+    from generator.llm.prompts import Prompt
 
 
 def reindex(content: Path, analysis: CheckedContent, model: str, texts: list[str], out: TextIO | None = None) -> Path:
@@ -43,9 +49,11 @@ def reindex(content: Path, analysis: CheckedContent, model: str, texts: list[str
 
 
 def run_select(content: Path, wiki: str, threshold: float | None, oppositions: bool, out: TextIO | None = None,
-               reindex_vectors: bool = False, *, jobs: int = 1) -> int:
-    """Print the wiki's groups; with ``oppositions``, run the pass first (up to ``jobs``
-    requests at once) and record it."""
+               reindex_vectors: bool = False, *, jobs: int = 1, dry_run: bool = False, max_tokens: int | None = None,
+               notice: Callable[[str], None] | None = None) -> int:
+    """Print the wiki's groups; with ``oppositions``, plan the pass and run it (up to
+    ``jobs`` requests at once), recording each answer as it comes; ``dry_run``: print the
+    plan and send nothing."""
     out = out or sys.stdout  # looked up at the call: a caller may have redirected it
     analysis = check_content(content)
     audit = analysis.articles.get(wiki)
@@ -92,17 +100,34 @@ def run_select(content: Path, wiki: str, threshold: float | None, oppositions: b
     print(f"\nrepresenting each group by its central member would erase {erased} of {len(selection.order)} "
           f"extractions and {lost} disagreeing comments", file=out)
     refused: list[RefusedOpposition] = []
+    failed: list[str] = []
     if oppositions:
-        done = record_oppositions(content, analysis, wiki, audit.perimeter_extractions or [], quotes, jobs=jobs)
-        refused = done.refused
+        done = record_oppositions(content, analysis, wiki, audit.perimeter_extractions or [], quotes, jobs=jobs,
+                                  dry_run=dry_run, max_tokens=max_tokens, notice=notice)
+        if not isinstance(done, RecordedPass):  # a dry run: the plan
+            for line in done.lines():
+                show(out, line)
+            print("dry run: nothing was sent", file=out)
+            return EXIT_OK
+        refused, failed = done.refused, done.failed
         kept_note = f"; the {done.kept} pair(s) already recorded are kept as they were" if done.kept else ""
         print(f"{done.added} opposition(s) recorded in {done.path}{kept_note}" if done.added or done.made else
               f"no new opposition found: {done.path} is left as it was{kept_note}", file=out)
+        examined = ", ".join(done.examined[:20]) + (f" and {len(done.examined) - 20} more" if len(done.examined) > 20
+                                                     else "")
+        print(f"examined by this run: {len(done.examined)} of the pass's {done.total} request(s)"
+              + (f" (pairs of chunks {examined})" if done.examined and done.total > 1 else "")
+              + (f"; {done.skipped} answered by an earlier run" if done.skipped else ""), file=out)
         for item in refused:
             show(out, f"  refused: {item.describe()}")
+        for line in failed:
+            show(out, f"  {line}")
         if refused:
             show(out, f"  {len(refused)} item(s) of the model's answers were refused: the pass is incomplete; "
                       "run it again (or record those pairs by hand)")
+        if failed:
+            show(out, f"  {len(failed)} request(s) failed or were not sent: what the others found is recorded; run "
+                      "the same command again to send only those")
     recorded = check_content(content).corpus.oppositions.get(wiki) if oppositions else analysis.corpus.oppositions.get(wiki)
     if recorded is None:
         print("oppositions: not run for this wiki (carnet select WIKI --oppositions, with an endpoint)", file=out)
@@ -111,7 +136,7 @@ def run_select(content: Path, wiki: str, threshold: float | None, oppositions: b
         for item in recorded.oppositions:
             show(out, f"  - {item.question}: {item.a} ⟷ {item.b}")
 
-    return EXIT_MODEL if refused else EXIT_OK  # refused items: the pass is incomplete
+    return EXIT_MODEL if refused or failed else EXIT_OK  # the pass is incomplete
 
 
 BRIDGES_SHOWN = 8
@@ -144,6 +169,9 @@ class RecordedPass:
         added: pairs written by this pass; kept: pairs recorded before, left as they were.
         made: whether this pass made the file.
         refused: the items of the answers refused (:class:`RefusedOpposition`).
+        failed: the requests that failed or were not sent (a line each).
+        examined: the requests answered by this run, as "chunks a×b"; skipped: those an
+            earlier run answered, not sent again; total: the requests of the pass.
     """
 
     path: Path
@@ -151,40 +179,111 @@ class RecordedPass:
     kept: int
     made: bool
     refused: list[RefusedOpposition]
+    failed: list[str] = field(default_factory=list)
+    examined: list[str] = field(default_factory=list)
+    skipped: int = 0
+    total: int = 0
+
+
+def oppositions_plan(analysis: CheckedContent, wiki: str, items: list[tuple[str, str]], client: LLMClient,
+                     prompt: Prompt, limits: Limits, skip: Collection[str]) -> tuple[Plan, int]:
+    """The requests of the pass not answered yet, and the characters of extractions a
+    request may hold (two chunks), from the model's context."""
+    from generator.llm.plan import Plan, PlannedRequest
+    from generator.selection.oppositions import (
+        MAX_PAIRS_PER_REQUEST,
+        completion_tokens,
+        numbered_requests,
+        request_key,
+    )
+
+    completion = completion_tokens([("", "")] * MAX_PAIRS_PER_REQUEST)
+    frame = client.request_characters(prompt, extractions=[])
+    room = limits.room(completion) - frame
+    if room < 400:
+        raise CarnetError(f"the oppositions prompt alone ({frame:,} characters) leaves no room for extractions in the "
+                          f"model's context of {limits.context_tokens:,} tokens; say a larger one with "
+                          "llm.context_tokens in carnet.yaml")
+    planned = numbered_requests(items, room)
+    sent = [(chunks_, batch) for chunks_, batch in planned if request_key(prompt.version, batch) not in skip]
+    notes = []
+    if len(planned) > 1:
+        count = max(max(c) for c, _b in planned)
+        notes.append(f"the perimeter ({len(items):,} extractions) does not fit one request: {count} chunks, sent two "
+                     f"by two ({len(planned):,} pairs of chunks), so every pair of extractions is seen once")
+    if len(sent) < len(planned):
+        notes.append(f"{len(planned) - len(sent):,} of the {len(planned):,} requests were answered by an earlier run "
+                     "(recorded under 'examined'): not sent again")
+    return Plan(f"carnet select {wiki} --oppositions", tuple(
+        PlannedRequest(f"chunks {'×'.join(map(str, chunks_))}: {len(batch)} extractions",
+                       client.request_characters(prompt, extractions=[{"id": i, "quote": q} for i, q in batch]),
+                       completion_tokens(batch)) for chunks_, batch in sent), limits, tuple(notes)), room
 
 
 def record_oppositions(content: Path, analysis: CheckedContent, wiki: str, ids: list[str],
-                       quotes: dict[str, str], *, jobs: int = 1) -> RecordedPass:
-    """Run the pass (up to ``jobs`` requests at once) and record what it found: a new file
-    when the wiki has none; else the new pairs appended beside the recorded ones, in the
-    file that holds them, each with its own provenance — a pair a person (or an earlier
-    pass) recorded is never replaced or dropped."""
+                       quotes: dict[str, str], *, jobs: int = 1, dry_run: bool = False,
+                       max_tokens: int | None = None, out: TextIO | None = None,
+                       notice: Callable[[str], None] | None = None) -> RecordedPass | Plan:
+    """Plan the pass, then run it (up to ``jobs`` requests at once), recording each answer
+    as it comes: the new pairs (a new file when the wiki has none; else appended beside
+    the recorded ones, in the file that holds them, each with its own provenance — a pair
+    a person or an earlier pass recorded is never replaced or dropped), and the request
+    under ``examined``, so a pass that stopped resumes where it was. ``dry_run``: the plan."""
     from generator.llm import LLMClient, llm_settings
+    from generator.llm.errors import PlanRefused
+    from generator.llm.plan import limits_from
     from generator.llm.prompts import load_prompt
-    from generator.selection.oppositions import find_oppositions
+    from generator.selection.oppositions import Answered, find_oppositions
 
-    client = LLMClient(llm_settings(analysis.corpus.settings.extra))
-    passed = find_oppositions(client, load_prompt("find_oppositions"), [(i, quotes[i]) for i in sorted(ids)],
-                              jobs=jobs)
-    found, provenance = passed.found, passed.provenance
+    extra = analysis.corpus.settings.extra
+    limits = limits_from(extra, max_tokens)
+    client = LLMClient(llm_settings(extra), notice=notice)
+    prompt = load_prompt("find_oppositions", analysis.corpus.settings.language)
+    items = [(i, quotes[i]) for i in sorted(ids)]
     recorded = analysis.corpus.oppositions.get(wiki)
+    skip = {e.key for e in recorded.examined} if recorded is not None else set()
+    plan, room = oppositions_plan(analysis, wiki, items, client, prompt, limits, skip)
+    if dry_run:
+        return plan
+    refusal = plan.refusal()
+    if refusal is not None:
+        raise PlanRefused(refusal, plan)
     command = f"carnet select {wiki} --oppositions"
-    if recorded is None:
-        rel = f"oppositions/{wiki}.yaml"
-        if (content / rel).exists():
-            raise CarnetError(f"{rel} exists but does not load as this wiki's oppositions (run 'carnet check'); "
-                              "nothing was written")
-        record = {"wiki": wiki, "provenance": provenance,
-                  "oppositions": [{"a": o.a, "b": o.b, "question": o.question} for o in found]}
-        data = yaml.safe_dump(record, allow_unicode=True, sort_keys=False, width=100).encode("utf-8")
-        write_content(content, command, PlannedWrite(rel, data, record))
-        return RecordedPass(content / rel, len(found), 0, True, passed.refused)
-    known = {tuple(sorted((o.a, o.b))) for o in recorded.oppositions}
-    new = [o for o in found if (o.a, o.b) not in known]
-    if new:  # into the file that holds the wiki's pairs, whatever its name
-        own = {key: value for key, value in provenance.items() if key != "usage"}
-        items = [{"a": o.a, "b": o.b, "question": o.question, "provenance": own} for o in new]
-        made = ", ".join(f"{key} {own[key]}" for key in ("method", "model", "date") if own.get(key))
-        write_content(content, command, appended(content, recorded.file, "oppositions", items,
-                                                 comment=f"added by '{command}' ({made})"))
-    return RecordedPass(content / recorded.file, len(new), len(recorded.oppositions), False, passed.refused)
+    rel = recorded.file if recorded is not None else f"oppositions/{wiki}.yaml"
+    if recorded is None and (content / rel).exists():
+        raise CarnetError(f"{rel} exists but does not load as this wiki's oppositions (run 'carnet check'); "
+                          "nothing was written")
+    state = {"made": recorded is None, "exists": recorded is not None, "added": 0}
+    examined: list[str] = []
+
+    def record(answer: Answered) -> None:
+        own = {key: value for key, value in answer.provenance.items() if key != "usage"}
+        entry = {"request": answer.key, "chunks": list(answer.chunks), "of": plan_total,
+                 "provenance": {key: own[key] for key in ("model", "date") if key in own}
+                 | ({"usage": dict(answer.provenance["usage"])} if answer.provenance.get("usage") else {})}
+        if not state["exists"]:
+            data_record = {"wiki": wiki, "provenance": own,
+                           "oppositions": [{"a": o.a, "b": o.b, "question": o.question} for o in answer.found],
+                           "examined": [entry]}
+            data = yaml.safe_dump(data_record, allow_unicode=True, sort_keys=False, width=100).encode("utf-8")
+            write_content(content, command, PlannedWrite(rel, data, data_record))
+            state["exists"] = True
+        else:
+            if answer.found:
+                items_ = [{"a": o.a, "b": o.b, "question": o.question, "provenance": own} for o in answer.found]
+                made = ", ".join(f"{key} {own[key]}" for key in ("method", "model", "date") if own.get(key))
+                write_content(content, command, appended(content, rel, "oppositions", items_,
+                                                         comment=f"added by '{command}' ({made})"))
+            # after the pairs: a kill between the two sends the request again, its pairs known
+            write_content(content, command, appended(content, rel, "examined", [entry]))
+        state["added"] += len(answer.found)
+        examined.append("×".join(map(str, answer.chunks)))
+
+    from generator.selection.oppositions import numbered_requests
+    plan_total = len(numbered_requests(items, room))
+    known = [(o.a, o.b) for o in recorded.oppositions] if recorded is not None else []
+    passed = find_oppositions(client, prompt, items, room, jobs=jobs, skip=skip, known=known, limits=limits,
+                              on_answer=record, notice=notice)
+    return RecordedPass(content / rel, int(state["added"]), len(recorded.oppositions) if recorded else 0,
+                        bool(state["made"]) and bool(state["exists"]), passed.refused, passed.failed, examined,
+                        passed.skipped, passed.requests)

@@ -177,12 +177,13 @@ ANSWER_KEYS = ("question", "asked")
 """The front-matter fields of a saved answer (``type: answer``) and of nothing else."""
 
 
-def parse_answer(f: Fields) -> ArticleSpec:
-    """A saved answer: ``question`` and the ``asked`` block ``carnet ask --save`` writes."""
-    return ArticleSpec(None, None, None, (), None, answer=_answer(f))
+def parse_answer(f: Fields, body: str = "") -> ArticleSpec:
+    """A saved answer: ``question`` and the ``asked`` block ``carnet ask --save`` writes
+    (``body``: its statements, to refuse an empty answer that does not say so)."""
+    return ArticleSpec(None, None, None, (), None, answer=_answer(f, body))
 
 
-def _answer(f: Fields) -> AnswerRecord:
+def _answer(f: Fields, body: str) -> AnswerRecord:
     question = f.text("question", hint="Write the question asked: 'question: …' (carnet ask --save writes it).")
     a = Fields(f.data.get("asked"), f.file, "the answer's 'asked' block", f.problems, line=f.line_of("asked"))
     if not f.has("asked"):
@@ -223,8 +224,14 @@ def _answer(f: Fields) -> AnswerRecord:
                 "the answer does not say who answered it (provenance with a 'method')",
                 "Write 'provenance: {method: llm, model: …}' (or 'scripted' / 'human' where no model ran).")
         provenance = {}
+    not_in_corpus = a.flag("not_in_corpus", False)
+    if f.has("asked") and not not_in_corpus and not body.strip():  # published, an empty page
+        a.error("not_in_corpus" if a.has("not_in_corpus") else None, "empty-answer",
+                "the answer has no statement and does not say 'not_in_corpus: true': its page would be empty",
+                "Write its statements under the front matter (ask again with 'carnet ask --save'), or set "
+                "'not_in_corpus: true' if the model found no answer in the passages retrieved.")
     return AnswerRecord(question, mode, tuple(a.text_list("searched")), tuple(categories),
-                        a.flag("not_in_corpus", False), tuple(retrieved), tuple(quotes), plain(provenance),
+                        not_in_corpus, tuple(retrieved), tuple(quotes), plain(provenance),
                         f.line_of("asked"), tuple(refused))
 
 

@@ -707,7 +707,7 @@ def _parse_note(rel: str, slug: str, data: bytes, sidecar: tuple[str, Any] | Non
     f.check_known(("title", "date", "type", "authors", "summary", "notebooks", "media", "duration", "extractions", "aliases",
                    *article_keys, *answer_keys, *later_keys))
     if note_type is NoteType.ANSWER:
-        article: ArticleSpec | None = parse_answer(f)
+        article: ArticleSpec | None = parse_answer(f, doc.body)
         misplaced = dict.fromkeys(article_keys, "an answer's perimeter is the passages it retrieved ('asked: retrieved:'): remove the field")
     elif note_type is NoteType.NOTE:
         article = None

@@ -29,17 +29,35 @@ class Opposition:
 
 @dataclass(frozen=True)
 class OppositionRecord:
-    """The recorded pass of one wiki: its oppositions and how they were found."""
+    """The recorded pass of one wiki: its oppositions and how they were found.
+
+    ``examined``: the requests of a model's pass already answered, by their key (the
+    chunks they held and the prompt), with how many the pass had (``of``): a pass that
+    stopped resumes from them, and a page can say how much of the perimeter was examined.
+    """
 
     wiki: str
     oppositions: tuple[Opposition, ...]
     provenance: dict[str, Any]
     file: str
+    examined: tuple[Examined, ...] = ()
+
+
+@dataclass(frozen=True)
+class Examined:
+    """One request of an oppositions pass, answered: its ``key``, the pair of chunks it held
+    (``chunks``, 1-based, one number when the perimeter fitted one request), how many
+    requests its pass had (``of``), and its provenance (model, date, usage)."""
+
+    key: str
+    chunks: tuple[int, ...]
+    of: int
+    provenance: dict[str, Any]
 
 
 def parse_oppositions(rel: str, value: Any, problems: list[Problem]) -> OppositionRecord | None:
     f = Fields(value, rel, "the oppositions file", problems)
-    f.check_known(("wiki", "provenance", "oppositions"))
+    f.check_known(("wiki", "provenance", "oppositions", "examined"))
     provenance = f.data.get("provenance")
     if not isinstance(provenance, dict) or provenance.get("method") not in ("llm", "scripted", "human"):
         f.error("provenance", "missing-field", "the oppositions do not say how they were found",
@@ -58,4 +76,23 @@ def parse_oppositions(rel: str, value: Any, problems: list[Problem]) -> Oppositi
                 own = None
             found.append(Opposition(o.text("a"), o.text("b"), o.text("question", ""),
                                     dict(own) if isinstance(own, dict) else None, o.line))
-    return OppositionRecord(f.text("wiki"), tuple(found), dict(provenance), rel)
+    examined = []
+    requests = f.data.get("examined")
+    if requests is not None and not isinstance(requests, YamlList):
+        f.error("examined", "wrong-type", "'examined' must be a list",
+                "Leave the list 'carnet select --oppositions' writes, or remove it (the pass then starts again).")
+    listed = requests if isinstance(requests, YamlList) else YamlList()
+    for index, item in enumerate(listed):
+        e = Fields(item, rel, f"examined request {index + 1}", problems, line=listed.line_of(index))
+        e.check_known(("request", "chunks", "of", "provenance"))
+        chunks, of, own = e.data.get("chunks"), e.data.get("of"), e.data.get("provenance")
+        whole = isinstance(chunks, list) and all(isinstance(c, int) and not isinstance(c, bool) and c > 0
+                                                 for c in chunks)
+        if not e.text("request") or not whole or not isinstance(chunks, list) or isinstance(of, bool) or \
+                not isinstance(of, int) or of < 1 or not isinstance(own, dict):
+            e.error(None, "invalid-value", "an examined request needs its key, its chunks, the number of requests "
+                    "of its pass and its provenance", "Leave what 'carnet select --oppositions' wrote, or remove "
+                    "the item (its request is then sent again).")
+            continue
+        examined.append(Examined(e.text("request"), tuple(chunks), of, dict(own)))
+    return OppositionRecord(f.text("wiki"), tuple(found), dict(provenance), rel, tuple(examined))

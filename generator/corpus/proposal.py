@@ -25,6 +25,7 @@ class Operation:
     heading: str = ""
     after_heading: str = ""
     content: str = ""
+    request: int = 0  # the request of the run that proposed it (1-based; 0: not from a model's run)
 
 
 @dataclass(frozen=True)
@@ -163,11 +164,17 @@ def parse_proposal(rel: str, value: Any, problems: list[Problem]) -> Proposal | 
         raw = YamlList()
     for index, item in enumerate(raw):
         o = Fields(item, rel, f"operation {index + 1}", problems, line=raw.line_of(index))
-        o.check_known(("op", "heading", "after_heading", "content"))
+        o.check_known(("op", "heading", "after_heading", "content", "request"))
         op = o.text("op")
         if op and op not in OPERATIONS:
             o.error("op", "invalid-value", f"unknown operation {op!r}", f"Use one of: {', '.join(OPERATIONS)}.")
-        operations.append(Operation(op, o.text("heading", ""), o.text("after_heading", ""), o.text("content", "")))
+        request = o.data.get("request", 0)
+        if isinstance(request, bool) or not isinstance(request, int) or request < 0:
+            o.error("request", "wrong-type", f"'request' must be the number of the request that proposed it, not "
+                    f"{request!r}", "Leave the number 'carnet propose' wrote, or remove the line.")
+            request = 0
+        operations.append(Operation(op, o.text("heading", ""), o.text("after_heading", ""), o.text("content", ""),
+                                    request))
     applied_on, decisions = _decisions(f)
     return Proposal(parts[-1][: -len(".yaml")], f.text("kind", parts[1] if len(parts) > 1 else "sections"), target,
                     rel, f.text("article_sha256", ""), tuple(f.text_list("perimeter")), provenance,

@@ -33,6 +33,28 @@ SCHEMA: dict[str, Any] = {
 }
 
 
+def answer_constraint(kinds: tuple[str, ...], axes: list[tuple[str, list[str]]], max_items: int) -> dict[str, Any]:
+    """What the server is asked to answer: at most ``max_items`` passages, their kind one of
+    ``kinds`` and their categories those of the notebook's ``axes`` (key, categories) — the
+    closed sets as enums, so a constrained server cannot invent "cuisine" (the answer is
+    still checked item by item against them, whatever the server promised)."""
+    import json
+
+    constraint: dict[str, Any] = json.loads(json.dumps(SCHEMA))
+    array = constraint["properties"]["passages"]
+    array["maxItems"] = max_items
+    item = array["items"]["properties"]
+    if kinds:
+        item["kind"]["enum"] = list(kinds)
+    categories = item["categories"]["items"]["properties"]
+    if axes:
+        categories["axis"]["enum"] = [key for key, _values in axes]
+        categories["category"]["enum"] = sorted({value for _key, values in axes for value in values})
+    else:  # no notebook's axes to take categories from: none may be given
+        item["categories"]["maxItems"] = 0
+    return constraint
+
+
 def prompt_context(note: Note, notebook: Notebook | None, elements: list[Element], chunk: Chunk,
                    kinds: tuple[str, ...], partial: bool) -> dict[str, Any]:
     """Variables of the prompt for ``chunk``: the notebook's guide and axes, and the

@@ -23,15 +23,16 @@ import json
 import re
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import openai
 
 from generator.llm.config import LLMSettings
-from generator.llm.errors import LLMAnswerError, LLMTransportError, ToolsRefused
+from generator.llm.errors import LLMAnswerError, LLMError, LLMTransportError, ToolsRefused
+from generator.llm.plan import Ledger
 from generator.llm.prompts import Prompt
 from generator.llm.schema import shown, strict_form, validate
 from generator.llm.transport import BoundedTransport
@@ -138,6 +139,8 @@ class Provenance:
         prompt, prompt_version: template name and hash.
         date: ISO date of the call.
         usage: token counts as the server reported them (``usage``); none are estimated.
+        listed_model: the model the endpoint lists (``/models``) when it is not the one its
+            answer names (a server that echoes the name it was asked for): both are recorded.
     """
 
     method: str
@@ -147,16 +150,19 @@ class Provenance:
     prompt_version: str = ""
     date: str = ""
     usage: dict[str, int] = field(default_factory=dict)
+    listed_model: str = ""
 
     def as_record(self) -> dict[str, Any]:
         record: dict[str, Any] = {"method": self.method}
-        for key in ("model", "endpoint", "prompt", "prompt_version", "date"):
+        for key in ("model", "listed_model", "endpoint", "prompt", "prompt_version", "date"):
             if getattr(self, key):
                 record[key] = getattr(self, key)
         if self.usage:
             record["usage"] = dict(self.usage)
         return record
 
+
+_T = TypeVar("_T", bound=tuple[Any, Any])
 
 MAX_TOOL_CALLS = 8
 """Tool calls one turn may make."""
@@ -184,12 +190,30 @@ class ToolTurn:
     usage: dict[str, int]
 
 
+_CLIENTS: list[LLMClient] = []
+"""The clients made since :func:`clients` last took them: what a command spent (done,
+failed or interrupted) is said from them at its end."""
+_CLIENTS_LOCK = threading.Lock()
+
+
+def clients() -> Iterator[LLMClient]:
+    """Takes the clients made since the last call, those that sent something, in the order made."""
+    with _CLIENTS_LOCK:
+        made = list(_CLIENTS)
+        _CLIENTS.clear()
+    return iter([c for c in made if c.ledger.requests or c.ledger.unanswered])
+
+
 class LLMClient:
-    """One endpoint, one model. ``today`` is injectable so records are reproducible in tests."""
+    """One endpoint, one model. ``today`` is injectable so records are reproducible in tests.
+    ``ledger`` records what every request spent (:class:`~generator.llm.plan.Ledger`)."""
 
     def __init__(self, settings: LLMSettings, today: dt.date | None = None,
-                 notice: Callable[[str], None] | None = None) -> None:
+                 notice: Callable[[str], None] | None = None, ledger: Ledger | None = None) -> None:
         self.settings = settings
+        self.ledger = ledger or Ledger()
+        self._listed: list[str] | None = None  # the endpoint's /models, asked once
+        self._listing_lock = threading.Lock()
         self.today = today or dt.date.today()
         self.endpoint = redacted_endpoint(settings.base_url)
         # the most structured answer format the endpoint accepted (an index into FORMATS);
@@ -203,6 +227,59 @@ class LLMClient:
         self._client = openai.OpenAI(base_url=settings.base_url, api_key=settings.api_key(),
                                      timeout=settings.timeout, max_retries=settings.max_retries,
                                      http_client=openai.DefaultHttpxClient(transport=self._transport))
+        with _CLIENTS_LOCK:
+            _CLIENTS.append(self)
+
+    def close(self) -> None:
+        """Close the connections: a request in flight is abandoned (the server sees the
+        connection go; a server that notices stops generating)."""
+        self._client.close()
+
+    def _count(self, characters: int, answered: bool, spent: dict[str, int]) -> None:
+        """Record a call in the ledger: the answered attempt with its usage (once), and each
+        attempt before it (the client's retries) or instead of it that got no answer."""
+        attempts = max(1, self._transport.attempts)
+        if answered:
+            self.ledger.answered(characters, spent)
+            attempts -= 1
+        for _ in range(attempts):
+            self.ledger.failed(characters)
+
+    def _counted(self, characters: int, call: Callable[[], _T]) -> _T:
+        """``call()``, recorded in the ledger whatever its outcome (an interrupt included)."""
+        self._transport.attempts = 0
+        try:
+            result = call()
+        except LLMError as exc:  # an answer refused was still an answer, with its tokens
+            self._count(characters, bool(exc.usage) or isinstance(exc, LLMAnswerError), exc.usage)
+            raise
+        except BaseException:
+            self._count(characters, False, {})
+            raise
+        provenance = result[1]
+        assert isinstance(provenance, Provenance)
+        self._count(characters, True, provenance.usage)
+        return result
+
+    def _listed_models(self, model: str) -> list[str]:
+        """The models the endpoint lists (``GET /models``), asked once a run; [] when it
+        lists none or cannot say."""
+        with self._listing_lock:
+            if self._listed is None:
+                self._listed = []
+                attempts = self._transport.attempts  # the listing is no attempt of the chat request
+                try:
+                    page = self._client.with_options(max_retries=0).models.list()
+                    names = [getattr(m, "id", None) for m in list(getattr(page, "data", []) or [])[:100]]
+                    self._listed = [n for n in names if isinstance(n, str) and 0 < len(n) <= MAX_MODEL_CHARS]
+                except (openai.APIError, ValueError, TypeError, RecursionError):
+                    self._listed = []
+                finally:
+                    self._transport.attempts = attempts
+                if self._listed and model not in self._listed:
+                    self.say(f"the endpoint {self.endpoint} answers as model {shown(model, 80)} but lists "
+                             f"{', '.join(shown(n, 80) for n in self._listed[:3])}: both are recorded with each answer")
+            return self._listed
 
     def _too_large(self) -> LLMAnswerError | None:
         """The refusal of a response whose body went past the transport's bound."""
@@ -226,8 +303,10 @@ class LLMClient:
         if len(model) > MAX_MODEL_CHARS:
             raise LLMAnswerError(f"the server named its model with {len(model):,} characters (at most "
                                  f"{MAX_MODEL_CHARS} are accepted): nothing was recorded", counts)
+        listed = self._listed_models(model)
+        other = listed[0] if listed and model not in listed and len(listed) == 1 else ""
         return Provenance("llm", model, self.endpoint, prompt.name if prompt else "",
-                          prompt.version if prompt else "", self.today.isoformat(), counts)
+                          prompt.version if prompt else "", self.today.isoformat(), counts, other)
 
     def _transport_error(self, exc: openai.APIError, what: str) -> LLMTransportError | LLMAnswerError:
         """The client's exception as ours: the address shown redacted, the server's
@@ -267,14 +346,24 @@ class LLMClient:
 
     def chat_json(self, prompt: Prompt, schema: dict[str, Any], *, max_tokens: int,
                   constraint: dict[str, Any] | None = None, **context: object) -> tuple[dict[str, Any], Provenance]:
+        """See :meth:`_chat_json`; what it spends goes into the ledger."""
+        text = prompt.render(**context)
+        return self._counted(len(SYSTEM) + len(text),
+                             lambda: self._chat_json(prompt, text, schema, max_tokens=max_tokens, constraint=constraint))
+
+    def request_characters(self, prompt: Prompt, **context: object) -> int:
+        """The characters :meth:`chat_json` would send for ``prompt`` on ``context`` (a plan's)."""
+        return len(SYSTEM) + len(prompt.render(**context))
+
+    def _chat_json(self, prompt: Prompt, text: str, schema: dict[str, Any], *, max_tokens: int,
+                   constraint: dict[str, Any] | None = None) -> tuple[dict[str, Any], Provenance]:
         """Ask with ``prompt`` rendered on ``context`` for an answer in ``schema``, in at most
         ``max_tokens`` tokens (or ``llm.max_output_tokens``, if lower); return the JSON answer
         checked against ``schema``. ``constraint`` is what the server is asked to follow when
         it is tighter than the shape checked here (``schema`` with arrays bounded to the
         request, ids as an enum of those sent): an answer outside it is not refused whole,
         since the callers check each item against the request and refuse it alone."""
-        messages: list[Any] = [{"role": "system", "content": SYSTEM},
-                               {"role": "user", "content": prompt.render(**context)}]
+        messages: list[Any] = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": text}]
         limit = self.settings.max_output_tokens
         tokens = min(max_tokens, limit) if limit else max_tokens
         while True:
@@ -338,6 +427,13 @@ class LLMClient:
 
     def chat_tools(self, prompt: Prompt, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *,
                    max_tokens: int, tool_choice: str = "auto") -> tuple[ToolTurn, Provenance]:
+        """See :meth:`_chat_tools`; what it spends goes into the ledger."""
+        characters = sum(len(str(m.get("content") or "")) for m in messages) + len(json.dumps(tools))
+        return self._counted(characters, lambda: self._chat_tools(prompt, messages, tools, max_tokens=max_tokens,
+                                                                  tool_choice=tool_choice))
+
+    def _chat_tools(self, prompt: Prompt, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *,
+                    max_tokens: int, tool_choice: str = "auto") -> tuple[ToolTurn, Provenance]:
         """One turn of a conversation where the model may call ``tools`` (OpenAI's function
         calling): what it said, or the calls it made, checked as data (each call's name and
         arguments bounded, the arguments parsed as a JSON object). A server that refuses
@@ -403,6 +499,10 @@ class LLMClient:
         return ToolTurn(content, tuple(made), spent), provenance
 
     def embed(self, texts: list[str]) -> tuple[list[list[float]], Provenance]:
+        """Vectors of ``texts``; what it spends goes into the ledger."""
+        return self._counted(sum(len(t) for t in texts), lambda: self._embed(texts))
+
+    def _embed(self, texts: list[str]) -> tuple[list[list[float]], Provenance]:
         model = self.settings.embeddings_model or self.settings.model
         try:
             response = self._client.embeddings.create(model=model, input=texts)

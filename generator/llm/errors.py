@@ -34,3 +34,17 @@ class LLMAnswerError(LLMError):
 class ToolsRefused(LLMError):
     """The endpoint does not take tool calls (function calling): a caller that can do
     without them (``carnet ask`` retrieves itself) does."""
+
+
+class PlanRefused(LLMConfigError):
+    """A command's plan does not fit (a request past the model's context, or the whole run
+    past its budget): nothing was sent. ``plan``: the plan, to print (None when there is
+    none to show). An :class:`LLMConfigError`, so the command exits 2 (usage), not 3."""
+
+    def __init__(self, message: str, plan: object | None) -> None:
+        super().__init__(message)
+        self.plan = plan
+
+
+class BudgetSpent(LLMError):
+    """A request not sent: the run's budget (``--max-tokens``) would not cover it."""

@@ -66,8 +66,18 @@ class BoundedTransport(httpx.BaseTransport):  # type: ignore[misc,name-defined]
     def exceeded(self, value: bool) -> None:
         self._state.exceeded = value
 
+    @property
+    def attempts(self) -> int:
+        """Requests this thread sent since it last set this to 0 (the client's retries count)."""
+        return int(getattr(self._state, "attempts", 0))
+
+    @attempts.setter
+    def attempts(self, value: int) -> None:
+        self._state.attempts = value
+
     def handle_request(self, request: Any) -> Any:
         self.exceeded = False
+        self.attempts += 1
         response = self.inner.handle_request(request)
         stream = response.stream
         assert isinstance(stream, httpx.SyncByteStream)

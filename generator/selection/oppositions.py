@@ -24,6 +24,7 @@ from generator.problems import Problem, Severity
 
 if TYPE_CHECKING:  # the LLM seam is imported only when a pass actually runs (the build never does)
     from generator.llm import LLMClient
+    from generator.llm.plan import Limits
     from generator.llm.prompts import Prompt
 
 BUDGET = 12000
@@ -54,10 +55,33 @@ def chunks(items: list[tuple[str, str]], budget: int = BUDGET) -> list[list[tupl
 
 def requests(items: list[tuple[str, str]], budget: int = BUDGET) -> list[list[tuple[str, str]]]:
     """What to send: the whole perimeter at once when it fits, else every pair of chunks."""
+    return [batch for _chunks, batch in numbered_requests(items, budget)]
+
+
+def numbered_requests(items: list[tuple[str, str]], budget: int = BUDGET
+                      ) -> list[tuple[tuple[int, ...], list[tuple[str, str]]]]:
+    """:func:`requests`, each with the chunks it pairs (1-based; one number when the
+    perimeter fits one request)."""
     if sum(len(q) + len(i) + 8 for i, q in items) <= budget:
-        return [items]
+        return [((1,), items)]
     parts = chunks(items, budget)
-    return [a + b for a, b in combinations(parts, 2)] if len(parts) > 1 else parts
+    if len(parts) == 1:
+        return [((1,), parts[0])]
+    return [((a + 1, b + 1), parts[a] + parts[b]) for a, b in combinations(range(len(parts)), 2)]
+
+
+def request_key(prompt_version: str, batch: list[tuple[str, str]]) -> str:
+    """What identifies a request across runs: the prompt and the extractions it holds, as
+    they are (an edited quote, another prompt or language: another request)."""
+    import hashlib
+
+    text = prompt_version + "\n" + "\n".join(f"{i}\t{q}" for i, q in batch)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+MAX_PAIRS_PER_REQUEST = 12
+"""Most oppositions one answer may hold: oppositions are few, and the bound caps the
+completion a wandering model may run to (items × :data:`OPPOSITION_TOKENS`)."""
 
 
 class OppositionFault(Enum):
@@ -94,24 +118,39 @@ class RefusedOpposition:
 
 
 @dataclass(frozen=True)
+class Answered:
+    """One request answered: its ``number`` in the pass, the ``chunks`` it paired, its
+    ``key`` (:func:`request_key`), the pairs it found that the pass had not, and its provenance."""
+
+    number: int
+    chunks: tuple[int, ...]
+    key: str
+    found: list[Opposition]
+    provenance: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class OppositionPass:
     """What the pass found.
 
     Attributes:
         found: the oppositions kept, sorted by pair.
-        provenance: the last request's provenance, with the usage of all of them and
-            the number of requests.
-        requests: how many requests were sent.
+        provenance: the last answered request's provenance, with the usage of all of them
+            and the number of requests.
+        requests: how many requests the pass has (sent, skipped or not).
         refused: the items of the answers that were refused; the pass recorded
             without them is incomplete, and the command says so.
-
-    It unpacks as ``(found, provenance, requests)``, as the pass returned before.
+        failed: for each request that failed or was not sent, a line saying why; a failed
+            request loses only itself.
+        skipped: requests answered by an earlier run (their keys were given), not sent again.
     """
 
     found: list[Opposition]
     provenance: dict[str, Any]
     requests: int
     refused: list[RefusedOpposition] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    skipped: int = 0
 
 
 def _check_item(item: dict[str, Any], sent: set[str], examples: frozenset[str]
@@ -131,60 +170,88 @@ def _check_item(item: dict[str, Any], sent: set[str], examples: frozenset[str]
     return None
 
 
+def completion_tokens(batch: list[tuple[str, str]]) -> int:
+    """The completion a request of ``batch`` asks for at most."""
+    from generator.llm.schema import answer_tokens
+
+    return answer_tokens(min(len(batch), MAX_PAIRS_PER_REQUEST), OPPOSITION_TOKENS)
+
+
 def find_oppositions(client: LLMClient, prompt: Prompt, items: list[tuple[str, str]],
-                     budget: int = BUDGET, *, jobs: int = 1) -> OppositionPass:
+                     budget: int = BUDGET, *, jobs: int = 1, skip: Collection[str] = (),
+                     known: Collection[tuple[str, str]] = (), limits: Limits | None = None,
+                     on_answer: Callable[[Answered], None] | None = None,
+                     notice: Callable[[str], None] | None = None) -> OppositionPass:
     """Run the pass. Each answer is checked against its own request, item by item: an
     id that was not sent, a pair of one extraction with itself, an empty, placeholder
     or over-long question are refused and returned as such; a pair answered twice —
     in one request or in two (chunks are sent in pairs, so they overlap) — with another
-    question keeps the first and reports the conflict. A failed request raises, with
-    the tokens spent by the whole pass so far on the error: nothing is recorded from
-    a partial pass.
+    question keeps the first and reports the conflict; a pair in ``known`` (recorded
+    already) is not found again.
+
+    Each request stands alone: its answer is handed to ``on_answer`` as it is checked (the
+    command records it at once), a failed request loses only itself, and the requests whose
+    key is in ``skip`` (answered by an earlier run) are not sent. After a transport failure
+    (the endpoint down) nothing more is sent; with ``limits``, a request the run's budget
+    cannot pay for (by the ratio the server's usage measured so far) is not sent either.
 
     Up to ``jobs`` requests are in flight at once; the answers are checked in the requests'
-    order whatever order they arrive in, so the pass is the one a request at a time gives.
-    After a failed request none is started; those in flight complete (their tokens are
-    counted), and the first failure in the requests' order is raised."""
+    order whatever order they arrive in, so the pass is the one a request at a time gives."""
     from generator.jobs import in_order
-    from generator.llm import LLMError, Provenance
-    from generator.llm.schema import answer_tokens, bounded, fold, prompt_examples, shown
+    from generator.llm import LLMError, LLMTransportError, Provenance
+    from generator.llm.plan import PlannedRequest
+    from generator.llm.schema import bounded, fold, prompt_examples, shown
 
     examples = prompt_examples(prompt.text).get("question", frozenset())
     found: dict[tuple[str, str], Opposition] = {}
+    recorded = {tuple(sorted(pair)) for pair in known}
     refused: list[RefusedOpposition] = []
+    failed: list[str] = []
     provenance: dict[str, Any] = {}
-    usage: dict[str, int] = {}
-    batches = requests(items, budget)
-    stop = threading.Event()  # a request failed: the pass is lost, nothing more is sent
+    planned = numbered_requests(items, budget)
+    todo = [(number, chunks_, batch, key) for number, (chunks_, batch) in enumerate(planned, start=1)
+            if (key := request_key(prompt.version, batch)) not in skip]
+    stop = threading.Event()  # the endpoint failed, or the budget is spent: nothing more is sent
 
-    def sender(batch: list[tuple[str, str]]) -> Callable[[], tuple[dict[str, Any], Provenance] | LLMError]:
-        def send() -> tuple[dict[str, Any], Provenance] | LLMError:
-            try:
-                # at most one pair per extraction sent: a bound of the answer tied to the request
-                return client.chat_json(prompt, SCHEMA, constraint=bounded(SCHEMA, "oppositions", max_items=len(batch)),
-                                        max_tokens=answer_tokens(len(batch), OPPOSITION_TOKENS),
-                                        extractions=[{"id": i, "quote": q} for i, q in batch])
-            except LLMError as exc:
+    def sender(number: int, batch: list[tuple[str, str]]) -> Callable[[], tuple[dict[str, Any], Provenance] | LLMError | str]:
+        def send() -> tuple[dict[str, Any], Provenance] | LLMError | str:
+            extractions = [{"id": i, "quote": q} for i, q in batch]
+            completion = completion_tokens(batch)
+            if limits is not None and not client.ledger.admits(limits, PlannedRequest(
+                    "", client.request_characters(prompt, extractions=extractions), completion)):
                 stop.set()
+                return "not sent: the run's budget would be spent (raise --max-tokens)"
+            if notice is not None:
+                notice(f"request {number} of {len(planned)} ({len(batch)} extractions)")
+            try:
+                # at most a few pairs per request: a bound of the answer tied to the request
+                constraint = bounded(SCHEMA, "oppositions", max_items=min(len(batch), MAX_PAIRS_PER_REQUEST))
+                ids = constraint["properties"]["oppositions"]["items"]["properties"]
+                ids["a"]["enum"] = ids["b"]["enum"] = [i for i, _q in batch]  # only the extractions sent
+                return client.chat_json(prompt, SCHEMA, constraint=constraint, max_tokens=completion,
+                                        extractions=extractions)
+            except LLMTransportError as exc:
+                stop.set()
+                return exc
+            except LLMError as exc:
                 return exc
         return send
 
-    failure: LLMError | None = None
-    with closing(in_order([sender(batch) for batch in batches], jobs, stop)) as answers:
-        for number, (batch, answer) in enumerate(zip(batches, answers, strict=True), start=1):
-            if answer is None:  # not sent: a request failed before it was started
+    with closing(in_order([sender(number, batch) for number, _c, batch, _k in todo], jobs, stop)) as answers:
+        for (number, chunks_, batch, key), answer in zip(todo, answers, strict=True):
+            if answer is None:  # not sent: the endpoint failed or the budget ran out before it
+                failed.append(f"request {number} (chunks {'×'.join(map(str, chunks_))}): not sent")
                 continue
-            spent = answer.usage if isinstance(answer, LLMError) else answer[1].usage
-            for key, value in spent.items():
-                usage[key] = usage.get(key, 0) + value
+            if isinstance(answer, str):
+                failed.append(f"request {number} (chunks {'×'.join(map(str, chunks_))}): {answer}")
+                continue
             if isinstance(answer, LLMError):
-                failure = failure or answer
-                continue
-            if failure is not None:  # nothing is recorded from a partial pass
+                failed.append(f"request {number} (chunks {'×'.join(map(str, chunks_))}) failed: {answer}")
                 continue
             data, record = answer
             provenance = record.as_record()
             sent = {i for i, _q in batch}
+            new: list[Opposition] = []
             for item in data["oppositions"]:
                 fault = _check_item(item, sent, examples)
                 if fault is not None:
@@ -197,12 +264,14 @@ def find_oppositions(client: LLMClient, prompt: Prompt, items: list[tuple[str, s
                         refused.append(RefusedOpposition(number, a, b, OppositionFault.CONFLICT, shown(question)))
                     continue
                 found[(a, b)] = Opposition(a, b, question)
-    if failure is not None:
-        failure.usage = dict(usage)
-        raise failure
-    provenance["usage"] = usage
-    provenance["requests"] = len(batches)
-    return OppositionPass([found[k] for k in sorted(found)], provenance, len(batches), refused)
+                if (a, b) not in recorded:
+                    new.append(found[(a, b)])
+            if on_answer is not None:
+                on_answer(Answered(number, chunks_, key, new, provenance))
+    provenance["usage"] = dict(client.ledger.usage)
+    provenance["requests"] = len(planned)
+    return OppositionPass([found[k] for k in sorted(found)], provenance, len(planned), refused, failed,
+                          len(planned) - len(todo))
 
 
 def published_pairs(record: OppositionRecord, public: Collection[str]) -> OppositionRecord:

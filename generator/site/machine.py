@@ -226,10 +226,17 @@ def _evidence(site: SiteModel, path: str) -> dict[str, Any]:
             if not link.note or link.note not in site.publication.notes:
                 continue  # an unpublished source: named nowhere (INV-12)
             verifier = state.verifier
-            pairs.setdefault(assessment.claim.id, []).append({
-                "source_url": f"{site.base_url}{source_address(link)}", "state": state.state,
-                "reason": state.reason, "verifier": {"method": verifier.method, "model": verifier.model,
-                                                     "date": verifier.date}})
+            said: dict[str, Any] = {"method": verifier.method, "model": verifier.model, "date": verifier.date}
+            if verifier.accuracy is not None:  # a qualified judge, and how well it was measured to judge
+                said["balanced_accuracy"] = verifier.accuracy
+            pair: dict[str, Any] = {"source_url": f"{site.base_url}{source_address(link)}", "state": state.state,
+                                    "reason": state.reason, "verifier": said}
+            if state.suggestion is not None and state.judge is not None:  # a verdict that changed nothing
+                pair["suggestion"] = {"verdict": state.suggestion.verdict, "rationale": state.suggestion.rationale,
+                                      "model": state.judge.model, "date": state.suggestion.date, "qualified": False,
+                                      "balanced_accuracy": state.judge.accuracy,
+                                      "min_balanced_accuracy": state.judge.bar}
+            pairs.setdefault(assessment.claim.id, []).append(pair)
         claims = [{"id": claim.id, "text": claim.text, "section": claim.section,
                    "state": None if claim.sourced else State.UNSOURCED, "pairs": pairs.get(claim.id, [])}
                   for claim in audit.claims]

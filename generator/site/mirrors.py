@@ -14,8 +14,9 @@ from collections.abc import Callable, Iterator, Mapping
 from generator.corpus.model import Note, NoteType
 from generator.site.machine import canonical_url, note_body_lines
 from generator.site.model import SiteModel, discarded_fragment, note_path, source_address
-from generator.site.pages import answered_by, searched_titles
+from generator.site.pages import accuracy_text, answered_by, searched_titles
 from generator.site.theme import Theme
+from generator.verification.states import PairState
 
 
 def mirror_path(page: str) -> str:
@@ -97,6 +98,16 @@ def _asked(site: SiteModel, theme: Theme, note: Note) -> list[str]:
     return out
 
 
+def _suggestion(theme: Theme, state: PairState) -> str:
+    """A model's verdict that changed nothing (its judge does not qualify), said after the pair's state."""
+    if state.suggestion is None or state.judge is None:
+        return ""
+    accuracy = theme.tr("accuracy_never") if state.judge.accuracy is None else \
+        theme.tr("accuracy_short", accuracy=accuracy_text(theme, state.judge.accuracy))
+    return " — " + theme.tr("suggestion_short", model=state.judge.model or "?", accuracy=accuracy,
+                            verdict=theme.tr(f"verdict_{state.suggestion.verdict}"))
+
+
 def _article_sections(site: SiteModel, theme: Theme, slug: str) -> list[str]:
     audit = site.articles[slug]
     published = site.publication.notes
@@ -112,7 +123,9 @@ def _article_sections(site: SiteModel, theme: Theme, slug: str) -> list[str]:
         entry.append(f"  - {theme.tr('quoted', text=_line(assessment.claim.text))} — {theme.tr(f'state_{state.state}')}, "
                      f"{theme.tr('reason_' + state.reason.replace('-', '_'))} ({verifier.method}"
                      + (f", {verifier.model}" if verifier.model else "") + (f", {verifier.date}" if verifier.date else "")
-                     + ")")
+                     + (", " + theme.tr("accuracy_short", accuracy=accuracy_text(theme, verifier.accuracy))
+                        if verifier.accuracy is not None else "")
+                     + ")" + _suggestion(theme, state))
     out = [f"## {theme.tr('md_sources')}", ""]
     for number in sorted(by_number):
         out += by_number[number]

@@ -44,7 +44,7 @@ from generator.site.structured import structured_data
 from generator.site.theme import Theme
 from generator.synthesis.audit import ArticleAudit, CitationLink, SourceState
 from generator.verification.assess import Assessment
-from generator.verification.states import Method, State
+from generator.verification.states import Method, PairState, State
 
 _MARKER = re.compile(r"\[\[(ext|com):([^\]|]+)(\|[^\]]*)?\]\]")
 MEDIA_TYPES = {".ogg": "audio", ".oga": "audio", ".opus": "audio", ".mp3": "audio", ".wav": "audio",
@@ -644,7 +644,39 @@ def _state_preview(theme: Theme, assessment: Assessment, display: Callable[[str]
         details["state-reason"] += f" — {pair.contestation.reason}"
     elif pair.verdict is not None and pair.verdict.rationale:
         details["state-reason"] += f" — {pair.verdict.rationale}"
+    if verifier.accuracy is not None:  # a qualified judge: how well it was measured to judge
+        details["provenance"] += " " + theme.tr("judge_accuracy", accuracy=accuracy_text(theme, verifier.accuracy))
+    suggestion = suggestion_text(theme, pair)
+    if suggestion:
+        details["suggestion"] = suggestion
     return details
+
+
+SUGGESTED_RATIONALE_CHARS = 300
+"""Longest rationale of a suggestion shown in a preview (the rest is cut, with "…")."""
+
+
+def accuracy_text(theme: Theme, value: float) -> str:
+    """A balanced accuracy as the site's language writes a decimal (0,41 / 0.41)."""
+    return f"{value:.2f}".replace(".", theme.tr("decimal_mark"))
+
+
+def suggestion_text(theme: Theme, pair: PairState) -> str:
+    """What a model suggested for a pair whose state it did not change (its judge does not
+    qualify), with the judge's measured accuracy or that it was never calibrated; "" for
+    any other pair."""
+    verdict, judge = pair.suggestion, pair.judge
+    if verdict is None or judge is None:
+        return ""
+    rationale = " ".join(verdict.rationale.split())
+    if len(rationale) > SUGGESTED_RATIONALE_CHARS:
+        rationale = rationale[:SUGGESTED_RATIONALE_CHARS].rstrip() + "…"
+    values = {"model": judge.model or "?", "date": verdict.date or "?", "verdict": theme.tr(f"verdict_{verdict.verdict}"),
+              "rationale": f" — {rationale.rstrip('.')}" if rationale else "",
+              "bar": accuracy_text(theme, judge.bar)}
+    if judge.accuracy is None:
+        return theme.tr("suggestion_never_calibrated", **values)
+    return theme.tr("suggestion_unqualified", accuracy=accuracy_text(theme, judge.accuracy), **values)
 
 
 def audit_frozen_quote(site: SiteModel, article: str, extraction_id: str) -> str:

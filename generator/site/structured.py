@@ -34,6 +34,12 @@ VOCABULARY: dict[str, str] = {
     "state": "the pair's state: verified, weak, unsourced, contested or debate-sourced",
     "reason": "why the pair has its state (supported, partial, not-judged…)",
     "verifier": "what established the state: human, llm, scripted or build",
+    "balancedAccuracy": "a model judge's balanced accuracy on labelled pairs (0 to 1), by its latest calibration",
+    "suggestion": "on a Verification: a model's verdict that changed no state, its judge not being qualified",
+    "Suggestion": "a model's verdict kept as a suggestion: what it said, by which model, how well measured",
+    "verdict": "what a model said of a pair: supported, partial or unsupported",
+    "model": "the model that judged",
+    "qualified": "whether the judge reached the site's bar of balanced accuracy",
 }
 """The project's terms, each ``carnet:<term>``: the documented vocabulary."""
 
@@ -59,6 +65,14 @@ def _verification(site: SiteModel, assessment: Any) -> dict[str, Any]:
     state = assessment.state
     node: dict[str, Any] = {"@type": "carnet:Verification", "carnet:state": str(state.state),
                             "carnet:reason": str(state.reason), "carnet:verifier": str(state.verifier.method)}
+    if state.verifier.accuracy is not None:
+        node["carnet:balancedAccuracy"] = state.verifier.accuracy
+    if state.suggestion is not None and state.judge is not None:
+        suggestion: dict[str, Any] = {"@type": "carnet:Suggestion", "carnet:verdict": state.suggestion.verdict,
+                                      "carnet:model": state.judge.model, "carnet:qualified": False}
+        if state.judge.accuracy is not None:
+            suggestion["carnet:balancedAccuracy"] = state.judge.accuracy
+        node["carnet:suggestion"] = suggestion
     iri = source_iri(site, assessment.link)
     if iri:
         node["carnet:source"] = _ref(iri)

@@ -8,15 +8,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from generator.anchoring import AnchoredNote
+from generator.corpus.load import SETTINGS_FILE
 from generator.corpus.model import Corpus, NoteType
-from generator.corpus.verdicts import Contestation, VerificationRecords, text_hash
+from generator.corpus.source import YamlMap
+from generator.corpus.verdicts import Contestation, Verdict, VerificationRecords, text_hash
 from generator.memo import NO_MEMO, Memo, digest_of
 from generator.problems import Problem, Severity
 from generator.synthesis.audit import ArticleAudit, CitationLink, SourceState
 from generator.synthesis.claims import Claim
-from generator.verification.states import PairState, State, pair_state, verbatim
+from generator.verification.states import Method, PairState, Qualification, State, pair_state, verbatim
 
 STRICT_OPTIONS = ("unsourced-claims", "unsourced-in-adopted", "unjudged-pairs")
+MIN_BALANCED_ACCURACY = 0.7
+"""The default bar a judge's balanced accuracy must reach for its verdicts to change a state
+(chance on three balanced labels is 1/3)."""
 
 
 def verification_strict(extra: Mapping[str, object]) -> tuple[str, ...]:
@@ -25,6 +30,36 @@ def verification_strict(extra: Mapping[str, object]) -> tuple[str, ...]:
     raw = extra.get("verification") or {}
     values = raw.get("strict", []) if isinstance(raw, dict) else []
     return tuple(v for v in values if v in STRICT_OPTIONS) if isinstance(values, list) else ()
+
+
+def min_balanced_accuracy(extra: Mapping[str, object]) -> tuple[float, Problem | None]:
+    """``verification: {min_balanced_accuracy: …}`` in carnet.yaml: the bar, and the problem
+    with it (the default bar stands in for a value that is not a number from 0 to 1)."""
+    raw = extra.get("verification")
+    if not isinstance(raw, dict) or "min_balanced_accuracy" not in raw:
+        return MIN_BALANCED_ACCURACY, None
+    value = raw["min_balanced_accuracy"]
+    if not isinstance(value, bool) and isinstance(value, (int, float)) and 0 <= value <= 1:
+        return float(value), None
+    line = raw.line_of("min_balanced_accuracy") if isinstance(raw, YamlMap) else None
+    return MIN_BALANCED_ACCURACY, Problem(
+        SETTINGS_FILE, line, "invalid-value",
+        f"verification.min_balanced_accuracy must be a number from 0 to 1, not {value!r}",
+        f"Write e.g. 'min_balanced_accuracy: {MIN_BALANCED_ACCURACY}' under 'verification:' (the balanced accuracy "
+        "a judge must reach on the labelled pairs for its verdicts to change a state; chance is 0.33), or remove it.")
+
+
+def qualification(records: VerificationRecords, verdict: Verdict | None, bar: float) -> Qualification | None:
+    """The qualification of the model whose verdict this is (None for a person's or a
+    script's): by the latest calibration of that model with that prompt version."""
+    if verdict is None or verdict.provenance.get("method") != Method.LLM:
+        return None
+    model = str(verdict.provenance.get("model", "") or "")
+    version = str(verdict.provenance.get("prompt_version", "") or "")
+    calibration = records.calibration(model, version)
+    if calibration is None:
+        return Qualification(model, version, None, bar)
+    return Qualification(model, version, calibration.balanced_accuracy, bar, calibration.date)
 
 
 @dataclass(frozen=True)
@@ -60,7 +95,8 @@ class Assessment:
         """Sent to the judge: an extraction (or answer quote) pair that passed verbatim and has
         no verdict yet."""
         return (self.link.marker.kind in ("ext", "quote") and not self.link.broken and self.link.state is SourceState.PRESENT
-                and self.verbatim_ok and self.state.verdict is None and self.state.state is not State.CONTESTED)
+                and self.verbatim_ok and self.state.verdict is None and self.state.suggestion is None
+                and self.state.state is not State.CONTESTED)
 
 
 def _passage(corpus: Corpus, anchored: Mapping[str, AnchoredNote], link: CitationLink) -> str:
@@ -84,7 +120,8 @@ def assess(corpus: Corpus, anchored: Mapping[str, AnchoredNote], audits: dict[st
     """Every article's pairs with their states, and the problems they raise. With a build
     cache as ``memo``, an article's pairs are recalled by their key (``keys``: article → its
     :func:`pairs_key`)."""
-    problems: list[Problem] = []
+    bar, bar_problem = min_balanced_accuracy(corpus.settings.extra)
+    problems: list[Problem] = [bar_problem] if bar_problem else []
     result: dict[str, list[Assessment]] = {}
     # each claim's contestations, in the files' order: looked up, not searched for each claim
     # (a wiki of thousands of claims and a file of thousands of contestations: their product)
@@ -92,7 +129,8 @@ def assess(corpus: Corpus, anchored: Mapping[str, AnchoredNote], audits: dict[st
     for record in records.contestations:
         contestations.setdefault((record.article, record.claim), []).append(record)
     for slug, audit in audits.items():
-        compute = functools.partial(_article_pairs, corpus, anchored, slug, audit, records, contestations, strict)
+        compute = functools.partial(_article_pairs, corpus, anchored, slug, audit, records, contestations, strict,
+                                    bar)
         if keys is not None and slug in keys:
             result[slug], found = memo.memo("pairs", functools.partial(keys.__getitem__, slug), compute)
         else:
@@ -102,17 +140,23 @@ def assess(corpus: Corpus, anchored: Mapping[str, AnchoredNote], audits: dict[st
     return result, problems
 
 
-def pairs_key(audit_key: str, strict: tuple[str, ...], records: VerificationRecords, article: str) -> str:
+def pairs_key(audit_key: str, strict: tuple[str, ...], records: VerificationRecords, article: str,
+              bar: float = MIN_BALANCED_ACCURACY) -> str:
     """What an article's pairs read: its audit (whose key digests the notes of the passages
-    it cites, and the article's own files), the strict options, and the verdicts and
-    contestations of its own files (:attr:`VerificationRecords.by_article`); nothing else
-    governs them."""
-    return digest_of(("pairs", audit_key, strict, records.by_article.get(article)))
+    it cites, and the article's own files), the strict options, the verdicts and
+    contestations of its own files (:attr:`VerificationRecords.by_article`), and the
+    qualification of each model that judged them (the calibrations and the bar, ``bar``:
+    :func:`min_balanced_accuracy`); nothing else governs them."""
+    own = records.by_article.get(article)
+    judges = sorted({(q.model, q.prompt_version, q.accuracy, q.date) for v in (own[0] if own else [])
+                     if (q := qualification(records, v, bar)) is not None}, key=repr)
+    return digest_of(("pairs", audit_key, strict, own, bar, judges))
 
 
 def _article_pairs(corpus: Corpus, anchored: Mapping[str, AnchoredNote], slug: str, audit: ArticleAudit,
                    records: VerificationRecords, contestations: Mapping[tuple[str, str], list[Contestation]],
-                   strict: tuple[str, ...]) -> tuple[list[Assessment], list[Problem]]:
+                   strict: tuple[str, ...], bar: float = MIN_BALANCED_ACCURACY
+                   ) -> tuple[list[Assessment], list[Problem]]:
     """One article's pairs and the problems they raise: its own records alone govern them
     (``contestations``: by article and claim)."""
     problems: list[Problem] = []
@@ -144,8 +188,10 @@ def _article_pairs(corpus: Corpus, anchored: Mapping[str, AnchoredNote], slug: s
             verdict = records.verdict(slug, claim_hash, source_hash) if passage else None
             contestation = next((c for c in contested if c.source in ("", link.marker.key)), None)
             ok = bool(passage) and quoted_ok
-            state = pair_state(link.marker.kind, link.state, bool(link.broken), ok, verdict, contestation)
+            state = pair_state(link.marker.kind, link.state, bool(link.broken), ok, verdict, contestation,
+                               qualification(records, verdict, bar))
             assessments.append(Assessment(slug, claim, link, passage, claim_hash, source_hash, ok, state))
+    problems += suggestion_problems(assessments)
     unjudged = [a for a in assessments if a.judgeable]
     if unjudged:
         problems.append(Problem(note.source.file, None, "unjudged-pairs",
@@ -154,6 +200,26 @@ def _article_pairs(corpus: Corpus, anchored: Mapping[str, AnchoredNote], slug: s
                                 "(method: human) under content/verdicts/.",
                                 Severity.WARNING if "unjudged-pairs" in strict else Severity.NOTICE))
     return assessments, problems
+
+
+def suggestion_problems(assessments: list[Assessment]) -> list[Problem]:
+    """A warning (``--strict`` fails) at each verdict of a judge that does not qualify: it is
+    published as a suggestion and changes no state, which a CI maintainer should hear of."""
+    problems: dict[tuple[str, int], Problem] = {}
+    for assessment in assessments:
+        suggestion, judge = assessment.state.suggestion, assessment.state.judge
+        if suggestion is None or judge is None or (suggestion.file, suggestion.line) in problems:
+            continue
+        measured = (f"measured at {judge.accuracy:.2f} balanced accuracy ({judge.date}), under the bar of {judge.bar:.2f}"
+                    if judge.accuracy is not None else "never calibrated with this prompt")
+        problems[(suggestion.file, suggestion.line)] = Problem(
+            suggestion.file, suggestion.line, "unqualified-judge",
+            f"the verdict {suggestion.verdict!r} of {judge.model or 'an unnamed model'}, a judge {measured}, "
+            "is published as a suggestion: the pair keeps its state",
+            "Run 'carnet verify --calibrate' to measure the judge (the bar is verification.min_balanced_accuracy "
+            "in carnet.yaml), or judge again with a model that qualifies, or delete the verdict.",
+            Severity.WARNING)
+    return list(problems.values())
 
 
 def _stray(directory: str, article: str, owners: list[str], articles: dict[str, ArticleAudit]

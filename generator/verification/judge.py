@@ -31,7 +31,9 @@ from pathlib import Path
 from typing import Any, Protocol, TypedDict
 
 from generator.jobs import in_order
-from generator.llm import LLMClient, LLMError, LLMTransportError
+from generator.llm import LLMAnswerError, LLMClient, LLMError, LLMTransportError
+from generator.llm.errors import BudgetSpent
+from generator.llm.plan import Limits, Plan, PlannedRequest
 from generator.llm.prompts import Prompt, load_prompt
 from generator.llm.schema import answer_tokens, bounded, placeholder, prompt_examples, shown, too_long
 from generator.verification.assess import Assessment
@@ -114,6 +116,9 @@ class JudgeReport:
         unjudged: pairs without a verdict after the run (to send again).
         usage: tokens the server reported, failed and refused answers included.
         stopped: the endpoint failed to answer: later batches were not sent.
+        budget_spent: the run's budget would have been spent: later batches were not sent.
+        refused_batches: batches whose answer was unusable as a whole (at temperature 0 the
+            same batch gets the same answer: a smaller batch is another request).
         write_error: why a batch's verdicts could not be written (a full or read-only
             disk, a file that cannot be extended safely): nothing more was sent.
     """
@@ -125,6 +130,8 @@ class JudgeReport:
     usage: dict[str, int] = field(default_factory=dict)
     stopped: bool = False
     write_error: str = ""
+    budget_spent: bool = False
+    refused_batches: int = 0
 
     @property
     def complete(self) -> bool:
@@ -192,9 +199,12 @@ def judge_batch(client: LLMClient, prompt: Prompt, batch: Sequence[Judgeable], a
     keys = {f"p{number + 1}": item for number, item in enumerate(batch)}
     # one verdict per pair sent, naming a pair of the batch, in no more tokens than that takes
     data, provenance = client.chat_json(prompt, SCHEMA, constraint=verdicts_constraint(list(keys)),
-                                        max_tokens=answer_tokens(len(batch), VERDICT_TOKENS), pairs=[
-        {"key": key, "claim": item.claim_text, "passage": item.passage} for key, item in keys.items()])
+                                        max_tokens=answer_tokens(len(batch), VERDICT_TOKENS), pairs=pairs_of(batch))
     number = {key: first + index for index, key in enumerate(keys)}
+    # the request's usage is recorded once, on its first verdict; every verdict names its request,
+    # so summing the records' usage counts each request once (a batch of 8 is not 8 × its tokens)
+    request = request_id([(item.claim_sha256, item.source_sha256) for item in batch], provenance.date)
+    shared = {key: value for key, value in provenance.as_record().items() if key != "usage"}
     examples = prompt_examples(prompt.text).get("rationale", frozenset())
     refused: list[RefusedPair] = []
     answers: dict[str, list[dict[str, Any]]] = {}  # the answer's items (JSON objects), by pair
@@ -217,13 +227,38 @@ def judge_batch(client: LLMClient, prompt: Prompt, batch: Sequence[Judgeable], a
                 shown(rationale) if fault is PairFault.PLACEHOLDER else ""
             refused.append(RefusedPair(article, number[key], fault, detail))
             continue
+        own = dict(shared, threshold="supported", request=request)
+        if not records and provenance.usage:
+            own["usage"] = dict(provenance.usage)
         records.append({
             "claim": item.claim_text, "claim_sha256": item.claim_sha256,
             "source": item.source, "source_sha256": item.source_sha256,
             "verdict": given[0]["verdict"], "rationale": rationale,
-            "provenance": dict(provenance.as_record(), threshold="supported"),
+            "provenance": own,
         })
     return BatchVerdicts(records, provenance.as_record(), refused, len(data["verdicts"]))
+
+
+def request_id(pairs: Sequence[tuple[str, str]], date: str) -> str:
+    """The id its verdicts give a request: its date and a digest of the pairs it held."""
+    import hashlib
+
+    digest = hashlib.sha256("".join(a + b for a, b in pairs).encode("utf-8")).hexdigest()[:10]
+    return f"{date}-{digest}" if date else digest
+
+
+def pairs_of(batch: Sequence[Judgeable]) -> list[dict[str, str]]:
+    """What a request sends of its pairs (the prompt's ``pairs``)."""
+    return [{"key": f"p{number + 1}", "claim": item.claim_text, "passage": item.passage}
+            for number, item in enumerate(batch)]
+
+
+def batches_plan(command: str, batches: Sequence[tuple[str, Sequence[Judgeable]]], client: LLMClient,
+                 prompt: Prompt, limits: Limits) -> Plan:
+    """The plan of sending ``batches`` (each a label and its pairs), one request each."""
+    return Plan(command, tuple(PlannedRequest(label, client.request_characters(prompt, pairs=pairs_of(batch)),
+                                              answer_tokens(len(batch), VERDICT_TOKENS))
+                               for label, batch in batches), limits)
 
 
 def append_verdicts(content: Path, article: str, records: list[VerdictRecord]) -> None:
@@ -234,22 +269,43 @@ def append_verdicts(content: Path, article: str, records: list[VerdictRecord]) -
     write_content(content, f"carnet verify {article}", appended(content, rel, "verdicts", records))
 
 
+def verify_batches(pending: dict[str, list[Assessment]], batch_size: int) -> list[tuple[str, int, list[Assessment]]]:
+    """The requests of ``carnet verify``: (article, index of its first pair, pairs)."""
+    return [(article, start, items[start:start + batch_size])
+            for article, items in sorted(pending.items()) for start in range(0, len(items), batch_size)]
+
+
+def verify_plan(pending: dict[str, list[Assessment]], batch_size: int, client: LLMClient, language: str,
+                limits: Limits) -> Plan:
+    """What ``carnet verify`` will send."""
+    return batches_plan("carnet verify", [(f"{article} pairs {start + 1}–{start + len(batch)}", batch)
+                                          for article, start, batch in verify_batches(pending, batch_size)],
+                        client, load_prompt("verify_pairs", language), limits)
+
+
 def judge(content: Path, pending: dict[str, list[Assessment]], client: LLMClient,
-          batch_size: int = BATCH_SIZE, *, jobs: int = 1) -> JudgeReport:
+          batch_size: int = BATCH_SIZE, *, jobs: int = 1, language: str = "fr",
+          limits: Limits | None = None) -> JudgeReport:
     """Judge the ``pending`` pairs of each article, ``batch_size`` pairs per request, up to
     ``jobs`` requests at once. Answers are checked and written in the batches' order, so the
     files are those of ``--jobs 1`` — except after a transport failure, when the batches that
-    were in flight at that moment (which depends on timing) are kept as well."""
-    prompt = load_prompt("verify_pairs")
+    were in flight at that moment (which depends on timing) are kept as well. ``language``:
+    the site's (the prompt is in it). With ``limits``, a batch the run's budget cannot pay
+    for (by the ratio the server's usage measured so far) is not sent, nor any after it."""
+    prompt = load_prompt("verify_pairs", language)
     report = JudgeReport()
-    batches = [(article, start, items[start:start + batch_size])
-               for article, items in sorted(pending.items()) for start in range(0, len(items), batch_size)]
+    batches = verify_batches(pending, batch_size)
     # set by a transport failure (don't wait out every batch's retries) or a failed write (don't
     # pay for answers that could not be kept): no batch is started after it
     stop = threading.Event()
 
     def sender(article: str, start: int, batch: list[Assessment]) -> Callable[[], BatchVerdicts | LLMError]:
         def send() -> BatchVerdicts | LLMError:
+            if limits is not None and not client.ledger.admits(limits, PlannedRequest(
+                    "", client.request_characters(prompt, pairs=pairs_of(batch)),
+                    answer_tokens(len(batch), VERDICT_TOKENS))):
+                stop.set()
+                return BudgetSpent("not sent: the run's budget would be spent (raise --max-tokens)")
             try:
                 return judge_batch(client, prompt, batch, article, start + 1)
             except LLMError as exc:
@@ -269,6 +325,8 @@ def judge(content: Path, pending: dict[str, list[Assessment]], client: LLMClient
                 report.unjudged += batch
                 report.add_usage(answer.usage)  # an unusable answer still cost its tokens
                 report.stopped = report.stopped or isinstance(answer, LLMTransportError)
+                report.budget_spent = report.budget_spent or isinstance(answer, BudgetSpent)
+                report.refused_batches += isinstance(answer, LLMAnswerError)
                 continue
             report.add_usage(answer.provenance.get("usage", {}))
             if report.write_error:  # answered while in flight, but nothing more is written
@@ -279,6 +337,7 @@ def judge(content: Path, pending: dict[str, list[Assessment]], client: LLMClient
             judged = {r["claim_sha256"] + r["source_sha256"] for r in records}
             report.unjudged += [item for item in batch if item.claim_sha256 + item.source_sha256 not in judged]
             if not records:  # nothing usable: the batch is refused, and nothing is written
+                report.refused_batches += 1
                 report.failed_batches.append(f"{pairs}: refused, no item of the answer could be recorded "
                                              f"({answer.answered} item(s) for {len(batch)} pair(s))")
                 continue

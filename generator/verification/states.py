@@ -5,11 +5,16 @@ weak           partially supported, or not judged yet (the reason says which)
 unsourced      the judge found it unsupported, or its source is gone or broken
 contested      a person contests it: shown over any automatic state
 debate-sourced the claim cites a comment, not a passage of the minutes
+
+A model's verdict changes a state only when its judge qualifies (DESIGN §9): a calibration
+of that model and prompt at or above the site's bar. Otherwise it is a *suggestion*: the
+pair keeps the state the build's own checks give it, and the suggestion is kept beside it,
+with the judge's measured accuracy, for every view to show as what it is.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from generator.anchoring.normalise import normalise_quote
@@ -57,6 +62,29 @@ STATES = tuple(State)
 
 
 @dataclass(frozen=True)
+class Qualification:
+    """Whether a model's verdicts may change a state: its judge measured on labelled pairs.
+
+    Attributes:
+        model, prompt_version: the judge, as its verdicts' provenance names it.
+        accuracy: its balanced accuracy by its latest calibration (0 to 1); None: never
+            calibrated.
+        bar: the site's ``verification.min_balanced_accuracy``.
+        date: when that calibration was made.
+    """
+
+    model: str
+    prompt_version: str
+    accuracy: float | None
+    bar: float
+    date: str = ""
+
+    @property
+    def qualified(self) -> bool:
+        return self.accuracy is not None and self.accuracy >= self.bar
+
+
+@dataclass(frozen=True)
 class Verifier:
     """Who or what established a pair's state — decided here once, for every output.
 
@@ -65,12 +93,14 @@ class Verifier:
         model: the model that judged, when a model did.
         author: the person who contests, for a contestation (shown by the notebook's rule).
         date: when.
+        accuracy: a qualified model judge's balanced accuracy (None for anything else).
     """
 
     method: Method
     model: str = ""
     author: str = ""
     date: str = ""
+    accuracy: float | None = None
 
 
 @dataclass(frozen=True)
@@ -79,12 +109,16 @@ class PairState:
         state: :class:`State`.
         reason: :class:`Reason`.
         verdict, contestation: the records that decided it, if any.
+        suggestion: a model's verdict that decided nothing: its judge does not qualify.
+        judge: the qualification of the model whose verdict (or suggestion) this pair has.
     """
 
     state: State
     reason: Reason
     verdict: Verdict | None = None
     contestation: Contestation | None = None
+    suggestion: Verdict | None = None
+    judge: Qualification | None = None
 
     @property
     def verifier(self) -> Verifier:
@@ -94,8 +128,10 @@ class PairState:
             return Verifier(Method.HUMAN, author=self.contestation.author, date=self.contestation.date)
         if self.verdict is not None:  # the loader admits only known methods
             origin = self.verdict.provenance
-            return Verifier(Method(origin["method"]), model=str(origin.get("model", "") or ""),
-                            date=str(origin.get("date", "") or ""))
+            method = Method(origin["method"])
+            accuracy = self.judge.accuracy if method is Method.LLM and self.judge is not None else None
+            return Verifier(method, model=str(origin.get("model", "") or ""),
+                            date=str(origin.get("date", "") or ""), accuracy=accuracy)
         return Verifier(Method.BUILD)
 
 
@@ -108,7 +144,21 @@ def verbatim(claim: str, passage: str, other_passages: list[str]) -> bool:
 
 
 def pair_state(kind: str, source_state: str, broken: bool, verbatim_ok: bool, verdict: Verdict | None,
-               contestation: Contestation | None) -> PairState:
+               contestation: Contestation | None, judge: Qualification | None = None) -> PairState:
+    """The pair's state. ``judge``: the qualification of the model whose verdict ``verdict``
+    is (None for a person's or a script's); when it does not qualify, the verdict is only a
+    suggestion and the state is the one the pair would have without it."""
+    state = _state(kind, source_state, broken, verbatim_ok, verdict, contestation)
+    if state.verdict is None or judge is None:  # no verdict counts here (a source gone, a quote not found…)
+        return state
+    if judge.qualified:
+        return replace(state, judge=judge)
+    return replace(_state(kind, source_state, broken, verbatim_ok, None, contestation),
+                   suggestion=state.verdict, judge=judge)
+
+
+def _state(kind: str, source_state: str, broken: bool, verbatim_ok: bool, verdict: Verdict | None,
+           contestation: Contestation | None) -> PairState:
     if contestation is not None:
         return PairState(State.CONTESTED, Reason.CONTESTED, verdict, contestation)
     if broken:  # before the kind: a [[com:…]] naming no comment (or one outside the perimeter) sources nothing

@@ -5,6 +5,7 @@ private or masked ever sent — over real HTTP to the scripted endpoint."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -147,7 +148,9 @@ def test_nothing_retrieved_is_not_in_the_corpus_and_names_the_notebooks(small: P
     result = ask(library(small, Scope()), client_for(small), "Quelle est la vitesse de la lumière ?", tools=False)
     assert result.not_in_corpus and result.statements == () and llm_server.requests == [], "no request at all"
     assert result.searched == ("club", "conseil", "veille")
-    assert "Not in the corpus: the notebooks searched (club, conseil, veille)" in as_text(result, "/")
+    text = as_text(result, "/")
+    assert "No passage found: the search matched no published passage of the notebooks searched " \
+           "(club, conseil, veille)" in text and "in other words may exist" in text
     # with tools: the model searched, found nothing, and answered anyway: not shown as the corpus's
     llm_server.script(calls(("search_passages", {"query": "vitesse lumière"})),
                       reply(answer(("La lumière va à 300 000 km/s.", []))))
@@ -183,26 +186,27 @@ def test_private_and_masked_text_never_enters_a_request(small: Path, llm_server)
 def test_the_conversation_is_bounded_and_hostile_calls_are_data(small: Path, llm_server) -> None:
     configure(small, llm_server.url)
     # an unknown tool and broken arguments are answered as errors to the model; it never stops calling
+    # (then asked once without tools: the same calls are no answer either)
     llm_server.respond(lambda body: calls(("rm_rf", {"path": "/"}), ("search_passages", {"query": 42}),
                                           ("read_passages", {"ids": "not a list"})))
-    with pytest.raises(LLMAnswerError, match="kept calling tools"):
-        ask(library(small, Scope()), client_for(small), "Le budget ?")
-    assert len(llm_server.requests) == MAX_TURNS + 1
-    assert llm_server.requests[-1]["body"]["tool_choice"] == "none"
-    errors = [r for r in tool_results(llm_server.requests[-1]["body"]) if "error" in r]
-    assert any("no such tool" in e["error"] for e in errors) and any("query" in e["error"] for e in errors)
-    # arguments that are no JSON object: the answer is refused, nothing shown as an answer
-    llm_server.requests.clear()
-    llm_server.respond(None)
-    llm_server.script(calls(("search_passages", "{not json")))
+    notices: list[str] = []
     with pytest.raises(LLMAnswerError, match="not JSON"):
-        ask(library(small, Scope()), client_for(small), "Le budget ?")
-    llm_server.script(calls(("search_passages", {"query": "x" * 5000})))
-    with pytest.raises(LLMAnswerError, match="at most"):
-        ask(library(small, Scope()), client_for(small), "Le budget ?")
-    llm_server.script(calls(("search_passages", {"query": "budget"})), reply('{"statements": "no"}'))
-    with pytest.raises(LLMAnswerError, match=r"not_in_corpus|must be"):
-        ask(library(small, Scope()), client_for(small), "Le budget ?")
+        ask(library(small, Scope()), client_for(small), "Le budget ?", notice=notices.append)
+    assert len(llm_server.requests) == MAX_TURNS + 2 and "kept calling tools" in notices[0]
+    assert llm_server.requests[-2]["body"]["tool_choice"] == "none"
+    errors = [r for r in tool_results(llm_server.requests[-2]["body"]) if "error" in r]
+    assert any("no such tool" in e["error"] for e in errors) and any("query" in e["error"] for e in errors)
+    # arguments that are no JSON object, too long, an answer off its schema: the tool conversation's
+    # answer is refused, nothing shown from it; the passages are sent instead
+    llm_server.respond(None)
+    for hostile, said in (([calls(("search_passages", "{not json"))], "not JSON"),
+                          ([calls(("search_passages", {"query": "x" * 5000}))], "at most"),
+                          ([calls(("search_passages", {"query": "budget"})), reply('{"statements": "no"}')],
+                           "not_in_corpus|must be")):
+        notices.clear()
+        llm_server.script(*hostile, reply(answer(not_in_corpus=True)))
+        result = ask(library(small, Scope()), client_for(small), "Le budget ?", notice=notices.append)
+        assert result.mode is Mode.RETRIEVAL and len(notices) == 1 and re.search(said, notices[0]), notices
     budget = passage_with(small, "quatre mille")
     llm_server.script(reply(answer(("x" * 3000, [(budget, "voté")]))))
     with pytest.raises(LLMAnswerError, match="3,000 characters, more than the 2,000"):
@@ -274,3 +278,87 @@ def test_what_the_model_is_given_is_bounded(small: Path, monkeypatch: pytest.Mon
     assert read["passages"] == [] and read["not_read"] == others[:2] and "at most 2" in read["note"]
     assert read["unknown"] == ["secret-a#e-1", "x" * 100], "an unknown id is echoed cut short"
     assert conversation.search({"query": "   "}) == {"error": "search_passages takes a query: a few keywords"}
+
+
+@pytest.mark.parametrize("written", [answer(), answer(("   ", [])), answer(("", []), ("\n", []))])
+def test_an_answer_with_no_statement_that_does_not_say_not_in_corpus_is_refused(small: Path, llm_server,
+                                                                                 written: str) -> None:
+    """An empty answer is neither an answer nor "no answer found": refused, never shown."""
+    configure(small, llm_server.url)
+    llm_server.script(reply(written))
+    with pytest.raises(LLMAnswerError, match=r"no statement.*not_in_corpus") as refused:
+        ask(library(small, Scope()), client_for(small), "Le budget a-t-il été voté ?", tools=False)
+    assert refused.value.usage["total_tokens"] == 160, "the refused answer's tokens are said"
+
+
+def test_an_empty_answer_is_neither_printed_nor_saved(small: Path, llm_server,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    configure(small, llm_server.url)
+    llm_server.script(reply(answer()))
+    code = main(["ask", "Le budget a-t-il été voté ?", "--content", str(small), "--no-tools", "--save", "vide"])
+    out, err = capsys.readouterr()
+    assert code == 3 and out == "" and "no statement" in err and "nothing was recorded" in err
+    assert not (small / "notes" / "answers").exists() and not (small / "verdicts" / "vide.yaml").exists()
+
+
+def test_no_answer_found_is_the_models_reading_of_the_passages_searched_which_are_listed(
+        small: Path, llm_server) -> None:
+    """"Not in the corpus" is a model's claim about the passages it was given, never a
+    fact about the notebooks: said as such, with those passages listed."""
+    configure(small, llm_server.url)
+    llm_server.script(reply(answer(not_in_corpus=True)))
+    result = ask(library(small, Scope()), client_for(small), "Le budget a-t-il été voté ?", tools=False)
+    assert result.not_in_corpus and len(result.retrieved) > 1
+    text = as_text(result, "https://example.org/")
+    assert f"No answer found in the {len(result.retrieved)} passages searched" in text
+    assert "not a proof" in text and "hold no passage" not in text and "Not in the corpus" not in text
+    listed = text.split("Passages searched")[1]
+    for passage in result.retrieved:
+        note, _, element = passage.partition("#")
+        assert f"https://example.org/notes/{note}.html#{element}" in listed
+    data = json.loads(as_json(result, "https://example.org/"))
+    assert data["not_in_corpus"] and f"in the {len(result.retrieved)} passages searched" in data["no_answer"]
+    assert [p["passage"] for p in data["passages_searched"]] == list(result.retrieved)
+    assert all(p["url"].startswith("https://example.org/notes/") for p in data["passages_searched"])
+    # an answer found says nothing of the kind
+    llm_server.script(reply(answer(("La réserve est de 800 euros.",
+                                    [(passage_with(small, "réserve"), "la réserve est de 800 euros")]))))
+    found = ask(library(small, Scope()), client_for(small), "Quelle réserve ?", tools=False)
+    assert json.loads(as_json(found, "/"))["no_answer"] is None and "No answer found" not in as_text(found, "/")
+
+
+def test_a_model_that_does_not_use_the_tools_is_asked_again_once_with_the_passages_sent(small: Path,
+                                                                                        llm_server) -> None:
+    """Prose instead of calls, calls that never end, prose after a search: the passages are
+    sent in one request (--no-tools), said, and the tokens of both attempts counted."""
+    configure(small, llm_server.url)
+    reserve = passage_with(small, "réserve")
+    good = answer(("La réserve est de 800 euros.", [(reserve, "la réserve est de 800 euros")]))
+    search = calls(("search_passages", {"query": "réserve budget"}))
+    said = "the model did not use the tools: asking again with the passages sent (--no-tools)"
+    for attempt in ([reply("Je pense que la réserve est importante.")],  # prose, no call
+                    [search] * (MAX_TURNS + 1),  # calls past the bound, even when told to answer
+                    [search, reply("La réserve est de 800 euros, d'après le compte rendu.")],  # prose after a search
+                    [search, calls(("search_passages", "{not json"))]):  # calls that are no calls
+        llm_server.requests.clear()
+        llm_server.script(*attempt, reply(good))
+        notices: list[str] = []
+        result = ask(library(small, Scope()), client_for(small), "Quelle est la réserve du budget ?",
+                     notice=notices.append)
+        assert result.mode is Mode.RETRIEVAL and [c.text for c in result.citations] == ["la réserve est de 800 euros"]
+        assert len(llm_server.requests) == len(attempt) + 1 and "tools" not in llm_server.requests[-1]["body"]
+        assert sum(said in n for n in notices) == 1, notices
+        assert result.provenance["usage"]["total_tokens"] == (len(attempt) + 1) * 160, "both attempts' tokens"
+        assert result.provenance["tool_turns"]["usage"]["total_tokens"] == len(attempt) * 160
+
+
+def test_when_the_passages_sent_fail_too_the_tokens_of_both_attempts_are_printed(
+        small: Path, llm_server, capsys: pytest.CaptureFixture[str]) -> None:
+    configure(small, llm_server.url)
+    llm_server.respond(lambda body: calls(("search_passages", {"query": "réserve"})) if "tools" in body
+                       else reply("Toujours pas du JSON."))
+    code = main(["ask", "Quelle est la réserve du budget ?", "--content", str(small), "--no-judge"])
+    err = capsys.readouterr().err
+    assert code == 3 and len(llm_server.requests) == MAX_TURNS + 2, "the passages sent once, no more"
+    assert "asking again with the passages sent (--no-tools)" in err and "not JSON" in err
+    assert re.search(rf"\b{(MAX_TURNS + 2) * 160:,}\b|total_tokens {(MAX_TURNS + 2) * 160}\b", err), err

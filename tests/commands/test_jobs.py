@@ -58,7 +58,8 @@ def corpus(root: Path, url: str) -> Path:
     wiki.write_text(wiki.read_text(encoding="utf-8") + "".join(
         f"\nLa dépense numéro {i} est prévue [[ext:longue-{i}]].\n" for i in range(1, PARAGRAPHS + 1)),
         encoding="utf-8")
-    configure_llm(content, url)
+    # a small model's context: the oppositions pass then takes its perimeter in 4 chunks
+    configure_llm(content, url, extra="  context_tokens: 6000\n")
     return content
 
 
@@ -145,7 +146,7 @@ def test_select_oppositions_with_4_jobs_sends_4_requests_at_once_and_writes_the_
     files, sent = same_bytes_with_4_jobs(tmp_path, llm_server, "select", "wiki-budget", "--oppositions")
     assert sent == 6 and sorted(files) == ["oppositions/wiki-budget.yaml"]
     record = yaml.safe_load(files["oppositions/wiki-budget.yaml"])
-    assert record["provenance"]["requests"] == 6 and record["oppositions"]
+    assert len(record["examined"]) == 6 and {e["of"] for e in record["examined"]} == {6} and record["oppositions"]
 
 
 def answering(fail: Callable[[str], Scripted | None]) -> Callable[[dict[str, Any]], Scripted | None]:
@@ -262,7 +263,7 @@ def test_oppositions_answered_out_of_order_keep_the_first_requests_question(llm_
         with llm_server.lock:
             llm_server.max_in_flight = 0
         client = LLMClient(LLMSettings(llm_server.url, "juge", max_retries=0))
-        passes[jobs] = find_oppositions(client, load_prompt("find_oppositions"), items, 600, jobs=jobs)
+        passes[jobs] = find_oppositions(client, load_prompt("find_oppositions", "fr"), items, 600, jobs=jobs)
         assert llm_server.max_in_flight == jobs
     assert passes[4] == passes[1]
     first = passes[1].found[0]
@@ -270,13 +271,30 @@ def test_oppositions_answered_out_of_order_keep_the_first_requests_question(llm_
     assert [r.request for r in passes[1].refused] == sorted(r.request for r in passes[1].refused) != []
 
 
-def test_a_failed_oppositions_request_records_nothing_and_exits_3(tmp_path: Path, llm_server) -> None:
+def test_a_failed_oppositions_request_loses_only_itself_and_the_pass_resumes(tmp_path: Path, llm_server) -> None:
+    """The endpoint fails on one request: what the requests answered before found is
+    recorded, with them under 'examined'; nothing more is sent once the endpoint failed;
+    the same command then sends only the requests left, and the pass ends complete."""
     content = corpus(tmp_path, llm_server.url)
     before = tree(content)
-    llm_server.respond(answering(lambda prompt: Scripted(500, "overloaded", delay=0.1)
-                                 if "[longue-5]" in prompt and "[longue-3]" in prompt else None))
-    run, most, sent = run_with(llm_server, "select", "wiki-budget", "--oppositions", "--content", content,
-                               "--jobs", 4)
-    assert run.code == 3 and most == 4 and sent == 4, run
-    assert "the endpoint answered HTTP 500" in run.err and "tokens reported by the server" in run.err, run
-    assert tree(content) == before, "nothing is recorded from a partial pass"
+    failing = {"on": True}
+    llm_server.respond(answering(lambda prompt: Scripted(500, "overloaded")
+                                 if failing["on"] and "[longue-5]" in prompt and "[longue-3]" in prompt else None))
+    run, _most, sent = run_with(llm_server, "select", "wiki-budget", "--oppositions", "--content", content)
+    assert run.code == 3, run
+    assert "the endpoint answered HTTP 500" in run.out and "tokens reported by the server" in run.err, run
+    assert "(chunks 3×4): not sent" in run.out, "the requests after the failure are said, not sent"
+    record = yaml.safe_load((content / "oppositions" / "wiki-budget.yaml").read_text(encoding="utf-8"))
+    done = [tuple(e["chunks"]) for e in record["examined"]]
+    assert 0 < len(done) == sent - 1 < 6 and all(e["of"] == 6 for e in record["examined"])
+    assert set(tree(content)) - set(before) == {"oppositions/wiki-budget.yaml"}
+    failing["on"] = False
+    again, _most, resent = run_with(llm_server, "select", "wiki-budget", "--oppositions", "--content", content)
+    assert again.code == 0, again
+    assert resent == 6 - len(done), "only the requests left are sent"
+    assert f"{len(done)} answered by an earlier run" in again.out, again
+    record = yaml.safe_load((content / "oppositions" / "wiki-budget.yaml").read_text(encoding="utf-8"))
+    assert sorted(tuple(e["chunks"]) for e in record["examined"]) == [(a, b) for a in range(1, 5)
+                                                                       for b in range(a + 1, 5)]
+    pairs = [(o["a"], o["b"]) for o in record["oppositions"]]
+    assert len(pairs) == len(set(pairs)), "no pair recorded twice"

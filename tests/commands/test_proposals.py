@@ -32,19 +32,19 @@ def proposals(small: Path) -> list[Path]:
 
 
 def test_offline_proposal_is_deterministic_and_honest(small: Path) -> None:
-    path = propose(small, "wiki-budget", today=TODAY)
+    path = propose(small, "wiki-budget", today=TODAY).path
     record = yaml.safe_load(path.read_text(encoding="utf-8"))
     assert record["provenance"]["method"] == "scripted" and record["target"] == "wiki-budget"
     (operation,) = record["operations"]
     assert operation["op"] == "InsertSection" and "[[ext:a-two-paragraphs]]" in operation["content"]
     path.unlink()
-    again = propose(small, "wiki-budget", today=TODAY)
+    again = propose(small, "wiki-budget", today=TODAY).path
     assert yaml.safe_load(again.read_text(encoding="utf-8")) == record
 
 
 def test_review_then_apply_records_decisions_and_keeps_the_rest(small: Path) -> None:
     before = (small / WIKI).read_text(encoding="utf-8")
-    path = propose(small, "wiki-budget", today=TODAY)
+    path = propose(small, "wiki-budget", today=TODAY).path
     out = io.StringIO()
     review(path, out)
     assert "accepted" in out.getvalue() and "+## Pièces à intégrer" in out.getvalue()
@@ -61,7 +61,7 @@ def test_review_then_apply_records_decisions_and_keeps_the_rest(small: Path) -> 
 
 
 def test_a_stale_proposal_is_refused(small: Path) -> None:
-    path = propose(small, "wiki-budget", today=TODAY)
+    path = propose(small, "wiki-budget", today=TODAY).path
     replace(small, WIKI, "quatre mille euros", "quatre mille euros environ")
     before = (small / WIKI).read_bytes()
     with pytest.raises(ProposalError, match="stale"):
@@ -82,7 +82,7 @@ OUTSIDE = {"op": "AppendToSection", "heading": "", "after_heading": "",
 def test_llm_proposal_end_to_end_with_a_rejected_operation(small: Path, llm_server) -> None:
     configure_llm(small, llm_server.url)
     llm_server.script(status(429), reply(_llm_answer(GOOD, OUTSIDE)))
-    path = propose(small, "wiki-budget", provider="llm", today=TODAY)
+    path = propose(small, "wiki-budget", provider="llm", today=TODAY).path
     record = yaml.safe_load(path.read_text(encoding="utf-8"))
     provenance = record["provenance"]
     assert provenance["method"] == "llm" and provenance["model"] == "modele-test"
@@ -109,16 +109,20 @@ def test_llm_proposal_end_to_end_with_a_rejected_operation(small: Path, llm_serv
 def test_a_failed_model_call_writes_nothing(small: Path, llm_server, steps, error) -> None:
     configure_llm(small, llm_server.url, retries=2 if steps[0].status != 200 else 0, timeout=0.5)
     llm_server.script(*steps)
-    with pytest.raises(error):
-        propose(small, "wiki-budget", provider="llm", today=TODAY)
+    done = propose(small, "wiki-budget", provider="llm", today=TODAY)
+    assert done.path is None and done.operations == 0
+    assert len(done.failed) == 1 and done.failed[0].startswith("request 1 (")
+    word = "did not answer" if steps[0].delay else "HTTP 500" if steps[0].status != 200 else ""
+    assert word in done.failed[0], done.failed
     assert proposals(small) == []
+    assert error in (LLMAnswerError, LLMTransportError)
 
 
 def test_only_applies_the_chosen_operations(small: Path, llm_server) -> None:
     configure_llm(small, llm_server.url)
     other = dict(GOOD, content="Le budget a été reconduit [[ext:a-budget]].")
     llm_server.script(reply(_llm_answer(GOOD, other)))
-    path = propose(small, "wiki-budget", provider="llm", today=TODAY)
+    path = propose(small, "wiki-budget", provider="llm", today=TODAY).path
     results = apply(path, only=[2], today=TODAY)
     assert len(results) == 1 and results[0].accepted
     record = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -128,7 +132,7 @@ def test_only_applies_the_chosen_operations(small: Path, llm_server) -> None:
 def test_the_site_shows_the_proposal_history(small: Path, tmp_path: Path, llm_server) -> None:
     configure_llm(small, llm_server.url)
     llm_server.script(reply(_llm_answer(GOOD, OUTSIDE)))
-    apply(propose(small, "wiki-budget", provider="llm", today=TODAY), today=TODAY)
+    apply(propose(small, "wiki-budget", provider="llm", today=TODAY).path, today=TODAY)
     build(small, tmp_path / "site")
     page = BeautifulSoup((tmp_path / "site" / "notes" / "wiki-budget.html").read_bytes(), "html.parser")
     operations = page.select("#proposals .operation")

@@ -5,6 +5,7 @@ cited passage changes. Over real HTTP to the scripted endpoint."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -23,6 +24,7 @@ from generator.synthesis.audit import passage_hash
 from generator.synthesis.claims import read_claims
 from generator.verification.states import State
 from support.asking import answer, configure, passage_with, verdicts
+from support.cli import qualify
 from support.llm_server import reply
 
 QUESTION = "Comment le budget a-t-il été voté, et quelle réserve ?"
@@ -66,6 +68,7 @@ def test_a_saved_answer_is_a_reviewable_note_the_build_publishes_like_a_synthesi
     assert "source: quote:q1" in verdict_file.read_text(encoding="utf-8")
 
     out = tmp_path / "site"
+    qualify(small)  # the scripted judge, measured at the bar: its verdicts give states
     build(small, out)
     doc = page(out, "budget-vote")
     assert doc.select_one("h1").get_text() == QUESTION and doc.select_one(".answer-asked .provenance")
@@ -136,6 +139,44 @@ def test_not_in_the_corpus_is_saved_and_published_as_such(small: Path, llm_serve
     build(small, out)
     doc = page(out, "piano")
     assert doc.select_one(".not-in-corpus") is not None and doc.select(".note-body a.citation") == []
+    # said as what it is: the model's reading of the passages searched, which are listed; never a fact
+    # about the notebooks
+    retrieved = load_corpus(small)[0].notes["piano"].article.answer.retrieved
+    said = " ".join(doc.select_one(".not-in-corpus").get_text().split())
+    assert len(retrieved) == 1 and "Aucune réponse trouvée dans l'unique passage cherché" in said
+    assert "pas la preuve" in said and doc.select_one(".not-in-corpus a[href='#discarded']") is not None
+    shown = {f"{urlsplit(a['href']).path[:-5]}#{urlsplit(a['href']).fragment}"
+             for a in doc.select("#discarded .discarded-item a")}
+    assert shown == {r.passage for r in retrieved}, "the passages searched are listed"
+    for view in ("piano.html", "piano.html.md"):
+        assert "Pas dans le corpus" not in (out / "notes" / view).read_text(encoding="utf-8"), view
+
+
+def test_a_saved_answer_with_no_statement_that_does_not_say_not_in_corpus_is_an_error(small: Path, llm_server,
+                                                                                      tmp_path: Path) -> None:
+    """An empty page is neither an answer nor "no answer found": the build stops at the file's line."""
+    assert ask_and_save(small, llm_server) == 0
+    saved = small / "notes" / "answers" / "budget-vote.md"
+    front = saved.read_text(encoding="utf-8").split("\n---\n")[0]
+    saved.write_text(front + "\n---\n\n", encoding="utf-8")
+    line = front.split("\n").index("  not_in_corpus: false") + 1
+    (problem,) = [p for p in check_content(small).errors if p.code == "empty-answer"]
+    assert (problem.file, problem.line) == ("notes/answers/budget-vote.md", line)
+    assert "not_in_corpus" in problem.message and problem.hint
+    assert main(["build", str(small), "--out", str(tmp_path / "site")]) == 1
+    saved.write_text(front.replace("not_in_corpus: false", "not_in_corpus: true") + "\n---\n", encoding="utf-8")
+    assert not [p for p in check_content(small).errors if p.code == "empty-answer"], "said as no answer found: fine"
+
+
+def test_an_empty_answer_is_never_written(small: Path) -> None:
+    from generator.answering import Answer, Mode
+    from generator.commands.save_answer import save_answer
+    from generator.writes import WriteRefused
+
+    empty = Answer("Le budget ?", Mode.RETRIEVAL, False, ("conseil",), provenance={"method": "llm"})
+    with pytest.raises(WriteRefused, match="no statement"):
+        save_answer(small, empty, "vide", dt.date(2025, 1, 1), {}, {}, ["conseil"])
+    assert not (small / "notes" / "answers").exists()
 
 
 def test_save_never_overwrites_and_refuses_a_bad_slug_before_asking(small: Path, llm_server,
@@ -204,6 +245,7 @@ def test_carnet_verify_judges_a_saved_answers_pairs_like_an_articles(small: Path
     recorded = (small / "verdicts" / "reserve.yaml").read_text(encoding="utf-8")
     assert "source: quote:q1" in recorded and "method: llm" in recorded
     out = tmp_path / "site"
+    qualify(small)
     build(small, out)
     (link,) = page(out, "reserve").select(".note-body a.citation")
     assert "reason-not-judged" not in link["class"], "the verdict recorded gives the pair its state"

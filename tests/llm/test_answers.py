@@ -133,9 +133,9 @@ def test_placeholders_and_the_prompts_own_examples() -> None:
     for text in ("", "  ", "…", "...", "-", "?", "— …"):
         assert placeholder(text)
     assert not placeholder("Le passage le dit.") and not placeholder("1")
-    examples = prompt_examples(load_prompt("verify_pairs").text)
+    examples = prompt_examples(load_prompt("verify_pairs", "fr").text)
     assert examples["rationale"] == {"…"} and examples["pair"] == {"p1"}
-    question = prompt_examples(load_prompt("find_oppositions").text)["question"]
+    question = prompt_examples(load_prompt("find_oppositions", "fr").text)["question"]
     assert placeholder("La question sur laquelle  elles s'opposent", question)
 
 
@@ -186,8 +186,10 @@ def test_verify_counts_the_tokens_of_a_failed_batch_and_exits_3(small: Path, llm
                       reply(_verdicts(("p1", "Oui."), (f"p1{HOSTILE}", "Oui."), ("p2", "Oui."))))
     code, out, err = _main(["verify", "wiki-budget", "--content", str(small), "--batch", "2"])
     assert code == EXIT_MODEL, err
-    assert "tokens reported by the server: {'prompt_tokens': 240" in out, "the off-schema answer's tokens too"
+    assert "tokens reported by the server: 240 prompt + 80 completion = 320 over 2 answered request(s)" in err, \
+        "the off-schema answer's tokens too"
     assert "failed batch: wiki-budget pairs 1–2" in err and "refused: wiki-budget an answer for pair" in err
+    assert "run 'carnet verify --batch 1'" in err, "a batch refused whole: the way to send it differently"
     _no_control(out + err)
     llm_server.script(reply(_verdicts(("p1", "Oui."), ("p2", "Oui."))))
     code, _out, err = _main(["verify", "wiki-budget", "--content", str(small), "--batch", "2"])
@@ -214,7 +216,7 @@ def test_oppositions_are_checked_against_their_own_request(llm_server) -> None:
         (first[3], first[4], "la question sur laquelle elles s'opposent"),
         (first[4], first[5], "?" * 501))))
     llm_server.script(*[reply(_oppositions()) for _ in batches[1:]])
-    result = find_oppositions(LLMClient(LLMSettings(llm_server.url, "juge")), load_prompt("find_oppositions"),
+    result = find_oppositions(LLMClient(LLMSettings(llm_server.url, "juge")), load_prompt("find_oppositions", "fr"),
                               items, 1200)
     assert len(batches) == 3 and len(first) == 8
     assert [(o.a, o.b, o.question) for o in result.found] == [(first[0], first[1], "Faut-il ouvrir le foyer ?")]
@@ -224,12 +226,24 @@ def test_oppositions_are_checked_against_their_own_request(llm_server) -> None:
     assert result.requests == len(batches) and result.provenance["usage"]["total_tokens"] == 160 * len(batches)
 
 
-def test_a_failed_oppositions_request_carries_the_tokens_of_the_whole_pass(llm_server) -> None:
+def test_a_failed_oppositions_request_loses_only_itself(llm_server) -> None:
+    """Each request stands alone: the one refused is reported, the others' pairs are kept
+    (handed on as they come), and the usage is that of every request answered, once."""
     items = [(f"x{i:02d}", "mot " * 30) for i in range(12)]
-    llm_server.script(reply(_oppositions()), reply(json.dumps({"oppositions": "aucune"})))
-    with pytest.raises(LLMAnswerError) as caught:
-        find_oppositions(LLMClient(LLMSettings(llm_server.url, "juge")), load_prompt("find_oppositions"), items, 600)
-    assert caught.value.usage["total_tokens"] == 2 * 160
+    batches = requests(items, 600)
+    first = [i for i, _q in batches[0]]
+    last = [i for i, _q in batches[2]]
+    llm_server.script(reply(_oppositions((first[0], first[1], "Faut-il ouvrir le foyer ?"))),
+                      reply(json.dumps({"oppositions": "aucune"})),
+                      reply(_oppositions((last[0], last[-1], "Faut-il fermer le foyer ?"))))
+    llm_server.respond(lambda body: reply(_oppositions()))
+    answered = []
+    client = LLMClient(LLMSettings(llm_server.url, "juge"))
+    result = find_oppositions(client, load_prompt("find_oppositions", "fr"), items, 600, on_answer=answered.append)
+    assert len(result.failed) == 1 and result.failed[0].startswith("request 2 "), result.failed
+    assert [a.number for a in answered] == [n for n in range(1, len(batches) + 1) if n != 2]
+    assert sorted(o.question for o in result.found) == ["Faut-il fermer le foyer ?", "Faut-il ouvrir le foyer ?"]
+    assert client.ledger.requests == len(batches) and result.provenance["usage"]["total_tokens"] == 160 * len(batches)
 
 
 # -- propose ---------------------------------------------------------------------------------
@@ -250,9 +264,10 @@ def test_propose_refuses_operations_outside_the_request(small: Path, llm_server,
     _configure(small, llm_server.url)
     llm_server.script(reply(json.dumps({"operations": operations})))
     before = _tree(small)
-    with pytest.raises(LLMAnswerError, match=message) as caught:
-        propose(small, "wiki-budget", provider="llm", max_operations=2, today=TODAY)
-    assert caught.value.usage == SPENT and _tree(small) == before
+    done = propose(small, "wiki-budget", provider="llm", max_operations=2, today=TODAY)
+    (failed,) = done.failed
+    assert done.path is None and message in failed and "its operations are refused" in failed
+    assert _tree(small) == before, "a refused answer writes nothing"
 
 
 def test_propose_exits_3_with_the_tokens_spent_and_2_without_settings(small: Path, llm_server) -> None:
@@ -261,7 +276,9 @@ def test_propose_exits_3_with_the_tokens_spent_and_2_without_settings(small: Pat
     _configure(small, llm_server.url)
     llm_server.script(reply(json.dumps({"operations": [dict(GOOD, content="")]})))
     code, _out, err = _main(["propose", "wiki-budget", "--provider", "llm", "--content", str(small)])
-    assert code == EXIT_MODEL and "placeholder" in err and "total_tokens 160" in err and "Traceback" not in err
+    assert code == EXIT_MODEL and "placeholder" in err and "Traceback" not in err
+    assert "tokens reported by the server: 120 prompt + 40 completion = 160 over 1 answered request(s)" in err, err
+    assert "attempt(s) got no usable answer" not in err, "a refused answer was still answered"
     llm_server.script(status(500))
     code, _out, err = _main(["propose", "wiki-budget", "--provider", "llm", "--content", str(small)])
     assert code == EXIT_MODEL and "HTTP 500" in err

@@ -83,11 +83,12 @@ def test_settings_are_checked() -> None:
 
 def test_prompt_templates_are_versioned_by_hash(tmp_path: Path) -> None:
     from generator.llm.prompts import load_prompt
-    (tmp_path / "a.j2").write_text("Bonjour {{ nom }}\n", encoding="utf-8")
-    prompt = load_prompt("a", tmp_path)
+    (tmp_path / "fr").mkdir()
+    (tmp_path / "fr" / "a.j2").write_text("Bonjour {{ nom }}\n", encoding="utf-8")
+    prompt = load_prompt("a", "fr", tmp_path)
     assert prompt.render(nom="CVL") == "Bonjour CVL\n"
-    (tmp_path / "a.j2").write_text("Bonjour {{ nom }} !\n", encoding="utf-8")
-    assert load_prompt("a", tmp_path).version != prompt.version
+    (tmp_path / "fr" / "a.j2").write_text("Bonjour {{ nom }} !\n", encoding="utf-8")
+    assert load_prompt("a", "fr", tmp_path).version != prompt.version
 
 
 def test_build_never_imports_the_llm_seam(tmp_path: Path) -> None:

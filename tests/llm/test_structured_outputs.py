@@ -195,7 +195,7 @@ def test_propose_bounds_the_operations_to_max_operations(small: Path, llm_server
 def test_oppositions_bound_the_pairs_to_the_extractions_sent(llm_server: Any) -> None:
     llm_server.script(reply(json.dumps({"oppositions": []})))
     items = [("a", "Pour."), ("b", "Contre."), ("c", "Sans avis.")]
-    find_oppositions(LLMClient(LLMSettings(llm_server.url, "m", max_retries=0)), load_prompt("find_oppositions"),
+    find_oppositions(LLMClient(LLMSettings(llm_server.url, "m", max_retries=0)), load_prompt("find_oppositions", "fr"),
                      items)
     (body,) = _chat_bodies(llm_server)
     pairs = body["response_format"]["json_schema"]["schema"]["properties"]["oppositions"]

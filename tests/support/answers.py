@@ -27,25 +27,27 @@ def prompt_of(body: dict[str, Any]) -> str:
 
 
 def verify_answer(prompt: str, verdict: str = "supported", garnish: str = "") -> dict[str, Any]:
-    keys = re.findall(r"^Paire (p\d+)\s*$", prompt, re.M)
+    keys = re.findall(r"^(?:Paire|Pair) (p\d+)\s*$", prompt, re.M)  # a French or an English prompt
     return {"verdicts": [{"pair": key, "verdict": verdict, "rationale": "Le passage le dit." + garnish}
                          for key in keys]}
 
 
 def note_lines(prompt: str) -> list[str]:
     """The lines of note text an analyse request sent to be read (context blocks left out)."""
-    start = prompt.find("Texte de la note")
-    end = prompt.rfind("Pour chaque passage")
+    french = "Texte de la note" in prompt
+    start = prompt.find("Texte de la note" if french else "Text of the note")
+    end = prompt.rfind("Pour chaque passage" if french else "For each passage")
     if start < 0 or end < 0:
         return []
     body = prompt[prompt.find("\n", start) + 1:end]
-    body = re.sub(r"<<< contexte, déjà analysé >>>.*?<<< fin du contexte >>>", "", body, flags=re.S)
+    body = re.sub(r"<<< (contexte, déjà analysé|context, already analysed) >>>.*?<<< (fin du contexte|end of context) >>>",
+                  "", body, flags=re.S)
     return [line.strip() for line in body.split("\n")
             if line.strip() and not line.startswith(("===", "<<<"))]
 
 
 def analyse_answer(prompt: str, chance: random.Random | None = None, garnish: str = "") -> dict[str, Any]:
-    kinds_line = re.search(r"^Types de passage : (.+?)\.\s*$", prompt, re.M)
+    kinds_line = re.search(r"^(?:Types de passage :|Passage kinds:) (.+?)\.\s*$", prompt, re.M)
     kinds = [k.strip() for k in kinds_line.group(1).split(",")] if kinds_line else ["fait"]
     lines = [line for line in note_lines(prompt) if len(line.split()) >= 4]
     if not lines:
@@ -59,7 +61,7 @@ def analyse_answer(prompt: str, chance: random.Random | None = None, garnish: st
 
 
 def opposition_ids(prompt: str) -> list[str]:
-    return re.findall(r"^\[([^\]\s]+)\] «", prompt, re.M)
+    return re.findall(r"^\[([^\]\s]+)\] [«“]", prompt, re.M)
 
 
 def oppositions_answer(prompt: str, empty: bool = False, garnish: str = "") -> dict[str, Any]:
@@ -74,7 +76,7 @@ def propose_answer(prompt: str, append: bool = True, garnish: str = "") -> dict[
     evidence = re.findall(r"^- \[\[ext:([^\]]+)\]\] \(", prompt, re.M)
     if not append or not evidence or not headings:
         return {"operations": [{"op": "NoChange", "heading": "", "after_heading": "", "content": ""}]}
-    heading = "" if headings[-1] == "(chapeau)" else headings[-1]
+    heading = "" if headings[-1] in ("(chapeau)", "(lead)") else headings[-1]
     return {"operations": [{"op": "AppendToSection", "heading": heading, "after_heading": "",
                             "content": f"Une pièce de plus{garnish} est versée au dossier [[ext:{evidence[0]}]]."}]}
 
@@ -96,7 +98,7 @@ class Answers:
 
     def answer(self, prompt: str) -> dict[str, Any]:
         chance = random.Random(self.seed) if self.seed is not None else None
-        if "Paire p" in prompt and '"verdicts"' in prompt:
+        if ("Paire p" in prompt or "Pair p" in prompt) and '"verdicts"' in prompt:
             self.seen.append("verify")
             return verify_answer(prompt, garnish=self.garnish)
         if '"passages"' in prompt:

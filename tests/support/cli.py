@@ -80,3 +80,20 @@ def configure_llm(content: Path, url: str, model: str = "modele-test", extra: st
         text += "\n"
     path.write_text(text + f"llm:\n  base_url: {url}\n  model: {model}\n  timeout: 10\n  max_retries: 0\n{extra}",
                     encoding="utf-8")
+
+
+def qualify(content: Path, model: str = "modele-test", language: str = "fr") -> None:
+    """A calibration of the scripted judge above the bar, as ``carnet verify --calibrate``
+    records one (method scripted: written by the test, no model measured): an uncalibrated
+    judge's verdicts are suggestions, and a strict build warns of them (issue 55)."""
+    import yaml
+
+    from generator.corpus.verdicts import CALIBRATIONS_FILE
+    from generator.llm.prompts import load_prompt
+
+    record = {"method": "scripted", "model": model, "prompt_version": load_prompt("verify_pairs", language).version,
+              "date": "2025-01-01", "pairs": 66, "answered": 66, "balanced_accuracy": 0.9,
+              "recall": {"supported": 0.9, "partial": 0.9, "unsupported": 0.9}}
+    path = content / CALIBRATIONS_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump({"calibrations": [record]}, allow_unicode=True, sort_keys=False), encoding="utf-8")

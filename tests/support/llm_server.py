@@ -64,6 +64,8 @@ class ScriptedLLMServer:
         self.lock = threading.Lock()
         self.responder: Callable[[dict[str, Any]], Scripted | None] | None = None
         self.model_name: str | None = None
+        self.listed_models: list[str] | None = None  # GET /models (default: model_name, if set)
+        self.listings = 0  # GET /models asked (not in ``requests``)
         self.in_flight = 0
         self.max_in_flight = 0
         outer = self
@@ -73,6 +75,17 @@ class ScriptedLLMServer:
 
             def log_message(self, *args: object) -> None:
                 pass
+
+            def do_GET(self) -> None:
+                if not self.path.endswith("/models"):
+                    self._send(404, {"error": {"message": "not found", "type": "scripted"}})
+                    return
+                with outer.lock:
+                    outer.listings += 1
+                    listed = outer.listed_models if outer.listed_models is not None else \
+                        ([outer.model_name] if outer.model_name else [])
+                self._send(200, {"object": "list", "data": [{"id": name, "object": "model", "owned_by": "scripted"}
+                                                            for name in listed]})
 
             def do_POST(self) -> None:
                 with outer.lock:

@@ -177,13 +177,16 @@ class ModelServer:
                 self.process.wait()
 
 
-def configured_copy(root: Path, server: ModelServer, timeout: float = CLIENT_TIMEOUT) -> Path:
+def configured_copy(root: Path, server: ModelServer, timeout: float = CLIENT_TIMEOUT, language: str = "") -> Path:
     """A copy of the example corpus whose carnet.yaml points ``llm:`` at ``server``. No
-    retries: after a timeout, a retry would only queue behind the abandoned generation."""
+    retries: after a timeout, a retry would only queue behind the abandoned generation.
+    ``language``: the site's, in place of the example's (its prompts follow it)."""
     content = root / "content"
     shutil.copytree(CONTENT, content)
     settings = content / "carnet.yaml"
     text = settings.read_text(encoding="utf-8")
+    if language:
+        text = re.sub(r"^language: .*$", f"language: {language}", text, count=1, flags=re.MULTILINE)
     settings.write_text(text + ("" if text.endswith("\n") else "\n") +
                         f"llm:\n  base_url: {server.url}\n  model: {MODEL_NAME}\n  timeout: {timeout:g}\n"
                         "  max_retries: 0\n", encoding="utf-8")

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from generator.corpus.verdicts import Contestation, Verdict, VerificationRecords, text_hash
+from generator.corpus.verdicts import Calibration, Contestation, Verdict, VerificationRecords, text_hash
 from generator.problems import Problem, Severity
 from generator.synthesis.audit import SourceState
 from generator.synthesis.claims import Claim, Marker
@@ -191,9 +191,15 @@ def judged(claim: str, passage: str, value: str, date: str, model: str = "m") ->
 
 def run(verdicts: dict[str, list[dict[str, Any]]] | None = None,
         contestations: dict[str, list[dict[str, Any]]] | None = None,
-        strict: tuple[str, ...] = ()) -> tuple[dict[str, list[Assessment]], list[Problem], Analysed]:
+        strict: tuple[str, ...] = (), calibrated: dict[str, float] | None = None
+        ) -> tuple[dict[str, list[Assessment]], list[Problem], Analysed]:
+    """``calibrated``: model → the balanced accuracy a calibration (with no prompt version, as
+    :func:`judged` records none) gives it."""
     notes = dict(NOTES, w=note_md(BODY, type="wiki", date=None, notebooks=NB))
     result = analysed(notes, EXTRACTIONS, verdicts=verdicts, contestations=contestations)
+    result.corpus.verification.calibrations.extend(
+        Calibration(model, "", "2025-01-01", accuracy, {}, "verdicts/calibrations.yaml", n + 1)
+        for n, (model, accuracy) in enumerate((calibrated or {}).items()))
     assessments, problems = assess(result.corpus, result.anchored, result.audits, result.corpus.verification, strict)
     return assessments, problems, result
 
@@ -230,10 +236,10 @@ def test_latest_verdict_wins_whatever_the_model() -> None:
     records = {"w": [judged(claim, passage, "supported", "2025-06-01", "big"),
                      judged(claim, passage, "unsupported", "2025-05-01", "small"),  # older, written later
                      judged("La réserve est « de 800 euros »", "La réserve est de 800 euros", "partial", "2025-06-01")]}
-    assessments, problems, _result = run(verdicts=records)
+    assessments, problems, _result = run(verdicts=records, calibrated={"big": 0.9, "small": 0.9, "m": 0.8})
     assert states(assessments["w"])[:2] == [("b1", State.VERIFIED, Reason.SUPPORTED), ("b2", State.WEAK, Reason.PARTIAL)]
     first = assessments["w"][0].state
-    assert first.verifier == Verifier(Method.LLM, model="big", date="2025-06-01")
+    assert first.verifier == Verifier(Method.LLM, model="big", date="2025-06-01", accuracy=0.9)
     assert not any(a.judgeable for a in assessments["w"])
     assert "unjudged-pairs" not in {p.code for p in problems}
 

@@ -114,6 +114,17 @@ def test_a_claims_contestation_is_found_among_many_and_only_in_its_articles_file
 
 
 
+def _qualify(content: Path, article: str, accuracy: float = 0.9) -> None:
+    """A calibration of the judge that wrote ``article``'s verdicts (its model and prompt), at
+    ``accuracy``: written by hand, as a test may (method: scripted)."""
+    (record, *_) = yaml.safe_load((content / "verdicts" / f"{article}.yaml").read_text(encoding="utf-8"))["verdicts"]
+    origin = record["provenance"]
+    write(content, "verdicts/calibrations.yaml", yaml.safe_dump({"calibrations": [{
+        "method": "scripted", "model": origin["model"], "prompt_version": origin["prompt_version"],
+        "date": "2025-01-01", "pairs": 66, "answered": 66, "balanced_accuracy": accuracy,
+        "recall": {"supported": accuracy, "partial": accuracy, "unsupported": accuracy}}]}))
+
+
 def _verdict_text(pair, rationale: str) -> str:
     return (f"verdicts:\n  - claim: {pair.claim.text}\n    claim_sha256: {pair.claim_sha256}\n"
             f"    source: ext:{pair.link.marker.key}\n    source_sha256: {pair.source_sha256}\n"
@@ -194,6 +205,9 @@ def test_batches_and_a_failing_batch_keep_what_was_judged(small: Path, llm_serve
     assert [r["verdict"] for r in records] == ["supported", "partial"]
     assert records[0]["provenance"]["method"] == "llm" and records[0]["provenance"]["model"] == "juge"
     states = [a.state.state for a in check_content(small).assessments["wiki-budget"]]
+    assert states.count("weak") == 4, "a judge never calibrated changes no state"
+    _qualify(small, "wiki-budget")
+    states = [a.state.state for a in check_content(small).assessments["wiki-budget"]]
     assert states.count("verified") == 1 and states.count("weak") == 3
     llm_server.script(reply(json.dumps({"verdicts": [{"pair": "p1", "verdict": "unsupported", "rationale": "Non."},
                                                      {"pair": "p2", "verdict": "supported", "rationale": "Oui."}]})))
@@ -214,6 +228,7 @@ def test_verify_writes_each_verdict_into_its_own_articles_file(small: Path, llm_
     for slug, (pair,) in pending.items():
         (record,) = yaml.safe_load((small / "verdicts" / f"{slug}.yaml").read_text(encoding="utf-8"))["verdicts"]
         assert (record["claim_sha256"], record["source_sha256"]) == (pair.claim_sha256, pair.source_sha256)
+    _qualify(small, "wiki-budget")
     analysis = check_content(small)
     assert [a.state.state for slug in pending for a in analysis.assessments[slug]] == ["verified", "verified"]
     assert not [p for p in analysis.problems if p.code.startswith("stray-")]

@@ -237,6 +237,8 @@
         var reason = link.dataset.previewStateReason || "";
         item("p", "state", link.dataset.previewState + " — " + reason + (/[.!?…]$/.test(reason) ? " " : ". ") +
              link.dataset.previewProvenance);
+        // a model's verdict that changed nothing: its judge did not qualify (its accuracy said)
+        if (link.dataset.previewSuggestion) item("p", "suggestion", link.dataset.previewSuggestion);
         item("p", "limit", link.dataset.previewLimit);
       }
       // where to go from here: the passage in its note, and the extraction with its debate
