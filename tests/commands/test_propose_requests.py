@@ -26,7 +26,7 @@ def _group(members: list[str], edges: list[tuple[str, str, float]]) -> Group:
 
 
 def test_a_group_goes_whole_and_a_large_one_is_cut_along_its_tree_into_connected_parts() -> None:
-    size = {m: 10 for m in "abcdefg"}
+    size = dict.fromkeys("abcdefg", 10)
     # a path a–b–c–d with a long edge in the middle (b–c), and a group e–f–g
     path = _group(list("abcd"), [("b", "a", 5.0), ("c", "b", 40.0), ("d", "c", 6.0)])
     small = _group(list("efg"), [("f", "e", 3.0), ("g", "f", 3.0)])
