@@ -806,6 +806,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except KeyboardInterrupt:
         print(f"carnet: interrupted; {INTERRUPTED.get(args.command, INTERRUPTED_MODEL)}", file=sys.stderr)
+        _spent()
+        _leave_now_if_requests_in_flight()
         return 130
     finally:
         _spent()
@@ -817,6 +819,19 @@ INTERRUPTED = {"build": "the previous site is left as it was", "serve": "stopped
                "check": "nothing was changed", "review": "nothing was changed", "context": "nothing was changed",
                "adopt": "the synthesis is adopted whole or not at all", "apply": "the proposal is applied whole or "
                "not at all"}
+
+
+def _leave_now_if_requests_in_flight() -> None:
+    """After Ctrl-C, requests still in flight on worker threads (``--jobs``) would keep the
+    process until they end: it exits at once instead, which closes their connections. Every
+    write into content/ is made by the main thread, whole or not at all, so none is cut."""
+    import os
+    import threading
+
+    if any(t is not threading.main_thread() and t.is_alive() and not t.daemon for t in threading.enumerate()):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
 
 
 def _spent() -> None:

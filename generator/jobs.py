@@ -46,13 +46,17 @@ def in_order(calls: Sequence[Callable[[], T]], jobs: int = 1,
         return None if closed.is_set() or (stop is not None and stop.is_set()) else call()
 
     pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="carnet-job")
+    interrupted = False
     try:
         futures = [pool.submit(started, call) for call in calls]
         for future in futures:
             yield future.result()
+    except KeyboardInterrupt:  # Ctrl-C: not waited for; the caller closes what they wait on
+        interrupted = True
+        raise
     finally:
         closed.set()
-        pool.shutdown(wait=True, cancel_futures=True)
+        pool.shutdown(wait=not interrupted, cancel_futures=True)
 
 
 # -- worker processes for the build --------------------------------------------------------

@@ -201,7 +201,7 @@ def clients() -> Iterator[LLMClient]:
     with _CLIENTS_LOCK:
         made = list(_CLIENTS)
         _CLIENTS.clear()
-    return iter([c for c in made if c.ledger.requests or c.ledger.unanswered])
+    return iter([c for c in made if c.ledger.requests or c.ledger.unanswered or c.ledger.in_flight])
 
 
 class LLMClient:
@@ -248,6 +248,7 @@ class LLMClient:
     def _counted(self, characters: int, call: Callable[[], _T]) -> _T:
         """``call()``, recorded in the ledger whatever its outcome (an interrupt included)."""
         self._transport.attempts = 0
+        self.ledger.started(characters)
         try:
             result = call()
         except LLMError as exc:  # an answer refused was still an answer, with its tokens
@@ -256,6 +257,8 @@ class LLMClient:
         except BaseException:
             self._count(characters, False, {})
             raise
+        finally:
+            self.ledger.ended(characters)
         provenance = result[1]
         assert isinstance(provenance, Provenance)
         self._count(characters, True, provenance.usage)

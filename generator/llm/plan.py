@@ -176,6 +176,8 @@ class Ledger:
             them without saying, so their tokens are estimated, never reported.
         sent_characters: characters of the prompts whose prompt tokens were reported (the
             measured ratio).
+        in_flight, in_flight_characters: requests sent and not yet answered (a run
+            interrupted says them: the server may have read them).
     """
 
     requests: int = 0
@@ -183,7 +185,19 @@ class Ledger:
     unanswered: int = 0
     unanswered_characters: int = 0
     sent_characters: int = 0
+    in_flight: int = 0
+    in_flight_characters: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def started(self, characters: int) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.in_flight_characters += characters
+
+    def ended(self, characters: int) -> None:
+        with self._lock:
+            self.in_flight -= 1
+            self.in_flight_characters -= characters
 
     def answered(self, characters: int, usage: Mapping[str, int]) -> None:
         with self._lock:
@@ -212,11 +226,15 @@ class Ledger:
         prompt, completion = self.usage.get("prompt_tokens", 0), self.usage.get("completion_tokens", 0)
         line = (f"tokens reported by the server: {prompt:,} prompt + {completion:,} completion = "
                 f"{self.total_tokens:,} over {self.requests:,} answered request(s)")
+        ratio = (limits or Limits()).characters_per_token
         if self.unanswered:
-            ratio = (limits or Limits()).characters_per_token
             line += (f"; {self.unanswered:,} attempt(s) got no usable answer (about "
                      f"{math.ceil(self.unanswered_characters / ratio):,} prompt tokens the server may have read, "
                      "estimated: it reported none)")
+        if self.in_flight:
+            line += (f"; {self.in_flight:,} request(s) were still in flight, their connections closed (about "
+                     f"{math.ceil(self.in_flight_characters / ratio):,} prompt tokens the server may have read, "
+                     "estimated)")
         return line
 
     def remaining(self, limits: Limits) -> int:

@@ -252,5 +252,4 @@ def describe(report: CalibrationReport, pair_set: PairSet, bar: float) -> tuple[
     else:
         lines.append(f"the judge does NOT qualify: its verdicts are published as suggestions and change no state "
                      f"(recorded in content/{CALIBRATIONS_FILE})")
-    lines.append(f"tokens reported by the server: {report.usage or 'none'}")
-    return lines, errors
+    return lines, errors  # the tokens spent: the run's summary says them (generator/cli.py, _spent)
