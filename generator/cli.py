@@ -366,7 +366,7 @@ def run_verify(args: argparse.Namespace) -> int:
     if refusal is not None:
         raise PlanRefused(refusal + ("; a smaller --batch makes smaller requests" if plan.oversized() else ""), plan)
     report = judge(args.content, pending, client, max(1, args.batch), jobs=args.jobs, language=language,
-                   limits=limits)
+                   limits=limits, notice=_notice)
     print(f"judged {report.judged} pair(s); {len(report.unjudged)} left unjudged")
     for failure in report.failed_batches:
         print(visible(f"  failed batch: {failure}"), file=sys.stderr)

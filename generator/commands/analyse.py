@@ -319,6 +319,7 @@ def _senders(reading: _Reading, client: LLMClient, settings: AnalysisSettings,
             if limits is not None and not client.ledger.admits(limits, planned):
                 reading.failed.set()
                 return BudgetSpent("not sent: the run's budget would be spent (raise --max-tokens)")
+            client.progress(planned.label)
             try:
                 return client.chat_json(prompt, SCHEMA, constraint=constraint, max_tokens=tokens, **context)
             except LLMError as exc:

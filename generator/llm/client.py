@@ -329,6 +329,12 @@ class LLMClient:
         # a response the client could not read (APIResponseValidationError and the like)
         return LLMAnswerError(f"the endpoint's response to {what} is unreadable: {shown(str(exc), 120)}")
 
+    def progress(self, what: str) -> None:
+        """Progress of a run (the request about to be sent), on a terminal only: a CI log
+        gets the run's summary instead."""
+        if sys.stderr.isatty():
+            self.say(f"sending {what}")
+
     def say(self, message: str) -> None:
         """A notice for the person running the command (stderr unless told otherwise)."""
         if self._notice is not None:

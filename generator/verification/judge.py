@@ -285,7 +285,7 @@ def verify_plan(pending: dict[str, list[Assessment]], batch_size: int, client: L
 
 def judge(content: Path, pending: dict[str, list[Assessment]], client: LLMClient,
           batch_size: int = BATCH_SIZE, *, jobs: int = 1, language: str = "fr",
-          limits: Limits | None = None) -> JudgeReport:
+          limits: Limits | None = None, notice: Callable[[str], None] | None = None) -> JudgeReport:
     """Judge the ``pending`` pairs of each article, ``batch_size`` pairs per request, up to
     ``jobs`` requests at once. Answers are checked and written in the batches' order, so the
     files are those of ``--jobs 1`` — except after a transport failure, when the batches that
@@ -306,6 +306,9 @@ def judge(content: Path, pending: dict[str, list[Assessment]], client: LLMClient
                     answer_tokens(len(batch), VERDICT_TOKENS))):
                 stop.set()
                 return BudgetSpent("not sent: the run's budget would be spent (raise --max-tokens)")
+            if notice is not None:  # progress, on a terminal
+                notice(f"request {batches.index((article, start, batch)) + 1} of {len(batches)}: {article} pairs "
+                       f"{start + 1}–{start + len(batch)}")
             try:
                 return judge_batch(client, prompt, batch, article, start + 1)
             except LLMError as exc:
