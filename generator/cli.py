@@ -47,6 +47,7 @@ from generator.terminal import visible
 
 if TYPE_CHECKING:  # the pipeline is imported only by the commands that run it (a fast --version, help)
     from generator.corpus.model import SiteSettings
+    from generator.llm.plan import Plan
     from generator.pipeline import CheckedContent
 
 
@@ -279,7 +280,6 @@ def run_ask(args: argparse.Namespace) -> int:
     from generator.commands.ask import ask, ask_plan, judge_answer, library, save
     from generator.commands.save_answer import check_slug
     from generator.llm import LLMClient, llm_settings
-    from generator.llm.errors import PlanRefused
     from generator.llm.plan import limits_from
 
     scope = Scope(args.notebook.strip(), tuple(parse_category(value) for value in args.category))
@@ -290,13 +290,8 @@ def run_ask(args: argparse.Namespace) -> int:
     client = LLMClient(llm_settings(extra))
     limits = limits_from(extra, args.max_tokens)
     plan = ask_plan(found, client, args.question, not args.no_tools, not args.no_judge, limits)
-    if args.dry_run:
-        print_plan(plan)
-        print("dry run: nothing was sent", file=sys.stderr)
+    if dry_run_or_refused(plan, args.dry_run):
         return EXIT_OK
-    refusal = plan.refusal()
-    if refusal is not None:
-        raise PlanRefused(refusal, plan)
     answer = ask(found, client, args.question, notice=client.say, tools=not args.no_tools, limits=limits)
     if not args.no_judge:
         answer = judge_answer(answer, client, notice=client.say,
@@ -333,7 +328,6 @@ def run_selection(args: argparse.Namespace) -> int:
 
 def run_verify(args: argparse.Namespace) -> int:
     from generator.llm import LLMClient, llm_settings
-    from generator.llm.errors import PlanRefused
     from generator.llm.plan import limits_from
     from generator.pipeline import check_content
     from generator.verification.judge import judge, verify_plan
@@ -358,13 +352,8 @@ def run_verify(args: argparse.Namespace) -> int:
     limits = limits_from(extra, args.max_tokens)
     client = LLMClient(llm_settings(extra))
     plan = verify_plan(pending, max(1, args.batch), client, language, limits)
-    if args.dry_run:
-        print_plan(plan)
-        print("dry run: nothing was sent", file=sys.stderr)
+    if dry_run_or_refused(plan, args.dry_run, "; a smaller --batch makes smaller requests"):
         return EXIT_OK
-    refusal = plan.refusal()
-    if refusal is not None:
-        raise PlanRefused(refusal + ("; a smaller --batch makes smaller requests" if plan.oversized() else ""), plan)
     report = judge(args.content, pending, client, max(1, args.batch), jobs=args.jobs, language=language,
                    limits=limits, notice=_notice)
     print(f"judged {report.judged} pair(s); {len(report.unjudged)} left unjudged")
@@ -394,7 +383,6 @@ def run_verify(args: argparse.Namespace) -> int:
 
 def _run_calibrate(args: argparse.Namespace, settings: SiteSettings) -> int:
     from generator.llm import LLMClient, llm_settings
-    from generator.llm.errors import PlanRefused
     from generator.llm.plan import limits_from
     from generator.llm.prompts import load_prompt
     from generator.verification.assess import min_balanced_accuracy
@@ -414,13 +402,8 @@ def _run_calibrate(args: argparse.Namespace, settings: SiteSettings) -> int:
                                                       for start in range(0, len(order), size)],
                         client, load_prompt("verify_pairs", settings.language), limits_from(settings.extra,
                                                                                              args.max_tokens))
-    if args.dry_run:
-        print_plan(plan)
-        print("dry run: nothing was sent", file=sys.stderr)
+    if dry_run_or_refused(plan, args.dry_run):
         return EXIT_OK
-    refusal = plan.refusal()
-    if refusal is not None:
-        raise PlanRefused(refusal, plan)
     report = calibrate(args.content, pair_set, client, size, settings.language)
     lines, errors = describe(report, pair_set, bar)
     print("\n".join(visible(line) for line in lines))
@@ -471,6 +454,17 @@ def _usable_operations(path: Path) -> int:
 
     _content, proposal = load_proposal(path)
     return sum(1 for o in getattr(proposal, "operations", ()) if o.op != "NoChange")
+
+
+def dry_run_or_refused(plan: Plan, dry_run: bool, hint: str = "") -> bool:
+    """With --dry-run, print the plan and say nothing was sent (True: the command is done);
+    else raise PlanRefused when the plan must not be sent (:meth:`Plan.check`)."""
+    if dry_run:
+        print_plan(plan)
+        print("dry run: nothing was sent", file=sys.stderr)
+        return True
+    plan.check(hint)
+    return False
 
 
 def print_plan(plan: object) -> None:
@@ -792,6 +786,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler = {"build": run_build, "check": run_check, "adopt": run_adopt, "propose": run_propose,
                "analyse": run_analyse, "review": run_review, "apply": run_apply, "verify": run_verify,
                "select": run_selection, "context": run_context, "ask": run_ask, "serve": run_serve}[args.command]
+    _spent(say=False)
     try:
         _interrupted_change(args)
         return handler(args)
@@ -834,16 +829,19 @@ def _leave_now_if_requests_in_flight() -> None:
         os._exit(130)
 
 
-def _spent() -> None:
+def _spent(say: bool = True) -> None:
     """What the model calls of this run spent, said once at its end, whatever the end (done,
     failed, interrupted): tokens as the server reported them, request by request. The LLM
-    seam is looked up, never imported: when it was not loaded, no call was made."""
+    seam is looked up, never imported: when it was not loaded, no call was made. (Called
+    with ``say`` False before a command, it forgets clients made outside it: a process that
+    runs several commands, as tests do, says each one's own.)"""
     client = sys.modules.get("generator.llm.client")
     if client is None:
         return
     for made in client.clients():
         made.close()  # an interrupted command leaves no request running
-        print(f"carnet: {made.ledger.summary()}", file=sys.stderr)
+        if say:
+            print(f"carnet: {made.ledger.summary()}", file=sys.stderr)
 
 
 if __name__ == "__main__":  # pragma: no cover

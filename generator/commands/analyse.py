@@ -344,16 +344,12 @@ def analyse_notes(content: Path, analysis: CheckedContent, notes: list[tuple[Not
 
     readings = [_plan_note(content, analysis, note, notebook, settings, whole) for note, notebook in notes]
     if limits is not None:  # planned before anything is sent: a dry run, or a plan that does not fit
-        from generator.llm.errors import PlanRefused
 
         plan = analyse_plan(readings, client, settings, limits,
                             "carnet analyse " + " ".join(note.slug for note, _notebook in notes))
         if dry_run:
             return plan
-        refusal = plan.refusal()
-        if refusal is not None:
-            raise PlanRefused(refusal + ("; a smaller --budget makes smaller chunks" if plan.oversized() else ""),
-                              plan)
+        plan.check("; a smaller --budget makes smaller chunks")
     calls: list[Callable[[], Answer]] = []
     for reading in readings:
         try:

@@ -264,9 +264,7 @@ def _from_model(analysis: CheckedContent, slug: str, max_operations: int, today:
         limits, tuple(notes))
     if dry_run:
         return plan
-    refusal = plan.refusal()
-    if refusal is not None:
-        raise PlanRefused(refusal, plan)
+    plan.check()
     # the closed sets of the answer: the operations, and the headings that exist to act on
     schema = json.loads(json.dumps(OPERATIONS_SCHEMA))
     schema["properties"]["operations"]["items"]["properties"]["after_heading"]["enum"] = ["", *headings]

@@ -107,7 +107,7 @@ def run_select(content: Path, wiki: str, threshold: float | None, oppositions: b
         if not isinstance(done, RecordedPass):  # a dry run: the plan
             for line in done.lines():
                 show(out, line)
-            print("dry run: nothing was sent", file=out)
+            print("dry run: nothing was sent", file=sys.stderr)
             return EXIT_OK
         refused, failed = done.refused, done.failed
         kept_note = f"; the {done.kept} pair(s) already recorded are kept as they were" if done.kept else ""
@@ -230,7 +230,6 @@ def record_oppositions(content: Path, analysis: CheckedContent, wiki: str, ids: 
     a person or an earlier pass recorded is never replaced or dropped), and the request
     under ``examined``, so a pass that stopped resumes where it was. ``dry_run``: the plan."""
     from generator.llm import LLMClient, llm_settings
-    from generator.llm.errors import PlanRefused
     from generator.llm.plan import limits_from
     from generator.llm.prompts import load_prompt
     from generator.selection.oppositions import Answered, find_oppositions
@@ -245,9 +244,7 @@ def record_oppositions(content: Path, analysis: CheckedContent, wiki: str, ids: 
     plan, room = oppositions_plan(analysis, wiki, items, client, prompt, limits, skip)
     if dry_run:
         return plan
-    refusal = plan.refusal()
-    if refusal is not None:
-        raise PlanRefused(refusal, plan)
+    plan.check()
     command = f"carnet select {wiki} --oppositions"
     rel = recorded.file if recorded is not None else f"oppositions/{wiki}.yaml"
     if recorded is None and (content / rel).exists():

@@ -322,8 +322,9 @@ class LLMClient:
             return LLMTransportError(f"cannot reach {self.endpoint} for {what}: {shown(str(exc), 120)}")
         if isinstance(exc, openai.APIStatusError):
             context = exc.status_code == 400 and "context" in str(exc.message).lower()
-            hint = ("; the prompt and the answer asked for do not fit the model's context: lower "
-                    "llm.max_output_tokens, or send less at once (--batch)") if context else ""
+            hint = ("; the prompt and the answer asked for do not fit the model's context: set llm.context_tokens "
+                    "in carnet.yaml to the server's context (every request is then planned to fit it; "
+                    "--dry-run shows the plan)") if context else ""
             return LLMTransportError(f"the endpoint answered HTTP {exc.status_code} to {what} (after {retries} "
                                      f"retries): {shown(str(exc.message), MAX_SERVER_MESSAGE_CHARS)}{hint}")
         # a response the client could not read (APIResponseValidationError and the like)

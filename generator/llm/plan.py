@@ -122,6 +122,15 @@ class Plan:
             rows.append(f"  … and {len(self.requests) - shown:,} more request(s)")
         return head + rows + [f"  note: {note}" for note in self.notes]
 
+    def check(self, hint: str = "") -> None:
+        """Raise :class:`~generator.llm.errors.PlanRefused` (with this plan, to print) when
+        the plan must not be sent; ``hint`` is added to the words of a request too large."""
+        from generator.llm.errors import PlanRefused
+
+        refusal = self.refusal()
+        if refusal is not None:
+            raise PlanRefused(refusal + (hint if self.oversized() else ""), self)
+
     def refusal(self) -> str | None:
         """Why the plan must not be sent (over the budget, or a request past the context),
         with what to do; None when it may be."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
 from generator.llm import LLMClient, LLMSettings
@@ -116,3 +117,23 @@ def test_the_oppositions_pass_asks_for_the_ids_it_sent(llm_server) -> None:
     (request,) = llm_server.requests
     pair = request["body"]["response_format"]["json_schema"]["schema"]["properties"]["oppositions"]["items"]
     assert pair["properties"]["a"]["enum"] == ["a", "b"] == pair["properties"]["b"]["enum"]
+
+
+@pytest.mark.parametrize("command", [
+    ("verify",), ("verify", "--calibrate"), ("propose", "wiki-budget", "--provider", "llm"),
+    ("analyse", "conseil-a", "--notebook", "conseil"), ("select", "wiki-budget", "--oppositions"),
+    ("ask", "Quel budget ?"), ("ask", "Quel budget ?", "--no-tools"),
+])
+def test_every_model_command_has_a_dry_run_that_sends_and_writes_nothing(small: Path, llm_server,
+                                                                       command: tuple[str, ...]) -> None:
+    from support.cli import tree
+
+    configure_llm(small, llm_server.url)
+    before = tree(small)
+    run = carnet_here(*command, "--content", small, "--dry-run")
+    assert run.code == 0 and llm_server.requests == [] and tree(small) == before, run
+    assert f"plan of 'carnet {command[0]}" in run.out and "dry run: nothing was sent" in run.err, run
+    assert "tokens reported by the server" not in run.err, "nothing was spent"
+    refused = carnet_here(*command, "--content", small, "--max-tokens", "1")
+    assert refused.code == 2 and llm_server.requests == [] and tree(small) == before, refused
+    assert "nothing was sent; raise it with --max-tokens" in refused.err, refused

@@ -265,7 +265,9 @@ def test_an_endpoint_wanting_max_completion_tokens_gets_it(llm_server: Any) -> N
                                                                                      (False, 100)]
 
 
-def test_a_context_too_small_says_what_to_lower(llm_server: Any) -> None:
+def test_a_context_too_small_says_what_to_set(llm_server: Any) -> None:
+    """A server whose context is smaller than the one planned for: the way is to say its
+    context (every request is then planned to fit it), not a --batch some commands lack."""
     llm_server.script(status(400, "Requested tokens (9000) exceed context window of 8192"))
-    with pytest.raises(LLMTransportError, match=r"lower llm.max_output_tokens"):
+    with pytest.raises(LLMTransportError, match=r"set llm.context_tokens in carnet.yaml to the server's context"):
         _client(llm_server).chat_json(PROMPT, SCHEMA, max_tokens=5000, question="?")
