@@ -435,6 +435,8 @@ def run_propose(args: argparse.Namespace) -> int:
         print(f"no operation to propose: no request gave a usable answer ({len(done.failed)} failed or not sent); "
               "nothing was written", file=sys.stderr)
         return EXIT_MODEL
+    for note in done.plan.notes if done.plan is not None else ():
+        print(visible(f"  note: {note}"), file=sys.stderr)
     requests = f" from {len(done.plan.requests)} request(s)" if done.plan is not None else ""
     print(f"wrote {done.operations} operation(s){requests} into {done.path}; review it with "
           f"'carnet review {done.path}'")

@@ -313,6 +313,8 @@ def _from_model(analysis: CheckedContent, slug: str, max_operations: int, today:
          "date": today.isoformat()}
     provenance_record["usage"] = dict(client.ledger.usage)
     provenance_record["requests"] = records
+    if plan.notes:  # a group cut along its spanning tree is said with the proposal it shaped
+        provenance_record["plan_notes"] = list(plan.notes)
     return operations, provenance_record, plan, tuple(failed)
 
 

@@ -117,6 +117,10 @@ def selection_pages(site: SiteModel, theme: Theme, slug: str) -> list[tuple[str,
                                   "method": (o.provenance or {}).get("method", ""),
                                   "model": (o.provenance or {}).get("model", "")}
                                  for o in recorded.oppositions if o.a in extraction and o.b in extraction]}
+        if recorded.examined:  # a model's pass, request by request: how much of it was read
+            of = recorded.examined[-1].of  # the last run's plan (another context makes other requests)
+            oppositions["examined"] = len({e.key for e in recorded.examined if e.of == of})
+            oppositions["of"] = of
     svg = _svg(theme, selection, groups)
     budget = paging.page_budget(site)
     frame = len(svg) + sum(paging.weight(o["question"], o["a"]["quote"], o["b"]["quote"])

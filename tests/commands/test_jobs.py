@@ -288,6 +288,8 @@ def test_a_failed_oppositions_request_loses_only_itself_and_the_pass_resumes(tmp
     done = [tuple(e["chunks"]) for e in record["examined"]]
     assert 0 < len(done) == sent - 1 < 6 and all(e["of"] == 6 for e in record["examined"])
     assert set(tree(content)) - set(before) == {"oppositions/wiki-budget.yaml"}
+    assert f"n'a lu que {len(done)} de ses 6 requêtes" in _oppositions_section(content, tmp_path / "partial"), \
+        "the selection page says the pass is incomplete"
     failing["on"] = False
     again, _most, resent = run_with(llm_server, "select", "wiki-budget", "--oppositions", "--content", content)
     assert again.code == 0, again
@@ -298,3 +300,15 @@ def test_a_failed_oppositions_request_loses_only_itself_and_the_pass_resumes(tmp
                                                                        for b in range(a + 1, 5)]
     pairs = [(o["a"], o["b"]) for o in record["oppositions"]]
     assert len(pairs) == len(set(pairs)), "no pair recorded twice"
+    assert "La passe a lu ses 6 requêtes" in _oppositions_section(content, tmp_path / "whole")
+
+
+def _oppositions_section(content: Path, out: Path) -> str:
+    """The text of the wiki's selection page's oppositions section, built from ``content``."""
+    from bs4 import BeautifulSoup
+
+    from generator.pipeline import build
+
+    build(content, out, search=False)
+    page = BeautifulSoup((out / "notes" / "wiki-budget.selection.html").read_bytes(), "html.parser")
+    return " ".join(page.select_one("#oppositions").get_text().split())
