@@ -1,8 +1,9 @@
 """What a wiki update costs the model, versus regenerating the article (not a test).
 
 Tokens are *estimated* as characters / 4 (no tokenizer is downloaded; a server's
-``usage`` gives the real count when a model runs). An update sends the article's
-sections and the uncited evidence the proposal draws on, and receives operations;
+``usage`` gives the real count when a model runs). An update sends what
+``carnet propose --provider llm`` sends: the article's sections with each request of the
+perimeter's uncited evidence, group by group; it receives operations;
 a full regeneration sends every piece of evidence of the perimeter and receives the
 whole article.
 
@@ -19,8 +20,10 @@ import tempfile
 from pathlib import Path
 
 from bench.anchoring import _paragraph
-from generator.commands.proposals import MAX_OPERATIONS, _extractive, evidence_groups
+from generator.commands.proposals import MAX_OPERATIONS, OPERATION_TOKENS, _extractive, _requests
+from generator.llm.plan import Limits
 from generator.llm.prompts import load_prompt
+from generator.llm.schema import answer_tokens
 from generator.pipeline import check_content
 from generator.synthesis.sections import sections
 
@@ -39,11 +42,12 @@ def costs(content: Path, wiki: str) -> tuple[int, int, int, int]:
     parts = [{"heading": s.heading, "text": "\n".join(lines[s.start + (s.heading is not None):s.end]).strip()}
              for s in sections(note.body)]
     uncited = list(audit.discarded or [])[: MAX_OPERATIONS * 3]
-    evidence = [{"id": i.extraction, "note": i.note, "date": "", "quote": i.quote, "comments": i.comments,
-                 "disagreements": i.disagreements} for i in uncited]
-    groups = evidence_groups(analysis, wiki, [i.extraction for i in uncited])  # as carnet propose sends them
-    prompt = load_prompt("propose_sections", analysis.corpus.settings.language).render(title=note.title, sections=parts, evidence=evidence,
-                                                    groups=groups, max_operations=MAX_OPERATIONS)
+    # as carnet propose --provider llm sends them: every uncited piece, group by group, over requests
+    template = load_prompt("propose_sections", analysis.corpus.settings.language)
+    room = Limits().room(answer_tokens(MAX_OPERATIONS, OPERATION_TOKENS))
+    prompt = "".join(template.render(title=note.title, sections=parts, evidence=list(request.evidence),
+                                     groups=list(request.groups), max_operations=MAX_OPERATIONS)
+                     for request in _requests(analysis, wiki, room)[0])
     answer = "\n".join(o.content for o in _extractive(analysis, wiki, uncited, MAX_OPERATIONS))
     quotes = {e.id: e.quote for n in analysis.corpus.notes.values() for e in n.extractions}
     everything = "\n".join(f"- [[ext:{i}]] « {quotes[i]} »" for i in audit.perimeter_extractions or [])

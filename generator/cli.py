@@ -287,15 +287,14 @@ def run_ask(args: argparse.Namespace) -> int:
     if args.save:  # before the model is paid: a slug that cannot be saved is said first
         check_slug(args.save, set(found.analysis.corpus.notes), args.content)
     extra = found.analysis.corpus.settings.extra
-    client = LLMClient(llm_settings(extra))
     limits = limits_from(extra, args.max_tokens)
+    client = LLMClient(llm_settings(extra), limits=limits)
     plan = ask_plan(found, client, args.question, not args.no_tools, not args.no_judge, limits)
     if dry_run_or_refused(plan, args.dry_run):
         return EXIT_OK
-    answer = ask(found, client, args.question, notice=client.say, tools=not args.no_tools, limits=limits)
+    answer = ask(found, client, args.question, notice=client.say, tools=not args.no_tools)
     if not args.no_judge:
-        answer = judge_answer(answer, client, notice=client.say,
-                              language=found.analysis.corpus.settings.language, limits=limits)
+        answer = judge_answer(answer, client, notice=client.say, language=found.analysis.corpus.settings.language)
     render = as_json if args.format == "json" else as_text
     sys.stdout.write(render(answer, found.base_url))
     if args.save:
@@ -323,7 +322,7 @@ def run_selection(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_USAGE
     return run_select(args.content, args.wiki, args.threshold, args.oppositions, reindex_vectors=args.reindex,
-                      jobs=args.jobs or 1, dry_run=args.dry_run, max_tokens=args.max_tokens, notice=_notice)
+                      jobs=args.jobs or 1, dry_run=args.dry_run, max_tokens=args.max_tokens)
 
 
 def run_verify(args: argparse.Namespace) -> int:
@@ -350,12 +349,11 @@ def run_verify(args: argparse.Namespace) -> int:
         return EXIT_OK
     extra, language = analysis.corpus.settings.extra, analysis.corpus.settings.language
     limits = limits_from(extra, args.max_tokens)
-    client = LLMClient(llm_settings(extra))
+    client = LLMClient(llm_settings(extra), limits=limits)
     plan = verify_plan(pending, max(1, args.batch), client, language, limits)
     if dry_run_or_refused(plan, args.dry_run, "; a smaller --batch makes smaller requests"):
         return EXIT_OK
-    report = judge(args.content, pending, client, max(1, args.batch), jobs=args.jobs, language=language,
-                   limits=limits, notice=_notice)
+    report = judge(args.content, pending, client, max(1, args.batch), jobs=args.jobs, language=language)
     print(f"judged {report.judged} pair(s); {len(report.unjudged)} left unjudged")
     for failure in report.failed_batches:
         print(visible(f"  failed batch: {failure}"), file=sys.stderr)
@@ -386,7 +384,7 @@ def _run_calibrate(args: argparse.Namespace, settings: SiteSettings) -> int:
     from generator.llm.plan import limits_from
     from generator.llm.prompts import load_prompt
     from generator.verification.assess import min_balanced_accuracy
-    from generator.verification.calibration import calibrate, describe, load_pair_set, sending_order
+    from generator.verification.calibration import calibrate, calibration_batches, describe, load_pair_set
     from generator.verification.judge import batches_plan
 
     bar, problem = min_balanced_accuracy(settings.extra)
@@ -394,14 +392,12 @@ def _run_calibrate(args: argparse.Namespace, settings: SiteSettings) -> int:
         print(problem.format_text(str(args.content)), file=sys.stderr)
         return EXIT_USAGE
     pair_set = load_pair_set(settings.language)
-    client = LLMClient(llm_settings(settings.extra))
+    limits = limits_from(settings.extra, args.max_tokens)
+    client = LLMClient(llm_settings(settings.extra), limits=limits)
     # the figures need every pair: the whole plan fits the budget, or nothing is sent
-    order, size = sending_order(pair_set), max(1, args.batch)
-    plan = batches_plan("carnet verify --calibrate", [(f"labelled pairs {start + 1}–{min(start + size, len(order))}",
-                                                       order[start:start + size])
-                                                      for start in range(0, len(order), size)],
-                        client, load_prompt("verify_pairs", settings.language), limits_from(settings.extra,
-                                                                                             args.max_tokens))
+    size = max(1, args.batch)
+    plan = batches_plan("carnet verify --calibrate", calibration_batches(pair_set, size), client,
+                        load_prompt("verify_pairs", settings.language), limits)
     if dry_run_or_refused(plan, args.dry_run):
         return EXIT_OK
     report = calibrate(args.content, pair_set, client, size, settings.language)
@@ -420,7 +416,7 @@ def run_propose(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_USAGE
     done = propose(args.content, args.wiki, args.provider, args.max_operations, dry_run=args.dry_run,
-                   max_tokens=args.max_tokens, notice=_notice)
+                   max_tokens=args.max_tokens)
     if done.plan is not None and (args.dry_run or done.path is None):
         print_plan(done.plan)
     for line in done.failed:
@@ -476,12 +472,6 @@ def print_plan(plan: object) -> None:
     if isinstance(plan, Plan):
         for line in plan.lines():
             print(visible(line))
-
-
-def _notice(message: str) -> None:
-    """Progress of a model command: on a terminal only (a CI log gets the summary)."""
-    if sys.stderr.isatty():
-        print(visible(f"carnet: {message}"), file=sys.stderr)
 
 
 def run_analyse(args: argparse.Namespace) -> int:

@@ -59,8 +59,10 @@ if TYPE_CHECKING:  # the seam is imported only when a model is actually called
     from typing import TypeAlias
 
     from generator.llm import LLMClient, LLMError, Provenance
-    from generator.llm.plan import Limits, Plan, PlannedRequest
+    from generator.llm.plan import Plan, PlannedRequest
 
+    _Request: TypeAlias = tuple[Chunk, dict[str, Any], PlannedRequest]
+    """A chunk of a note, the prompt's context for it, and its request as a plan counts it."""
     Answer: TypeAlias = tuple[dict[str, Any], Provenance] | LLMError | None
     """What one request of a note gave: the answer and its provenance, the failure, or None
     when it was not sent (an earlier request of the note had failed)."""
@@ -197,12 +199,13 @@ def _notebook(analysis: CheckedContent, note: Note, asked: str | None) -> Notebo
     return notebooks[held[0]] if held else None
 
 
-def _client(analysis: CheckedContent, content: Path, today: dt.date) -> LLMClient:
+def _client(analysis: CheckedContent, content: Path, today: dt.date, max_tokens: int | None = None) -> LLMClient:
     from generator.llm import LLMClient, LLMConfigError, llm_settings
+    from generator.llm.plan import limits_from
 
     extra = analysis.corpus.settings.extra
     try:
-        return LLMClient(llm_settings(extra), today=today)
+        return LLMClient(llm_settings(extra), today=today, limits=limits_from(extra, max_tokens))
     except LLMConfigError as exc:
         reason = "there is no 'llm:' section" if "llm" not in extra else str(exc).rstrip(".")
         raise AnalyseError(NEEDS_ENDPOINT.format(reason=reason, settings=content / "carnet.yaml")) from exc
@@ -268,9 +271,9 @@ def _plan_note(content: Path, analysis: CheckedContent, note: Note, notebook: No
     return reading
 
 
-def _requests(reading: _Reading, client: LLMClient, settings: AnalysisSettings
-              ) -> list[tuple[Chunk, dict[str, Any], PlannedRequest]]:
-    """Each chunk of the note with what its request sends and asks for (a plan's request)."""
+def _requests(reading: _Reading, client: LLMClient, settings: AnalysisSettings) -> list[_Request]:
+    """Each chunk of the note with what its request sends and asks for (a plan's request),
+    its prompt rendered once here: for the plan and for the budget."""
     from generator.llm.plan import PlannedRequest
     from generator.llm.prompts import load_prompt
 
@@ -279,29 +282,17 @@ def _requests(reading: _Reading, client: LLMClient, settings: AnalysisSettings
     for number, chunk in enumerate(reading.chunks, start=1):
         context = prompt_context(reading.note, reading.notebook, reading.elements, chunk, settings.kinds,
                                  partial=bool(chunk.context))
-        tokens = answer_budget(reading.elements, chunk)
-        if client.settings.max_output_tokens:
-            tokens = min(tokens, client.settings.max_output_tokens)
+        tokens = client.completion(answer_budget(reading.elements, chunk))
         made.append((chunk, context, PlannedRequest(f"{reading.note.slug} chunk {number} of {len(reading.chunks)}",
                                                     client.request_characters(prompt, **context), tokens)))
     return made
 
 
-def analyse_plan(readings: list[_Reading], client: LLMClient, settings: AnalysisSettings, limits: Limits,
-                 command: str) -> Plan:
-    """What ``carnet analyse`` will send: one request per chunk of each note."""
-    from generator.llm.plan import Plan
-
-    return Plan(command, tuple(planned for reading in readings if reading.chunks
-                               for _chunk, _context, planned in _requests(reading, client, settings)), limits)
-
-
-def _senders(reading: _Reading, client: LLMClient, settings: AnalysisSettings,
-             limits: Limits | None = None) -> list[Callable[[], Answer]]:
-    """One call per chunk of the note, each asking the model about its chunk alone; with
-    ``limits``, a chunk the run's budget no longer covers is not sent (and fails its note)."""
+def _senders(reading: _Reading, requests: list[_Request], client: LLMClient,
+             settings: AnalysisSettings) -> list[Callable[[], Answer]]:
+    """One call per chunk of the note, each asking the model about its chunk alone (a chunk
+    the run's budget no longer covers is not sent, and fails its note)."""
     from generator.llm import LLMError
-    from generator.llm.errors import BudgetSpent
     from generator.llm.prompts import load_prompt
 
     if not reading.chunks:
@@ -316,9 +307,6 @@ def _senders(reading: _Reading, client: LLMClient, settings: AnalysisSettings,
         def send() -> Answer:
             if reading.failed.is_set():
                 return None
-            if limits is not None and not client.ledger.admits(limits, planned):
-                reading.failed.set()
-                return BudgetSpent("not sent: the run's budget would be spent (raise --max-tokens)")
             client.progress(planned.label)
             try:
                 return client.chat_json(prompt, SCHEMA, constraint=constraint, max_tokens=tokens, **context)
@@ -326,12 +314,12 @@ def _senders(reading: _Reading, client: LLMClient, settings: AnalysisSettings,
                 reading.failed.set()
                 return exc
         return send
-    return [sender(*made) for made in _requests(reading, client, settings)]
+    return [sender(*made) for made in requests]
 
 
 def analyse_notes(content: Path, analysis: CheckedContent, notes: list[tuple[Note, Notebook | None]],
                   client: LLMClient, settings: AnalysisSettings, whole: bool, today: dt.date,
-                  jobs: int = 1, limits: Limits | None = None, dry_run: bool = False) -> list[NoteAnalysis] | Plan:
+                  jobs: int = 1, dry_run: bool = False) -> list[NoteAnalysis] | Plan:
     """Analyse each note: send what the last analysis did not read, resolve the answers,
     write the proposal and the new fingerprints. Failures (the model, an unreadable
     record, a write) are caught and reported in the note's result, with nothing of it
@@ -341,19 +329,20 @@ def analyse_notes(content: Path, analysis: CheckedContent, notes: list[tuple[Not
     is resolved and written in turn, its answers in its chunks' order, whatever order they
     arrive in: what is written is the same whatever ``jobs``."""
     from generator.jobs import in_order
+    from generator.llm.plan import Plan
 
     readings = [_plan_note(content, analysis, note, notebook, settings, whole) for note, notebook in notes]
-    if limits is not None:  # planned before anything is sent: a dry run, or a plan that does not fit
-
-        plan = analyse_plan(readings, client, settings, limits,
-                            "carnet analyse " + " ".join(note.slug for note, _notebook in notes))
+    requests = [_requests(reading, client, settings) for reading in readings]
+    if client.limits is not None:  # planned before anything is sent: a dry run, or a plan that does not fit
+        plan = Plan("carnet analyse " + " ".join(note.slug for note, _notebook in notes),
+                    tuple(planned for made in requests for _chunk, _context, planned in made), client.limits)
         if dry_run:
             return plan
         plan.check("; a smaller --budget makes smaller chunks")
     calls: list[Callable[[], Answer]] = []
-    for reading in readings:
+    for reading, made in zip(readings, requests, strict=True):
         try:
-            calls += _senders(reading, client, settings, limits)
+            calls += _senders(reading, made, client, settings)
         except (CarnetError, OSError) as exc:  # the prompt does not load: nothing of the note is sent
             _failed(reading.result, exc)
             reading.chunks, reading.result.sent = [], None
@@ -444,11 +433,10 @@ def run_analyse(content: Path, names: list[str], notebook: str | None = None, bu
             raise AnalyseError("--budget must be at least 200 characters")
         settings = AnalysisSettings(budget, settings.neighbours, settings.kinds, settings.language)
     today = today or dt.date.today()
-    client = _client(analysis, content, today)
-    from generator.llm.plan import Plan, limits_from
+    client = _client(analysis, content, today, max_tokens)
+    from generator.llm.plan import Plan
 
-    done = analyse_notes(content, analysis, list(notes.values()), client, settings, whole, today, jobs,
-                         limits_from(analysis.corpus.settings.extra, max_tokens), dry_run)
+    done = analyse_notes(content, analysis, list(notes.values()), client, settings, whole, today, jobs, dry_run)
     return done if isinstance(done, Plan) else AnalyseReport(done)
 
 

@@ -42,14 +42,14 @@ from generator.answering.passages import Passage, Scope, check_scope, passages
 from generator.answering.search import MAX_QUERY_CHARS, Index
 from generator.corpus.verdicts import Verdict
 from generator.llm import LLMAnswerError, LLMClient, LLMError, Provenance, ToolsRefused
-from generator.llm.errors import BudgetSpent
+from generator.llm.client import turn_characters
 from generator.llm.plan import Limits, Plan, PlannedRequest
 from generator.llm.prompts import load_prompt
 from generator.llm.schema import answer_tokens, validate
 from generator.pipeline import CheckedContent, blocking, check_content
 from generator.problems import ContentError
 from generator.synthesis.coverage import masked_elements
-from generator.verification.judge import BATCH_SIZE, VERDICT_TOKENS, judge_batch, pairs_of
+from generator.verification.judge import BATCH_SIZE, judge_batch
 
 MAX_TURNS = 6
 """Turns of tool calls before the model is asked to answer with what it read."""
@@ -160,14 +160,6 @@ class Conversation:
                    if over else {})}
 
 
-def _afford(client: LLMClient, limits: Limits | None, characters: int, completion: int) -> None:
-    """Raise :class:`BudgetSpent` when the run's budget no longer covers a request."""
-    if limits is not None and not client.ledger.admits(limits, PlannedRequest("", characters, completion)):
-        raise BudgetSpent(f"stopped before a request of about {client.ledger.estimate(limits, PlannedRequest('', characters, completion)):,} "
-                          f"tokens: the run's budget of {limits.max_tokens:,} would be spent (raise --max-tokens); "
-                          "nothing was recorded")
-
-
 def ask_plan(library: Library, client: LLMClient, question: str, tools: bool, judge: bool, limits: Limits) -> Plan:
     """What ``carnet ask`` will send at least, and what it may add (said in notes): with
     tools, the first turn (later turns carry the conversation so far, within the context);
@@ -179,7 +171,8 @@ def ask_plan(library: Library, client: LLMClient, question: str, tools: bool, ju
     notes: list[str] = []
     if tools:
         prompt = load_prompt("ask_tools", language)
-        first = len(prompt.render(question=question, notebooks=", ".join(library.searched))) + len(json.dumps(TOOLS))
+        first = turn_characters([{"role": "user", "content": prompt.render(
+            question=question, notebooks=", ".join(library.searched))}], TOOLS)
         requests.append(PlannedRequest("turn 1 with tools (search_passages, read_passages)", first, completion))
         notes.append(f"with tools, the model may take up to {MAX_TURNS} more turns, each carrying the conversation "
                      "so far; each is sent only while the run's budget covers it")
@@ -200,7 +193,7 @@ def ask_plan(library: Library, client: LLMClient, question: str, tools: bool, ju
 
 
 def ask(library: Library, client: LLMClient, question: str, notice: Callable[[str], None] = lambda _m: None,
-        tools: bool = True, limits: Limits | None = None) -> Answer:
+        tools: bool = True) -> Answer:
     """The answer to ``question`` from ``library``, through ``client``.
 
     A model that does not use the tools (it answers without searching, calls them past the
@@ -210,7 +203,7 @@ def ask(library: Library, client: LLMClient, question: str, notice: Callable[[st
     spent: dict[str, int] = {}  # the tokens of tool turns given up on: the answer costs them too
     if tools:
         try:
-            answered = _with_tools(library, client, question, spent, limits)
+            answered = _with_tools(library, client, question, spent)
         except ToolsRefused as exc:
             notice(f"{exc}; asking with the passages sent instead (--no-tools)")
         except LLMAnswerError as exc:  # a model that wandered: what the tools were for never came
@@ -220,7 +213,7 @@ def ask(library: Library, client: LLMClient, question: str, notice: Callable[[st
                 return answered
             notice(f"{UNUSED_TOOLS} — it answered without searching")
     try:
-        answer = _one_request(library, client, question, limits)
+        answer = _one_request(library, client, question)
     except LLMError as exc:
         exc.usage = _summed(spent, exc.usage)
         raise
@@ -233,7 +226,7 @@ def ask(library: Library, client: LLMClient, question: str, notice: Callable[[st
 
 
 def judge_answer(answer: Answer, client: LLMClient, notice: Callable[[str], None] = lambda _m: None, *,
-                 language: str = "fr", limits: Limits | None = None) -> Answer:
+                 language: str = "fr") -> Answer:
     """The answer's pairs that passed the verbatim check, read by the judge articles' pairs
     get (``verify_pairs``, in batches): each takes its verdict's state. A pair the judge's
     answer leaves out, or answers badly, stays "not judged" (and is said). ``language``: the
@@ -247,8 +240,6 @@ def judge_answer(answer: Answer, client: LLMClient, notice: Callable[[str], None
     usage: dict[str, int] = {}
     provenance: dict[str, Any] = {}
     for start in range(0, len(pairs), BATCH_SIZE):
-        _afford(client, limits, client.request_characters(prompt, pairs=pairs_of(pairs[start:start + BATCH_SIZE])),
-                answer_tokens(len(pairs[start:start + BATCH_SIZE]), VERDICT_TOKENS))
         batch = judge_batch(client, prompt, pairs[start:start + BATCH_SIZE], "the answer", start + 1)
         _add(usage, batch.provenance.get("usage", {}))
         provenance = batch.provenance
@@ -264,8 +255,7 @@ def judge_answer(answer: Answer, client: LLMClient, notice: Callable[[str], None
     return dataclasses.replace(judged, provenance=recorded, verdicts=tuple(records))
 
 
-def _with_tools(library: Library, client: LLMClient, question: str, spent: dict[str, int],
-                limits: Limits | None = None) -> Answer | None:
+def _with_tools(library: Library, client: LLMClient, question: str, spent: dict[str, int]) -> Answer | None:
     """The conversation with tools, or ``None`` when the model never searched."""
     prompt = load_prompt("ask_tools", library.analysis.corpus.settings.language)
     conversation = Conversation(library)
@@ -275,8 +265,6 @@ def _with_tools(library: Library, client: LLMClient, question: str, spent: dict[
     provenance: Provenance | None = None
     for turn_number in range(MAX_TURNS + 1):
         last = turn_number == MAX_TURNS  # past the bound: answer with what was read
-        _afford(client, limits, sum(len(str(m.get("content") or "")) for m in messages) + len(json.dumps(TOOLS)),
-                answer_tokens(MAX_STATEMENTS, STATEMENT_TOKENS))
         try:
             turn, provenance = client.chat_tools(prompt, messages, TOOLS, tool_choice="none" if last else "auto",
                                                  max_tokens=answer_tokens(MAX_STATEMENTS, STATEMENT_TOKENS))
@@ -305,7 +293,7 @@ def _with_tools(library: Library, client: LLMClient, question: str, spent: dict[
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _one_request(library: Library, client: LLMClient, question: str, limits: Limits | None = None) -> Answer:
+def _one_request(library: Library, client: LLMClient, question: str) -> Answer:
     """Without tools: Carnet's own search with the question, the passages in one request
     (none found: "not in the corpus", and no request at all)."""
     hits = [passage for passage, _score in library.index.search(question, MAX_RESULTS)]
@@ -318,8 +306,6 @@ def _one_request(library: Library, client: LLMClient, question: str, limits: Lim
     citation = constraint["properties"]["statements"]["items"]["properties"]["citations"]["items"]
     citation["properties"]["passage"]["enum"] = list(given)  # the server is asked to cite only what it was sent
     context = {"question": question, "notebooks": ", ".join(library.searched), "passages": [_shown(p) for p in hits]}
-    _afford(client, limits, client.request_characters(prompt, **context),
-            answer_tokens(MAX_STATEMENTS, STATEMENT_TOKENS))
     data, provenance = client.chat_json(prompt, ANSWER_SCHEMA, constraint=constraint,
                                         max_tokens=answer_tokens(MAX_STATEMENTS, STATEMENT_TOKENS), **context)
     _bounded(data, dict(provenance.usage))

@@ -16,7 +16,6 @@ import datetime as dt
 import difflib
 import json
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -87,8 +86,7 @@ class Proposed:
 
 
 def propose(content: Path, slug: str, provider: str = "extractive", max_operations: int = MAX_OPERATIONS,
-            today: dt.date | None = None, *, dry_run: bool = False, max_tokens: int | None = None,
-            notice: Callable[[str], None] | None = None) -> Proposed:
+            today: dt.date | None = None, *, dry_run: bool = False, max_tokens: int | None = None) -> Proposed:
     """Write a proposal for ``slug``. With ``llm``, the requests are planned first (within the
     model's context and the run's budget): ``dry_run`` returns the plan unsent, and a plan
     that does not fit raises :class:`~generator.llm.errors.PlanRefused` with it."""
@@ -103,8 +101,7 @@ def propose(content: Path, slug: str, provider: str = "extractive", max_operatio
         operations, provenance = _extractive(analysis, slug, uncited, max_operations), {
             "method": "scripted", "generator": "carnet propose --provider extractive", "date": today.isoformat()}
     elif provider == "llm":
-        made = _from_model(analysis, slug, max_operations, today, dry_run=dry_run, max_tokens=max_tokens,
-                           notice=notice)
+        made = _from_model(analysis, slug, max_operations, today, dry_run=dry_run, max_tokens=max_tokens)
         if made is None or not isinstance(made, tuple):  # nothing uncited, or a dry run's plan
             return Proposed(None, made)
         operations, provenance, plan, failed = made
@@ -209,7 +206,7 @@ def _requests(analysis: CheckedContent, slug: str, room: int) -> tuple[list[_Req
     requests = []
     for packed in pack(sent, room):
         members = {m for unit in packed for m in unit.members}
-        groups = tuple({"number": unit.group if unit.parts == 1 else f"{unit.group} ({unit.part}/{unit.parts})",
+        groups = tuple({"number": unit.name,
                         "members": [{"id": m, "cited": m in cited, "text": text(m)} for m in unit.members]}
                        for unit in packed)
         requests.append(_Request(tuple(packed), tuple(evidence(uncited[m]) for m in order if m in members), groups))
@@ -217,19 +214,18 @@ def _requests(analysis: CheckedContent, slug: str, room: int) -> tuple[list[_Req
 
 
 def _label(request: _Request) -> str:
-    numbers = [str(u.group) if u.parts == 1 else f"{u.group} ({u.part}/{u.parts})" for u in request.units]
+    numbers = [unit.name for unit in request.units]
     shown = ", ".join(numbers[:6]) + (f" and {len(numbers) - 6} more" if len(numbers) > 6 else "")
     return f"group(s) {shown}: {len(request.evidence)} uncited extraction(s)"
 
 
 def _from_model(analysis: CheckedContent, slug: str, max_operations: int, today: dt.date, *, dry_run: bool,
-                max_tokens: int | None, notice: Callable[[str], None] | None
-                ) -> Plan | tuple[list[Operation], dict[str, Any], Plan, tuple[str, ...]] | None:
+                max_tokens: int | None) -> Plan | tuple[list[Operation], dict[str, Any], Plan, tuple[str, ...]] | None:
     """The operations the model proposes, request by request: the plan (``dry_run``), None
     when there is no uncited evidence, else the operations with the provenance of the run
     (each request's evidence, model and usage), the plan, and the requests that failed."""
     from generator.llm import LLMAnswerError, LLMClient, LLMError, LLMTransportError, llm_settings
-    from generator.llm.errors import PlanRefused
+    from generator.llm.errors import BudgetSpent, PlanRefused
     from generator.llm.plan import Plan, PlannedRequest, limits_from
     from generator.llm.prompts import load_prompt
     from generator.llm.schema import answer_tokens, bounded, prompt_examples, shown
@@ -237,7 +233,7 @@ def _from_model(analysis: CheckedContent, slug: str, max_operations: int, today:
     extra = analysis.corpus.settings.extra
     limits = limits_from(extra, max_tokens)
     settings = llm_settings(extra)
-    client = LLMClient(settings, today=today, notice=notice)
+    client = LLMClient(settings, today=today, limits=limits)
     note = analysis.corpus.notes[slug]
     lines = note.body.split("\n")
     context_sections = [{"heading": s.heading, "text": "\n".join(lines[s.content_start:s.end]).strip()}
@@ -245,9 +241,7 @@ def _from_model(analysis: CheckedContent, slug: str, max_operations: int, today:
     headings = [s.heading for s in sections(note.body) if s.heading is not None]
     prompt = load_prompt("propose_sections", analysis.corpus.settings.language)
     wanted = max(1, max_operations)
-    completion = answer_tokens(wanted, OPERATION_TOKENS)
-    if settings.max_output_tokens:
-        completion = min(completion, settings.max_output_tokens)
+    completion = client.completion(answer_tokens(wanted, OPERATION_TOKENS))
     context = {"title": note.title, "sections": context_sections, "max_operations": wanted}
     frame = client.request_characters(prompt, evidence=[], groups=[], **context)
     room = limits.room(completion) - frame
@@ -274,16 +268,10 @@ def _from_model(analysis: CheckedContent, slug: str, max_operations: int, today:
     records: list[dict[str, Any]] = []
     failed: list[str] = []
     last: dict[str, Any] = {}
-    for number, (request, planned) in enumerate(zip(requests, plan.requests, strict=True), start=1):
+    for number, request in enumerate(requests, start=1):
         entry: dict[str, Any] = {"request": number, "evidence": request.ids}
         records.append(entry)
-        if client.ledger.estimate(limits, planned) > client.ledger.remaining(limits):
-            entry["outcome"] = "not sent: the run's budget would be spent"
-            failed.append(f"request {number} ({_label(request)}): not sent, the run's budget would be spent "
-                          "(raise --max-tokens)")
-            continue
-        if notice is not None:
-            notice(f"request {number} of {len(requests)}: {_label(request)}")
+        client.progress(f"request {number} of {len(requests)}: {_label(request)}")
         try:
             data, provenance = client.chat_json(prompt, OPERATIONS_SCHEMA, constraint=constraint, max_tokens=completion,
                                                 evidence=list(request.evidence), groups=list(request.groups), **context)
@@ -291,14 +279,16 @@ def _from_model(analysis: CheckedContent, slug: str, max_operations: int, today:
             if faults:  # the operations of one answer make one edit: a bad one refuses that answer
                 raise LLMAnswerError("its operations are refused: " + "; ".join(faults), provenance.usage)
         except LLMError as exc:
-            entry["outcome"] = f"failed: {shown(str(exc), 300)}"
+            entry["outcome"] = ("not sent: the run's budget was spent" if isinstance(exc, BudgetSpent)
+                                else f"failed: {shown(str(exc), 300)}")
             if exc.usage:
                 entry["usage"] = dict(exc.usage)
             failed.append(f"request {number} ({_label(request)}) failed: {exc}")
-            if isinstance(exc, LLMTransportError):  # the endpoint is down: nothing more is sent
+            if isinstance(exc, (LLMTransportError, BudgetSpent)):  # the endpoint down, the budget spent
+                why = "the endpoint failed" if isinstance(exc, LLMTransportError) else "the run's budget was spent"
                 for later, left in enumerate(requests[number:], start=number + 1):
-                    records.append({"request": later, "evidence": left.ids, "outcome": "not sent: the endpoint failed"})
-                    failed.append(f"request {later} ({_label(left)}): not sent after the endpoint failed")
+                    records.append({"request": later, "evidence": left.ids, "outcome": f"not sent: {why}"})
+                    failed.append(f"request {later} ({_label(left)}): not sent, {why}")
                 break
             continue
         last = provenance.as_record()
@@ -349,29 +339,6 @@ def operation_faults(operations: list[dict[str, Any]], max_operations: int,
             if (said or (name == "heading" and op == "InsertSection")) and placeholder(said, examples.get(name, ())):
                 faults.append(f"operation {number} ({op}): its {name} is a placeholder ({shown(said)})")
     return faults
-
-
-def evidence_groups(analysis: CheckedContent, slug: str, chosen: list[str]) -> list[dict[str, Any]]:
-    """The groups holding the chosen evidence: every uncited member in full, the cited
-    ones by id and first line — a group structures the context, never reduces it, and
-    only groups the update touches are sent (the cost follows the diff)."""
-    from generator.selection.select import select, selection_threshold
-
-    audit = analysis.articles[slug]
-    cited = {link.extraction for link in audit.links if link.marker.kind == "ext" and not link.broken}
-    quotes = {e.id: e.quote for n in analysis.corpus.notes.values() for e in n.extractions}
-    selection = select(analysis.corpus, audit.perimeter_extractions or [],
-                       selection_threshold(analysis.corpus.settings.extra))
-    wanted = set(chosen)
-    groups = []
-    for number, group in enumerate(selection.groups, start=1):
-        if not wanted & set(group.members):
-            continue
-        groups.append({"number": number, "members": [
-            {"id": m, "cited": m in cited,
-             "text": quotes[m].strip().split("\n")[0] if m in cited else " ".join(quotes[m].split())}
-            for m in group.members]})
-    return groups
 
 
 def _dry_run(content: Path, proposal: Proposal, only: set[int] | None

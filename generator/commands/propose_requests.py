@@ -35,6 +35,11 @@ class Unit:
     parts: int
     characters: int
 
+    @property
+    def name(self) -> str:
+        """How a request names it: the group's number, and which part ("12 (2/3)")."""
+        return str(self.group) if self.parts == 1 else f"{self.group} ({self.part}/{self.parts})"
+
 
 def _pieces(group: Group, size: Callable[[str], int], room: int) -> list[list[str]]:
     """The group cut along its spanning tree into connected pieces of at most ``room``

@@ -5,7 +5,7 @@ oppositions pass through the model and record it under ``content/oppositions/``.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -49,8 +49,8 @@ def reindex(content: Path, analysis: CheckedContent, model: str, texts: list[str
 
 
 def run_select(content: Path, wiki: str, threshold: float | None, oppositions: bool, out: TextIO | None = None,
-               reindex_vectors: bool = False, *, jobs: int = 1, dry_run: bool = False, max_tokens: int | None = None,
-               notice: Callable[[str], None] | None = None) -> int:
+               reindex_vectors: bool = False, *, jobs: int = 1, dry_run: bool = False,
+               max_tokens: int | None = None) -> int:
     """Print the wiki's groups; with ``oppositions``, plan the pass and run it (up to
     ``jobs`` requests at once), recording each answer as it comes; ``dry_run``: print the
     plan and send nothing."""
@@ -103,7 +103,7 @@ def run_select(content: Path, wiki: str, threshold: float | None, oppositions: b
     failed: list[str] = []
     if oppositions:
         done = record_oppositions(content, analysis, wiki, audit.perimeter_extractions or [], quotes, jobs=jobs,
-                                  dry_run=dry_run, max_tokens=max_tokens, notice=notice)
+                                  dry_run=dry_run, max_tokens=max_tokens)
         if not isinstance(done, RecordedPass):  # a dry run: the plan
             for line in done.lines():
                 show(out, line)
@@ -185,10 +185,10 @@ class RecordedPass:
     total: int = 0
 
 
-def oppositions_plan(analysis: CheckedContent, wiki: str, items: list[tuple[str, str]], client: LLMClient,
-                     prompt: Prompt, limits: Limits, skip: Collection[str]) -> tuple[Plan, int]:
-    """The requests of the pass not answered yet, and the characters of extractions a
-    request may hold (two chunks), from the model's context."""
+def oppositions_plan(wiki: str, items: list[tuple[str, str]], client: LLMClient, prompt: Prompt, limits: Limits,
+                     skip: Collection[str]) -> tuple[Plan, int, int]:
+    """The requests of the pass not answered yet, the characters of extractions a request
+    may hold (two chunks, from the model's context), and how many requests the whole pass has."""
     from generator.llm.plan import Plan, PlannedRequest
     from generator.selection.oppositions import (
         MAX_PAIRS_PER_REQUEST,
@@ -217,13 +217,12 @@ def oppositions_plan(analysis: CheckedContent, wiki: str, items: list[tuple[str,
     return Plan(f"carnet select {wiki} --oppositions", tuple(
         PlannedRequest(f"chunks {'×'.join(map(str, chunks_))}: {len(batch)} extractions",
                        client.request_characters(prompt, extractions=[{"id": i, "quote": q} for i, q in batch]),
-                       completion_tokens(batch)) for chunks_, batch in sent), limits, tuple(notes)), room
+                       completion_tokens(batch)) for chunks_, batch in sent), limits, tuple(notes)), room, len(planned)
 
 
 def record_oppositions(content: Path, analysis: CheckedContent, wiki: str, ids: list[str],
                        quotes: dict[str, str], *, jobs: int = 1, dry_run: bool = False,
-                       max_tokens: int | None = None, out: TextIO | None = None,
-                       notice: Callable[[str], None] | None = None) -> RecordedPass | Plan:
+                       max_tokens: int | None = None) -> RecordedPass | Plan:
     """Plan the pass, then run it (up to ``jobs`` requests at once), recording each answer
     as it comes: the new pairs (a new file when the wiki has none; else appended beside
     the recorded ones, in the file that holds them, each with its own provenance — a pair
@@ -236,12 +235,12 @@ def record_oppositions(content: Path, analysis: CheckedContent, wiki: str, ids: 
 
     extra = analysis.corpus.settings.extra
     limits = limits_from(extra, max_tokens)
-    client = LLMClient(llm_settings(extra), notice=notice)
+    client = LLMClient(llm_settings(extra), limits=limits)
     prompt = load_prompt("find_oppositions", analysis.corpus.settings.language)
     items = [(i, quotes[i]) for i in sorted(ids)]
     recorded = analysis.corpus.oppositions.get(wiki)
     skip = {e.key for e in recorded.examined} if recorded is not None else set()
-    plan, room = oppositions_plan(analysis, wiki, items, client, prompt, limits, skip)
+    plan, room, total = oppositions_plan(wiki, items, client, prompt, limits, skip)
     if dry_run:
         return plan
     plan.check()
@@ -250,21 +249,23 @@ def record_oppositions(content: Path, analysis: CheckedContent, wiki: str, ids: 
     if recorded is None and (content / rel).exists():
         raise CarnetError(f"{rel} exists but does not load as this wiki's oppositions (run 'carnet check'); "
                           "nothing was written")
-    state = {"made": recorded is None, "exists": recorded is not None, "added": 0}
+    exists = recorded is not None  # the file: made by the first answer when the wiki has none
+    added = 0
     examined: list[str] = []
 
     def record(answer: Answered) -> None:
+        nonlocal exists, added
         own = {key: value for key, value in answer.provenance.items() if key != "usage"}
-        entry = {"request": answer.key, "chunks": list(answer.chunks), "of": plan_total,
+        entry = {"request": answer.key, "chunks": list(answer.chunks), "of": total,
                  "provenance": {key: own[key] for key in ("model", "date") if key in own}
                  | ({"usage": dict(answer.provenance["usage"])} if answer.provenance.get("usage") else {})}
-        if not state["exists"]:
+        if not exists:
             data_record = {"wiki": wiki, "provenance": own,
                            "oppositions": [{"a": o.a, "b": o.b, "question": o.question} for o in answer.found],
                            "examined": [entry]}
             data = yaml.safe_dump(data_record, allow_unicode=True, sort_keys=False, width=100).encode("utf-8")
             write_content(content, command, PlannedWrite(rel, data, data_record))
-            state["exists"] = True
+            exists = True
         else:
             if answer.found:
                 items_ = [{"a": o.a, "b": o.b, "question": o.question, "provenance": own} for o in answer.found]
@@ -273,14 +274,11 @@ def record_oppositions(content: Path, analysis: CheckedContent, wiki: str, ids: 
                                                          comment=f"added by '{command}' ({made})"))
             # after the pairs: a kill between the two sends the request again, its pairs known
             write_content(content, command, appended(content, rel, "examined", [entry]))
-        state["added"] += len(answer.found)
+        added += len(answer.found)
         examined.append("×".join(map(str, answer.chunks)))
 
-    from generator.selection.oppositions import numbered_requests
-    plan_total = len(numbered_requests(items, room))
     known = [(o.a, o.b) for o in recorded.oppositions] if recorded is not None else []
-    passed = find_oppositions(client, prompt, items, room, jobs=jobs, skip=skip, known=known, limits=limits,
-                              on_answer=record, notice=notice)
-    return RecordedPass(content / rel, int(state["added"]), len(recorded.oppositions) if recorded else 0,
-                        bool(state["made"]) and bool(state["exists"]), passed.refused, passed.failed, examined,
-                        passed.skipped, passed.requests)
+    passed = find_oppositions(client, prompt, items, room, jobs=jobs, skip=skip, known=known, on_answer=record)
+    return RecordedPass(content / rel, added, len(recorded.oppositions) if recorded else 0,
+                        recorded is None and exists, passed.refused, passed.failed, examined, passed.skipped,
+                        passed.requests)

@@ -148,6 +148,18 @@ class Fields:
         self.error(key, "invalid-value", f"{key!r} of {self.what} is {value!r}", f"Use one of: {allowed}.")
         return default
 
+    def items(self, key: str, hint: str) -> YamlList:
+        """The list of records under ``key`` (empty when absent); anything else is reported,
+        with ``hint`` saying what to write."""
+        raw = self.data.get(key)
+        if isinstance(raw, YamlList):
+            return raw
+        if raw is not None:
+            self.error(key, "wrong-type", f"{key!r} of {self.what} must be a list", hint)
+        empty = YamlList()
+        empty.line = self.line_of(key)
+        return empty
+
     def text_list(self, key: str) -> YamlList:
         """A list of strings; a single string is accepted as a one-item list."""
         if not self.has(key):

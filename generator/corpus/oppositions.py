@@ -77,11 +77,8 @@ def parse_oppositions(rel: str, value: Any, problems: list[Problem]) -> Oppositi
             found.append(Opposition(o.text("a"), o.text("b"), o.text("question", ""),
                                     dict(own) if isinstance(own, dict) else None, o.line))
     examined = []
-    requests = f.data.get("examined")
-    if requests is not None and not isinstance(requests, YamlList):
-        f.error("examined", "wrong-type", "'examined' must be a list",
-                "Leave the list 'carnet select --oppositions' writes, or remove it (the pass then starts again).")
-    listed = requests if isinstance(requests, YamlList) else YamlList()
+    listed = f.items("examined", "Leave the list 'carnet select --oppositions' writes, or remove it (the pass "
+                               "then starts again).")
     for index, item in enumerate(listed):
         e = Fields(item, rel, f"examined request {index + 1}", problems, line=listed.line_of(index))
         e.check_known(("request", "chunks", "of", "provenance"))

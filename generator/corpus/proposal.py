@@ -87,18 +87,6 @@ def _provenance(f: Fields) -> dict[str, Any]:
     return dict(provenance)
 
 
-def _items(f: Fields, key: str, hint: str) -> YamlList:
-    """The list under ``key`` (empty when absent); anything else is reported."""
-    raw = f.data.get(key)
-    if isinstance(raw, YamlList):
-        return raw
-    if raw is not None:
-        f.error(key, "wrong-type", f"{key!r} of {f.what} must be a list", hint)
-    empty = YamlList()
-    empty.line = f.line_of(key)
-    return empty
-
-
 def _raw_text(f: Fields, key: str) -> str:
     """A string field as written (not stripped: a removed section keeps its lines)."""
     value = f.data.get(key)
@@ -243,7 +231,7 @@ def _categories(p: Fields) -> dict[str, tuple[str, ...]]:
 
 def _entries(f: Fields, key: str, what: str, fields: tuple[str, ...], hint: str) -> list[Fields]:
     """Each mapping of the list under ``key``; anything else is reported at its line."""
-    items = _items(f, key, hint)
+    items = f.items(key, hint)
     entries = []
     for number, item in enumerate(items):
         e = Fields(item, f.file, f"{what} {number + 1} of {f.what}", f.problems, line=items.line_of(number))
@@ -263,7 +251,7 @@ def parse_extraction_proposal(rel: str, value: Any, problems: list[Problem]) -> 
                    "left_out", "applied"))
     target = _target(f, parts)
     provenance = _provenance(f)
-    raw = _items(f, "passages", "Write one '- quote: …' per passage.")
+    raw = f.items("passages", "Write one '- quote: …' per passage.")
     passages = []
     for index, item in enumerate(raw):
         p = Fields(item, rel, f"passage {index + 1}", problems, line=raw.line_of(index))

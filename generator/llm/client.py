@@ -31,8 +31,8 @@ from urllib.parse import urlsplit
 import openai
 
 from generator.llm.config import LLMSettings
-from generator.llm.errors import LLMAnswerError, LLMError, LLMTransportError, ToolsRefused
-from generator.llm.plan import Ledger
+from generator.llm.errors import BudgetSpent, LLMAnswerError, LLMError, LLMTransportError, ToolsRefused
+from generator.llm.plan import Ledger, Limits, PlannedRequest
 from generator.llm.prompts import Prompt
 from generator.llm.schema import shown, strict_form, validate
 from generator.llm.transport import BoundedTransport
@@ -190,6 +190,11 @@ class ToolTurn:
     usage: dict[str, int]
 
 
+def turn_characters(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
+    """The characters a turn with tools sends: its messages' text and the tools' schemas."""
+    return sum(len(str(m.get("content") or "")) for m in messages) + len(json.dumps(tools))
+
+
 _CLIENTS: list[LLMClient] = []
 """The clients made since :func:`clients` last took them: what a command spent (done,
 failed or interrupted) is said from them at its end."""
@@ -206,12 +211,16 @@ def clients() -> Iterator[LLMClient]:
 
 class LLMClient:
     """One endpoint, one model. ``today`` is injectable so records are reproducible in tests.
-    ``ledger`` records what every request spent (:class:`~generator.llm.plan.Ledger`)."""
+    ``ledger`` records what every request spent (:class:`~generator.llm.plan.Ledger`);
+    with ``limits``, a request the run's budget no longer covers (by the ratio the server's
+    usage measured so far) is not sent: :class:`~generator.llm.errors.BudgetSpent`."""
 
     def __init__(self, settings: LLMSettings, today: dt.date | None = None,
-                 notice: Callable[[str], None] | None = None, ledger: Ledger | None = None) -> None:
+                 notice: Callable[[str], None] | None = None, ledger: Ledger | None = None,
+                 limits: Limits | None = None) -> None:
         self.settings = settings
         self.ledger = ledger or Ledger()
+        self.limits = limits
         self._listed: list[str] | None = None  # the endpoint's /models, asked once
         self._listing_lock = threading.Lock()
         self.today = today or dt.date.today()
@@ -245,8 +254,20 @@ class LLMClient:
         for _ in range(attempts):
             self.ledger.failed(characters)
 
-    def _counted(self, characters: int, call: Callable[[], _T]) -> _T:
-        """``call()``, recorded in the ledger whatever its outcome (an interrupt included)."""
+    def completion(self, max_tokens: int) -> int:
+        """The completion a request asking for ``max_tokens`` is sent with (``llm.max_output_tokens``
+        lowers it)."""
+        limit = self.settings.max_output_tokens
+        return min(max_tokens, limit) if limit else max_tokens
+
+    def _counted(self, characters: int, completion: int, call: Callable[[], _T]) -> _T:
+        """``call()``, recorded in the ledger whatever its outcome (an interrupt included);
+        not made when the run's budget does not cover ``characters`` of prompt and
+        ``completion`` tokens."""
+        if self.limits is not None and not self.ledger.admits(self.limits, PlannedRequest("", characters, completion)):
+            cost = self.ledger.estimate(self.limits, PlannedRequest("", characters, completion))
+            raise BudgetSpent(f"a request of about {cost:,} tokens would pass the run's budget of "
+                              f"{self.limits.max_tokens:,}: not sent (raise --max-tokens)")
         self._transport.attempts = 0
         self.ledger.started(characters)
         try:
@@ -358,8 +379,9 @@ class LLMClient:
                   constraint: dict[str, Any] | None = None, **context: object) -> tuple[dict[str, Any], Provenance]:
         """See :meth:`_chat_json`; what it spends goes into the ledger."""
         text = prompt.render(**context)
-        return self._counted(len(SYSTEM) + len(text),
-                             lambda: self._chat_json(prompt, text, schema, max_tokens=max_tokens, constraint=constraint))
+        tokens = self.completion(max_tokens)
+        return self._counted(len(SYSTEM) + len(text), tokens,
+                             lambda: self._chat_json(prompt, text, schema, max_tokens=tokens, constraint=constraint))
 
     def request_characters(self, prompt: Prompt, **context: object) -> int:
         """The characters :meth:`chat_json` would send for ``prompt`` on ``context`` (a plan's)."""
@@ -367,15 +389,14 @@ class LLMClient:
 
     def _chat_json(self, prompt: Prompt, text: str, schema: dict[str, Any], *, max_tokens: int,
                    constraint: dict[str, Any] | None = None) -> tuple[dict[str, Any], Provenance]:
-        """Ask with ``prompt`` rendered on ``context`` for an answer in ``schema``, in at most
-        ``max_tokens`` tokens (or ``llm.max_output_tokens``, if lower); return the JSON answer
+        """Ask with ``prompt`` rendered (``text``) for an answer in ``schema``, in at most
+        ``max_tokens`` tokens; return the JSON answer
         checked against ``schema``. ``constraint`` is what the server is asked to follow when
         it is tighter than the shape checked here (``schema`` with arrays bounded to the
         request, ids as an enum of those sent): an answer outside it is not refused whole,
         since the callers check each item against the request and refuse it alone."""
         messages: list[Any] = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": text}]
-        limit = self.settings.max_output_tokens
-        tokens = min(max_tokens, limit) if limit else max_tokens
+        tokens = max_tokens
         while True:
             form = self.form
             try:
@@ -438,9 +459,10 @@ class LLMClient:
     def chat_tools(self, prompt: Prompt, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *,
                    max_tokens: int, tool_choice: str = "auto") -> tuple[ToolTurn, Provenance]:
         """See :meth:`_chat_tools`; what it spends goes into the ledger."""
-        characters = sum(len(str(m.get("content") or "")) for m in messages) + len(json.dumps(tools))
-        return self._counted(characters, lambda: self._chat_tools(prompt, messages, tools, max_tokens=max_tokens,
-                                                                  tool_choice=tool_choice))
+        tokens = self.completion(max_tokens)
+        return self._counted(turn_characters(messages, tools), tokens,
+                             lambda: self._chat_tools(prompt, messages, tools, max_tokens=tokens,
+                                                      tool_choice=tool_choice))
 
     def _chat_tools(self, prompt: Prompt, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *,
                     max_tokens: int, tool_choice: str = "auto") -> tuple[ToolTurn, Provenance]:
@@ -448,8 +470,7 @@ class LLMClient:
         calling): what it said, or the calls it made, checked as data (each call's name and
         arguments bounded, the arguments parsed as a JSON object). A server that refuses
         tools raises :class:`ToolsRefused`, so the caller can do without them."""
-        limit = self.settings.max_output_tokens
-        tokens = min(max_tokens, limit) if limit else max_tokens
+        tokens = max_tokens
         try:
             sent: list[Any] = messages
             response = self._client.chat.completions.create(
@@ -510,7 +531,7 @@ class LLMClient:
 
     def embed(self, texts: list[str]) -> tuple[list[list[float]], Provenance]:
         """Vectors of ``texts``; what it spends goes into the ledger."""
-        return self._counted(sum(len(t) for t in texts), lambda: self._embed(texts))
+        return self._counted(sum(len(t) for t in texts), 0, lambda: self._embed(texts))
 
     def _embed(self, texts: list[str]) -> tuple[list[list[float]], Provenance]:
         model = self.settings.embeddings_model or self.settings.model

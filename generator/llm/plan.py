@@ -21,10 +21,11 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-CHARACTERS_PER_TOKEN = 3.0
-"""Characters per prompt token assumed before the server says: lower than the ~4 of
-English prose with common tokenisers, since French, ids and markup take more tokens; a
-plan that overestimates sends requests that fit."""
+CHARACTERS_PER_TOKEN = 2.5
+"""Characters per prompt token assumed before the server says: SmolLM2's tokenizer reads
+2.3 to 2.8 characters of the example's French a token (measured by the real-model tier,
+docs/models.md), English prose ~4; ids and markup take more tokens. A plan that
+overestimates sends requests that fit (with the 90 % margin, down to 2.3)."""
 CONTEXT_TOKENS = 8192
 """The model's context when ``llm.context_tokens`` is not set: a small local model's."""
 MAX_TOKENS_PER_RUN = 200_000
@@ -97,10 +98,13 @@ class Plan:
         """Estimated prompt tokens plus the completion bounds: what the run may spend at most."""
         return self.estimated_prompt_tokens + self.completion_tokens
 
+    def fits(self, request: PlannedRequest) -> bool:
+        """Whether ``request`` fits the model's context, by the estimate."""
+        return self.prompt_tokens(request) + request.completion_tokens <= self.limits.context_tokens
+
     def oversized(self) -> list[int]:
         """Numbers (1-based) of the requests that do not fit the model's context."""
-        return [n for n, r in enumerate(self.requests, 1)
-                if self.prompt_tokens(r) + r.completion_tokens > self.limits.context_tokens]
+        return [n for n, r in enumerate(self.requests, 1) if not self.fits(r)]
 
     @property
     def over_budget(self) -> bool:
@@ -115,8 +119,7 @@ class Plan:
                 f"completion tokens: {self.estimated_tokens:,} of the run's budget of {limits.max_tokens:,}; "
                 f"context {limits.context_tokens:,} tokens a request"]
         rows = [f"  {n:>4}. {r.label}: {r.characters:,} characters, ~{self.prompt_tokens(r):,} + {r.completion_tokens:,} "
-                f"tokens" + ("  (does not fit the context)" if self.prompt_tokens(r) + r.completion_tokens
-                             > limits.context_tokens else "")
+                f"tokens" + ("" if self.fits(r) else "  (does not fit the context)")
                 for n, r in enumerate(self.requests[:shown], 1)]
         if len(self.requests) > shown:
             rows.append(f"  … and {len(self.requests) - shown:,} more request(s)")
@@ -230,12 +233,13 @@ class Ledger:
     def total_tokens(self) -> int:
         return self.usage.get("total_tokens", self.usage.get("prompt_tokens", 0) + self.usage.get("completion_tokens", 0))
 
-    def summary(self, limits: Limits | None = None) -> str:
-        """One line: the tokens reported, and what went unreported."""
+    def summary(self) -> str:
+        """One line: the tokens reported, and what went unreported (estimated by the ratio
+        the server's counts measured, else the stated one)."""
         prompt, completion = self.usage.get("prompt_tokens", 0), self.usage.get("completion_tokens", 0)
         line = (f"tokens reported by the server: {prompt:,} prompt + {completion:,} completion = "
                 f"{self.total_tokens:,} over {self.requests:,} answered request(s)")
-        ratio = (limits or Limits()).characters_per_token
+        ratio = self.measured_ratio() or CHARACTERS_PER_TOKEN
         if self.unanswered:
             line += (f"; {self.unanswered:,} attempt(s) got no usable answer (about "
                      f"{math.ceil(self.unanswered_characters / ratio):,} prompt tokens the server may have read, "

@@ -11,6 +11,7 @@ whose pages the theme can show.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import sys
 from dataclasses import dataclass
@@ -51,9 +52,15 @@ class Prompt:
         return "sha256:" + hashlib.sha256(self.text.encode("utf-8")).hexdigest()[:16]
 
     def render(self, **context: object) -> str:
-        environment = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-                                         trim_blocks=True, lstrip_blocks=True)
-        return environment.from_string(self.text).render(**context)
+        return _compiled(self.text).render(**context)
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(text: str) -> jinja2.Template:
+    """A template compiled once: a plan renders each request's prompt, then the send again."""
+    environment = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+                                     trim_blocks=True, lstrip_blocks=True)
+    return environment.from_string(text)
 
 
 def prompt_languages(folder: Path = PROMPTS) -> tuple[str, ...]:

@@ -24,7 +24,6 @@ from generator.problems import Problem, Severity
 
 if TYPE_CHECKING:  # the LLM seam is imported only when a pass actually runs (the build never does)
     from generator.llm import LLMClient
-    from generator.llm.plan import Limits
     from generator.llm.prompts import Prompt
 
 BUDGET = 12000
@@ -179,9 +178,8 @@ def completion_tokens(batch: list[tuple[str, str]]) -> int:
 
 def find_oppositions(client: LLMClient, prompt: Prompt, items: list[tuple[str, str]],
                      budget: int = BUDGET, *, jobs: int = 1, skip: Collection[str] = (),
-                     known: Collection[tuple[str, str]] = (), limits: Limits | None = None,
-                     on_answer: Callable[[Answered], None] | None = None,
-                     notice: Callable[[str], None] | None = None) -> OppositionPass:
+                     known: Collection[tuple[str, str]] = (),
+                     on_answer: Callable[[Answered], None] | None = None) -> OppositionPass:
     """Run the pass. Each answer is checked against its own request, item by item: an
     id that was not sent, a pair of one extraction with itself, an empty, placeholder
     or over-long question are refused and returned as such; a pair answered twice —
@@ -192,14 +190,14 @@ def find_oppositions(client: LLMClient, prompt: Prompt, items: list[tuple[str, s
     Each request stands alone: its answer is handed to ``on_answer`` as it is checked (the
     command records it at once), a failed request loses only itself, and the requests whose
     key is in ``skip`` (answered by an earlier run) are not sent. After a transport failure
-    (the endpoint down) nothing more is sent; with ``limits``, a request the run's budget
-    cannot pay for (by the ratio the server's usage measured so far) is not sent either.
+    (the endpoint down), or once the run's budget (the client's limits) does not cover the
+    next request, nothing more is sent.
 
     Up to ``jobs`` requests are in flight at once; the answers are checked in the requests'
     order whatever order they arrive in, so the pass is the one a request at a time gives."""
     from generator.jobs import in_order
     from generator.llm import LLMError, LLMTransportError, Provenance
-    from generator.llm.plan import PlannedRequest
+    from generator.llm.errors import BudgetSpent
     from generator.llm.schema import bounded, fold, prompt_examples, shown
 
     examples = prompt_examples(prompt.text).get("question", frozenset())
@@ -213,40 +211,30 @@ def find_oppositions(client: LLMClient, prompt: Prompt, items: list[tuple[str, s
             if (key := request_key(prompt.version, batch)) not in skip]
     stop = threading.Event()  # the endpoint failed, or the budget is spent: nothing more is sent
 
-    def sender(number: int, batch: list[tuple[str, str]]) -> Callable[[], tuple[dict[str, Any], Provenance] | LLMError | str]:
-        def send() -> tuple[dict[str, Any], Provenance] | LLMError | str:
-            extractions = [{"id": i, "quote": q} for i, q in batch]
-            completion = completion_tokens(batch)
-            if limits is not None and not client.ledger.admits(limits, PlannedRequest(
-                    "", client.request_characters(prompt, extractions=extractions), completion)):
-                stop.set()
-                return "not sent: the run's budget would be spent (raise --max-tokens)"
-            if notice is not None:
-                notice(f"request {number} of {len(planned)} ({len(batch)} extractions)")
+    def sender(number: int, batch: list[tuple[str, str]]) -> Callable[[], tuple[dict[str, Any], Provenance] | LLMError]:
+        def send() -> tuple[dict[str, Any], Provenance] | LLMError:
+            client.progress(f"request {number} of {len(planned)} ({len(batch)} extractions)")
+            # at most a few pairs per request, naming only the extractions sent
+            constraint = bounded(SCHEMA, "oppositions", max_items=min(len(batch), MAX_PAIRS_PER_REQUEST))
+            ids = constraint["properties"]["oppositions"]["items"]["properties"]
+            ids["a"]["enum"] = ids["b"]["enum"] = [i for i, _q in batch]
             try:
-                # at most a few pairs per request: a bound of the answer tied to the request
-                constraint = bounded(SCHEMA, "oppositions", max_items=min(len(batch), MAX_PAIRS_PER_REQUEST))
-                ids = constraint["properties"]["oppositions"]["items"]["properties"]
-                ids["a"]["enum"] = ids["b"]["enum"] = [i for i, _q in batch]  # only the extractions sent
-                return client.chat_json(prompt, SCHEMA, constraint=constraint, max_tokens=completion,
-                                        extractions=extractions)
-            except LLMTransportError as exc:
-                stop.set()
-                return exc
+                return client.chat_json(prompt, SCHEMA, constraint=constraint, max_tokens=completion_tokens(batch),
+                                        extractions=[{"id": i, "quote": q} for i, q in batch])
             except LLMError as exc:
+                if isinstance(exc, (LLMTransportError, BudgetSpent)):
+                    stop.set()
                 return exc
         return send
 
     with closing(in_order([sender(number, batch) for number, _c, batch, _k in todo], jobs, stop)) as answers:
         for (number, chunks_, batch, key), answer in zip(todo, answers, strict=True):
+            which = f"request {number} (chunks {'×'.join(map(str, chunks_))})"
             if answer is None:  # not sent: the endpoint failed or the budget ran out before it
-                failed.append(f"request {number} (chunks {'×'.join(map(str, chunks_))}): not sent")
-                continue
-            if isinstance(answer, str):
-                failed.append(f"request {number} (chunks {'×'.join(map(str, chunks_))}): {answer}")
+                failed.append(f"{which}: not sent")
                 continue
             if isinstance(answer, LLMError):
-                failed.append(f"request {number} (chunks {'×'.join(map(str, chunks_))}) failed: {answer}")
+                failed.append(f"{which} failed: {answer}")
                 continue
             data, record = answer
             provenance = record.as_record()

@@ -15,7 +15,6 @@ distance (or the ceiling).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
 
@@ -35,15 +34,6 @@ class ThresholdRule(Enum):
     SETTING = "setting"  # selection.threshold in carnet.yaml
     COMMAND = "command"  # --threshold given to `carnet select`
     AUTOMATIC = "automatic"  # this module's rule, per perimeter
-
-
-@dataclass(frozen=True)
-class Threshold:
-    """A selection's threshold and its origin; ``ceiling`` bounds the automatic rule."""
-
-    value: float
-    rule: ThresholdRule
-    ceiling: float = CEILING
 
 
 def automatic_threshold(n: int, rows: np.ndarray, cols: np.ndarray, distances: np.ndarray,
@@ -68,8 +58,9 @@ def automatic_threshold(n: int, rows: np.ndarray, cols: np.ndarray, distances: n
     chained: set[int] = set()  # labels of groups of 3+ with more than a third of their pairs beyond
     starts = np.flatnonzero(np.r_[True, tenths[1:] != tenths[:-1]])
     ends = np.r_[starts[1:], len(tenths)]
-    best = -1  # the first pair of the last batch after which nothing chained; -1: none
-    for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
+    distinct: list[int] = tenths[starts].tolist()  # the candidate thresholds, in tenths, increasing
+    best = -1  # the last candidate (its index) at which nothing chained; -1: none
+    for batch, (start, end) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
         batch_rows, batch_cols = rows[start:end], cols[start:end]
         # the joins: a pair whose ends are apart merges their groups (the spanning tree's edges)
         apart = np.flatnonzero(label[batch_rows] != label[batch_cols])
@@ -94,9 +85,8 @@ def automatic_threshold(n: int, rows: np.ndarray, cols: np.ndarray, distances: n
             else:
                 chained.discard(group)
         if not chained:
-            best = start  # its distance is tenths[start]
-    if best == -1:  # chaining from the first distance on: just under it, every member is alone
-        return round(max(0.0, (int(tenths[0]) - 1) * STEP), 1)
-    following = tenths[tenths > tenths[best]]
-    value = (int(following[0]) - 1) * STEP if len(following) else ceiling
-    return round(min(value, ceiling), 1)
+            best = batch
+    # the groups stay those of a candidate until the next one: the largest value before it
+    if best + 1 < len(distinct):
+        return round(max(0.0, (distinct[best + 1] - 1) * STEP), 1)
+    return ceiling

@@ -26,6 +26,7 @@ import yaml
 
 from generator.corpus.verdicts import CALIBRATIONS_FILE, VERDICTS, text_hash
 from generator.llm import LLMClient, LLMError, LLMTransportError
+from generator.llm.errors import BudgetSpent
 from generator.llm.prompts import load_prompt, prompt_language
 from generator.problems import CarnetError
 from generator.verification.judge import RefusedPair, judge_batch
@@ -117,6 +118,15 @@ def sending_order(pair_set: PairSet) -> list[LabelledPair]:
     return sorted(pair_set.pairs, key=lambda p: hashlib.sha256(f"{pair_set.version}:{p.id}".encode()).hexdigest())
 
 
+def calibration_batches(pair_set: PairSet, batch_size: int) -> list[tuple[str, list[LabelledPair]]]:
+    """The requests of a calibration, in :func:`sending_order`: each a label ("pairs 9–16",
+    the numbers its refusals are said with) and its pairs."""
+    order = sending_order(pair_set)
+    batches = [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
+    return [(f"pairs {start + 1}–{start + len(batch)}", batch)
+            for start, batch in zip(range(0, len(order), batch_size), batches, strict=True)]
+
+
 @dataclass(frozen=True)
 class Scores:
     """Attributes:
@@ -186,19 +196,20 @@ def calibrate(content: Path, pair_set: PairSet, client: LLMClient, batch_size: i
     by_source = {p.source: p for p in order}
     answers: dict[str, str] = {}
     provenances: list[dict[str, Any]] = []
-    for start in range(0, len(order), batch_size):
-        batch = order[start:start + batch_size]
+    for number, (label, batch) in enumerate(calibration_batches(pair_set, batch_size)):
         try:
-            answer = judge_batch(client, prompt, batch, SOURCE, start + 1)
-        except LLMTransportError as exc:
+            answer = judge_batch(client, prompt, batch, SOURCE, number * batch_size + 1)
+        except (LLMTransportError, BudgetSpent) as exc:  # figures of part of the pairs would mislead
             report.add_usage(exc.usage)
-            report.failed_batches.append(f"pairs {start + 1}–{start + len(batch)}: {exc}")
+            report.failed_batches.append(f"{label}: {exc}")
             report.stopped = True
-            report.why_not = "the endpoint failed: the figures would measure it, not the judge"
+            report.why_not = ("the endpoint failed: the figures would measure it, not the judge"
+                              if isinstance(exc, LLMTransportError) else
+                              "the run's budget was spent before every pair was read")
             return report
         except LLMError as exc:  # an unusable answer: the judge's own failure, its pairs count as wrong
             report.add_usage(exc.usage)
-            report.failed_batches.append(f"pairs {start + 1}–{start + len(batch)}: {exc}")
+            report.failed_batches.append(f"{label}: {exc}")
             continue
         report.add_usage(answer.provenance.get("usage", {}))
         provenances.append(answer.provenance)

@@ -275,51 +275,48 @@ def verify_batches(pending: dict[str, list[Assessment]], batch_size: int) -> lis
             for article, items in sorted(pending.items()) for start in range(0, len(items), batch_size)]
 
 
+def _pairs_label(article: str, start: int, batch: Sequence[object]) -> str:
+    return f"{article} pairs {start + 1}–{start + len(batch)}"
+
+
 def verify_plan(pending: dict[str, list[Assessment]], batch_size: int, client: LLMClient, language: str,
                 limits: Limits) -> Plan:
     """What ``carnet verify`` will send."""
-    return batches_plan("carnet verify", [(f"{article} pairs {start + 1}–{start + len(batch)}", batch)
+    return batches_plan("carnet verify", [(_pairs_label(article, start, batch), batch)
                                           for article, start, batch in verify_batches(pending, batch_size)],
                         client, load_prompt("verify_pairs", language), limits)
 
 
 def judge(content: Path, pending: dict[str, list[Assessment]], client: LLMClient,
-          batch_size: int = BATCH_SIZE, *, jobs: int = 1, language: str = "fr",
-          limits: Limits | None = None, notice: Callable[[str], None] | None = None) -> JudgeReport:
+          batch_size: int = BATCH_SIZE, *, jobs: int = 1, language: str = "fr") -> JudgeReport:
     """Judge the ``pending`` pairs of each article, ``batch_size`` pairs per request, up to
     ``jobs`` requests at once. Answers are checked and written in the batches' order, so the
     files are those of ``--jobs 1`` — except after a transport failure, when the batches that
     were in flight at that moment (which depends on timing) are kept as well. ``language``:
-    the site's (the prompt is in it). With ``limits``, a batch the run's budget cannot pay
-    for (by the ratio the server's usage measured so far) is not sent, nor any after it."""
+    the site's (the prompt is in it). A batch the run's budget (the client's limits) cannot
+    pay for is not sent, nor any after it."""
     prompt = load_prompt("verify_pairs", language)
     report = JudgeReport()
     batches = verify_batches(pending, batch_size)
-    # set by a transport failure (don't wait out every batch's retries) or a failed write (don't
-    # pay for answers that could not be kept): no batch is started after it
+    # set by a transport failure (don't wait out every batch's retries), the budget spent, or a
+    # failed write (don't pay for answers that could not be kept): no batch is started after it
     stop = threading.Event()
 
-    def sender(article: str, start: int, batch: list[Assessment]) -> Callable[[], BatchVerdicts | LLMError]:
+    def sender(number: int, article: str, start: int, batch: list[Assessment]) -> Callable[[], BatchVerdicts | LLMError]:
         def send() -> BatchVerdicts | LLMError:
-            if limits is not None and not client.ledger.admits(limits, PlannedRequest(
-                    "", client.request_characters(prompt, pairs=pairs_of(batch)),
-                    answer_tokens(len(batch), VERDICT_TOKENS))):
-                stop.set()
-                return BudgetSpent("not sent: the run's budget would be spent (raise --max-tokens)")
-            if notice is not None:  # progress, on a terminal
-                notice(f"request {batches.index((article, start, batch)) + 1} of {len(batches)}: {article} pairs "
-                       f"{start + 1}–{start + len(batch)}")
+            client.progress(f"request {number} of {len(batches)}: {_pairs_label(article, start, batch)}")
             try:
                 return judge_batch(client, prompt, batch, article, start + 1)
             except LLMError as exc:
-                if isinstance(exc, LLMTransportError):
+                if isinstance(exc, (LLMTransportError, BudgetSpent)):
                     stop.set()
                 return exc
         return send
 
-    with closing(in_order([sender(*batch) for batch in batches], jobs, stop)) as answers:
+    with closing(in_order([sender(number, *batch) for number, batch in enumerate(batches, start=1)], jobs,
+                          stop)) as answers:
         for (article, start, batch), answer in zip(batches, answers, strict=True):
-            pairs = f"{article} pairs {start + 1}–{start + len(batch)}"
+            pairs = _pairs_label(article, start, batch)
             if answer is None:  # not sent: a transport failure or a failed write came first
                 report.unjudged += batch
                 continue

@@ -59,7 +59,7 @@ def corpus(root: Path, url: str) -> Path:
         f"\nLa dépense numéro {i} est prévue [[ext:longue-{i}]].\n" for i in range(1, PARAGRAPHS + 1)),
         encoding="utf-8")
     # a small model's context: the oppositions pass then takes its perimeter in 4 chunks
-    configure_llm(content, url, extra="  context_tokens: 6000\n")
+    configure_llm(content, url, extra="  context_tokens: 6000\n  characters_per_token: 3\n")
     return content
 
 

@@ -13,12 +13,13 @@ import yaml
 
 from bench.corpus import Densities, plain_notes, write_carnet
 from generator.commands.propose_requests import pack, units
+from generator.llm.plan import CHARACTERS_PER_TOKEN
 from generator.selection.groups import Edge, Group
 from support.cli import carnet_here, configure_llm
 from support.llm_server import reply
 
 CONTEXT = 8192
-RATIO = 3.0  # the stated characters per token of generator/llm/plan.py
+RATIO = CHARACTERS_PER_TOKEN  # the stated characters per token of generator/llm/plan.py
 
 
 def _group(members: list[str], edges: list[tuple[str, str, float]]) -> Group:
@@ -109,3 +110,23 @@ def test_propose_spreads_a_large_perimeter_over_requests_that_fit_and_says_its_c
     for request, evidence in zip(llm_server.requests, sent, strict=True):
         prompt = request["body"]["messages"][1]["content"]
         assert all(f"[[ext:{e}]]" in prompt for e in evidence), "a request holds the evidence it records"
+
+
+@pytest.mark.slow
+def test_propose_stops_at_its_budget_and_records_what_was_not_sent(large: Path, llm_server, tmp_path: Path) -> None:
+    import shutil
+
+    content = tmp_path / "content"
+    shutil.copytree(large, content)
+    configure_llm(content, llm_server.url)
+    wiki = _wiki(content)
+    llm_server.respond(lambda body: reply(json.dumps({"operations": [
+        {"op": "NoChange", "heading": "", "after_heading": "", "content": ""}]}),
+        usage={"prompt_tokens": 900_000, "completion_tokens": 10, "total_tokens": 900_010}))
+    run = carnet_here("propose", wiki, "--provider", "llm", "--content", content, "--max-tokens", "1000000")
+    assert run.code == 3 and len(llm_server.requests) == 1, run
+    (path,) = (content / "proposals" / "sections" / wiki).glob("*.yaml")
+    outcomes = [r["outcome"] for r in yaml.safe_load(path.read_text(encoding="utf-8"))["provenance"]["requests"]]
+    assert outcomes[0] == "answered" and len(outcomes) > 2
+    assert all(o == "not sent: the run's budget was spent" for o in outcomes[1:])
+    assert "would pass the run's budget of 1,000,000: not sent" in run.err, run

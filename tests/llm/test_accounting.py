@@ -137,3 +137,24 @@ def test_every_model_command_has_a_dry_run_that_sends_and_writes_nothing(small: 
     refused = carnet_here(*command, "--content", small, "--max-tokens", "1")
     assert refused.code == 2 and llm_server.requests == [] and tree(small) == before, refused
     assert "nothing was sent; raise it with --max-tokens" in refused.err, refused
+
+
+def test_a_run_stops_sending_once_its_budget_is_spent(small: Path, llm_server) -> None:
+    """The plan fits the budget by its estimate; the server then counts far more tokens than
+    estimated: the client sends no request the rest of the budget does not cover, and says so."""
+    text = (small / "notes" / "wiki-budget.md").read_text(encoding="utf-8")
+    head, front, _body = text.split("---\n", 2)
+    (small / "notes" / "wiki-budget.md").write_text(f"{head}---\n{front}---\n{MANY}", encoding="utf-8")
+    configure_llm(small, llm_server.url)
+    llm_server.respond(lambda body: reply(json.dumps({"verdicts": [
+        {"pair": "p1", "verdict": "supported", "rationale": "Le passage le dit en toutes lettres."}]}),
+        usage={"prompt_tokens": 2500, "completion_tokens": 30, "total_tokens": 2530}))
+    dry = carnet_here("verify", "wiki-budget", "--batch", "1", "--content", small, "--dry-run")
+    planned = int(dry.out.split("about ")[1].split(" prompt tokens")[0].replace(",", ""))
+    assert planned < 3000, dry
+    run = carnet_here("verify", "wiki-budget", "--batch", "1", "--content", small, "--max-tokens", "3000")
+    assert run.code == 3 and len(llm_server.requests) == 1, run
+    assert "would pass the run's budget of 3,000: not sent" in run.err, run
+    assert "stopped sending before the run's budget was spent" in run.err, run
+    records = yaml.safe_load((small / "verdicts" / "wiki-budget.yaml").read_text(encoding="utf-8"))["verdicts"]
+    assert len(records) == 1, "the verdict answered before is kept"

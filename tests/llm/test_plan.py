@@ -42,9 +42,9 @@ def test_bad_limits_are_a_clear_settings_error(llm: dict[str, object], message: 
 
 
 def test_limits_default_and_the_command_line_overrides_the_budget() -> None:
-    assert limits_from({}) == Limits(8192, 200_000, 3.0)
+    assert limits_from({}) == Limits(8192, 200_000, 2.5)
     assert limits_from({"llm": {"max_tokens_per_run": 5000, "context_tokens": 32768}}, max_tokens=70) == \
-        Limits(32768, 70, 3.0)
+        Limits(32768, 70, 2.5)
 
 
 def test_the_ledger_counts_each_request_once_and_estimates_only_what_was_not_reported(llm_server) -> None:
