@@ -195,6 +195,12 @@ class BuildCache:
             write_atomic(self.path, pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL))
         except OSError as exc:  # the site is written; without a cache the next build is only slower
             self.save_error = f"could not save the build cache {self.path}: {exc.strerror or exc}"
+            self.discard()
+
+    def discard(self) -> None:
+        """Take back the memos a failed build appended to the store (see :meth:`MemoStore.discard`)."""
+        if self.memo_file_loaded and self.store is not None:
+            self.store.discard()
 
     def record_output(self, written: dict[str, tuple[str, int, int]]) -> None:
         """What the build just left in the output directory (:attr:`written`, :attr:`listing`)."""
@@ -394,6 +400,7 @@ class MemoStore:
         self._reader: BinaryIO | None = None
         self._owner = os.getpid()  # a forked worker reads the store but never writes to it
         self._flushed = 0  # the pack's bytes on disk from this process's writes (older ones are all there)
+        self._start = 0  # the pack's size before this build appended to it (:meth:`discard`)
         self._rewritten = False  # a new pack was written: the others go once the index names it
         _OPEN_STORES.add(self)
 
@@ -417,7 +424,7 @@ class MemoStore:
             size = store.pack_path.stat().st_size
             if any(offset + length > size for entries in where.values() for offset, length in entries.values()):
                 return None  # a pack cut short: nothing of it is trusted
-            store._flushed = size
+            store._flushed = store._start = size
             return store
         except Exception:
             return None
@@ -502,7 +509,26 @@ class MemoStore:
                     pack.unlink(missing_ok=True)
         legacy = self.index_path.with_name(self.index_path.stem + ".pickle")  # the single file of older versions
         legacy.unlink(missing_ok=True)
-        self._flushed = self.pack_path.stat().st_size
+        self._flushed = self._start = self.pack_path.stat().st_size
+
+    def discard(self) -> None:
+        """Take back what this build appended to the pack (a failed build: on a full disk,
+        those bytes would keep it full); the entries pointing into them are forgotten."""
+        self.close()
+        if not self.pack:
+            return
+        try:
+            if self._start == 0:
+                self.pack_path.unlink(missing_ok=True)
+                self.pack = ""
+            else:
+                os.truncate(self.pack_path, self._start)
+        except OSError:  # the disk refuses even this: the bytes stay unindexed, as after a kill
+            return
+        self.where = {kind: {key: (offset, length) for key, (offset, length) in entries.items()
+                             if offset + length <= self._start} for kind, entries in self.where.items()}
+        self._flushed = self._start
+        self.failed = None
 
     def _compact(self) -> None:
         """A new pack holding only the live entries, copied one by one; the old one goes

@@ -22,6 +22,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
+import re
 from pathlib import Path
 from types import TracebackType
 
@@ -47,6 +49,7 @@ class Change:
         self.before: dict[str, bytes | None] = {}
         self.written: dict[str, str | None] = {}
         self.restored = True  # False when a failed change could not be undone (its journal is kept)
+        self.journaled = False  # a journal was written: until then no file of the change was
 
     def __enter__(self) -> Change:
         return self
@@ -68,9 +71,12 @@ class Change:
                        "written": self.written[rel]} for rel, data in sorted(self.before.items())}
         record = {"command": self.command, "files": files}
         write_atomic(self.root / JOURNAL, json.dumps(record, indent=1, sort_keys=True).encode("utf-8"))
+        self.journaled = True
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
+        if not self.journaled:  # each write comes after its journal: none was made, there is nothing to undo
+            return
         try:
             if kind is not None and self.before:
                 _undo(self.root, {rel: (data, self.written[rel]) for rel, data in self.before.items()})
@@ -110,11 +116,43 @@ def interrupted(root: Path) -> str | None:
         return "an interrupted command"
 
 
+_TEMPORARY = re.compile(r"^\..+\.tmp-(\d+)$")
+"""What :func:`generator.files.write_atomic` names the file it writes before its rename."""
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def leftover_temporaries(root: Path) -> list[str]:
+    """The temporary files of atomic writes a killed command left under ``root`` (the
+    process that was writing them no longer runs), by relative path."""
+    found = []
+    for directory, folders, files in os.walk(root):
+        folders.sort()
+        for name in sorted(files):
+            match = _TEMPORARY.match(name)
+            if match and int(match.group(1)) != os.getpid() and not _running(int(match.group(1))):
+                found.append(Path(directory, name).relative_to(root).as_posix())
+    return found
+
+
 def recover(root: Path) -> list[str]:
-    """Undo the change a killed command left half made; what to tell the user."""
+    """Undo the change a killed command left half made, and remove the temporary files
+    killed writes left; what to tell the user."""
+    lines = []
+    for rel in leftover_temporaries(root):
+        (root / rel).unlink(missing_ok=True)
+        lines.append(f"removed {rel}, a temporary file a killed command left")
     path = root / JOURNAL
     if not path.is_file():
-        return []
+        return lines
     try:
         record = json.loads(path.read_bytes())
         command = str(record["command"])
@@ -122,9 +160,9 @@ def recover(root: Path) -> list[str]:
                  for rel, entry in record["files"].items()}
     except (ValueError, KeyError, TypeError, AttributeError):
         path.unlink()  # written atomically, so never half a journal: only a hand-made one is unreadable
-        return [f"removed an unreadable {JOURNAL}"]
+        return [*lines, f"removed an unreadable {JOURNAL}"]
     kept = _undo(root, files)
     path.unlink()
-    lines = [f"'{command}' was interrupted: its files are back as they were before it; run it again"]
+    lines.append(f"'{command}' was interrupted: its files are back as they were before it; run it again")
     lines += [f"  {rel} was changed since, and is left as it is: check it" for rel in kept]
     return lines

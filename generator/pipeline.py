@@ -643,8 +643,15 @@ def build(content_dir: Path, out_dir: Path, *, strict: bool = False, base_url: s
     serve``), the old tree swapped out is removed while the caller goes on (the next
     build waits for it, if it must)."""
     with few_collections():
-        return _build(content_dir, out_dir, strict=strict, base_url=base_url, theme_dir=theme_dir, emitters=emitters,
-                      search=search, cache=cache, progress=progress, jobs=jobs, linger=linger)
+        try:
+            return _build(content_dir, out_dir, strict=strict, base_url=base_url, theme_dir=theme_dir,
+                          emitters=emitters, search=search, cache=cache, progress=progress, jobs=jobs, linger=linger)
+        except ContentError:
+            raise  # the memos made are good ones: the next build, once the content is fixed, uses them
+        except BaseException:
+            if cache is not None:  # a full disk, a failed write: what the cache appended is given back
+                cache.discard()
+            raise
 
 
 def _build(content_dir: Path, out_dir: Path, *, strict: bool, base_url: str | None, theme_dir: Path | None,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections.abc import Mapping
+from typing import Any
 
 
 def slugify(text: str) -> str:
@@ -48,3 +50,49 @@ def natural_key(text: str) -> tuple[tuple[int, int, str] | str, ...]:
     folded = "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch)).casefold()
     parts = re.split(r"(\d+)", folded)
     return (*((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts if p), text)
+
+
+def _forbidden_class() -> str:
+    noncharacters = "".join(f"{chr(plane << 16 | 0xFFFE)}{chr(plane << 16 | 0xFFFF)}" for plane in range(17))
+    return f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef{noncharacters}]"
+
+
+FORBIDDEN_CHARACTERS = re.compile(_forbidden_class())
+"""Code points no output may hold: XML 1.0 refuses C0 controls other than tab, line feed and
+carriage return, surrogates and U+FFFE/U+FFFF (a feed holding one is not well-formed); HTML
+makes every control (DEL and C1 too) and every noncharacter a parse error."""
+
+
+def without_forbidden(text: str) -> str:
+    """``text`` without :data:`FORBIDDEN_CHARACTERS` (a carriage return is kept: text read
+    from content has none left, see :func:`generator.files.decode_text`)."""
+    return FORBIDDEN_CHARACTERS.sub("", text)
+
+
+def forbidden_shown(text: str) -> str:
+    """``text`` with each of :data:`FORBIDDEN_CHARACTERS` (and a carriage return) written as
+    the escape that put it there (``\\x0b``, ``\\ufffe``): a YAML string holds one only
+    through such an escape, so the reader sees what the file says."""
+    if FORBIDDEN_CHARACTERS.search(text) is None and "\r" not in text:
+        return text
+    return FORBIDDEN_CHARACTERS.sub(_escape, text).replace("\r", "\\x0d")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def model_words(text: str) -> str:
+    """What a model (or a server) wrote, as every output shows it: each character that could
+    drive a terminal, break a feed or reorder what a reader sees (controls, bidi controls,
+    line separators, noncharacters) written as its escape, as the terminal shows it."""
+    from generator.terminal import visible
+
+    return visible(forbidden_shown(text), keep_newlines=True)
+
+
+def provenance_shown(provenance: Mapping[str, Any]) -> dict[str, Any]:
+    """A record's provenance (its ``model`` string is the server's word) with every string
+    value as :func:`model_words` shows it."""
+    return {key: model_words(value) if isinstance(value, str) else value for key, value in provenance.items()}

@@ -146,23 +146,27 @@ def test_a_build_writes_each_value_as_it_is_made_and_holds_none(tmp_path: Path) 
     assert cache.counts.redone.get("note-outputs", 0) > 0
     assert all(entries == {} for entries in cache.memos.values()), "every value is in the store, none held"
 
+    before = _index(out)
+    pack = default_cache_path(out).with_name(before[1])
+    size = pack.stat().st_size
+    sizes: list[int] = []
+
     class Failing:
         name = "failing"
 
         def emit(self, site: object, theme: object, memo: object) -> Iterator[tuple[str, bytes]]:
+            sizes.append(pack.stat().st_size)
             yield from ()
-            raise RuntimeError("killed after the notes were made")
+            raise RuntimeError("failed after the notes were made")
 
-    before = _index(out)
-    pack = default_cache_path(out).with_name(before[1])
-    size = pack.stat().st_size
     note = sorted((content / "notes").glob("*.md"))[1]
     _append(note, "\nAvant la panne.\n")
     with pytest.raises(RuntimeError):
         build(content, out, search=False, cache=BuildCache.open(default_cache_path(out)),
               emitters=(*EMITTERS, Failing()))
-    assert pack.stat().st_size > size, "what the failed build made was written at once"
-    assert _index(out) == before, "but the index names none of it"
+    assert sizes[0] > size, "what the failed build made was written at once"
+    assert pack.stat().st_size == size, "and given back when it failed (on a full disk, it would keep it full)"
+    assert _index(out) == before, "the index names none of it"
     cache = _build(content, out)
     assert cache.counts.reused.get("anchors", 0) > 0
     full = tmp_path / "full"

@@ -216,6 +216,27 @@ def test_a_full_output_disk_is_a_clear_error_and_the_site_stays(small: Path, dis
     assert site_files(out) == previous and _leftovers(out) == []
 
 
+def test_a_build_failing_on_a_full_disk_gives_back_what_its_cache_appended(small: Path, disk) -> None:
+    """The build cache appends each value it makes to its pack on the same disk as the
+    site; a build that fails because that disk is full takes those bytes back, so the
+    disk is left with the room it had, not kept full by the failed build's cache."""
+    where, mounted = disk
+    if not mounted:
+        pytest.skip("needs a tmpfs of its own to fill (running as root)")
+    out, cache = where / "site", where / "cache.pickle"
+    assert _carnet("build", small, "--out", out, "--no-search", "--cache", cache).returncode == 0
+    words = " ".join(f"mot{n}" for n in range(400_000))  # 3 MB of text: more than the disk has left
+    with (small / NOTE).open("a", encoding="utf-8") as note:
+        note.write(f"\n{words}\n")
+    packs = {p.name: p.stat().st_size for p in where.glob("cache.memos.*.pack")}
+    free = os.statvfs(where).f_bavail
+    run = _carnet("build", small, "--out", out, "--no-search", "--cache", cache)
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+    assert "No space left on device" in run.stderr
+    assert {p.name: p.stat().st_size for p in where.glob("cache.memos.*.pack")} == packs
+    assert os.statvfs(where).f_bavail >= free - 2, "the failed build left nothing on the disk"
+
+
 # -- the LLM endpoint: down, failing, cut off ------------------------------------------------
 
 def _closed_port() -> int:
@@ -363,6 +384,25 @@ def test_apply_of_extractions_killed_after_any_write_is_undone_then_redone(small
     assert "la réserve est de 800 euros" in (reference / "notes" / "conseil-a.extractions.yaml").read_text("utf-8")
     kills = _kill_apply_at_every_write(small, item.path, _tree(reference))
     assert kills >= 3
+
+
+def test_apply_killed_inside_an_atomic_write_leaves_no_temporary_file(small: Path) -> None:
+    """A kill between an atomic write's temporary file and its rename leaves that hidden
+    file in content/; the next writing command removes it and says so."""
+    from generator.commands.proposals import propose
+
+    proposal = propose(small, "wiki-budget").path
+    before = _tree(small)
+    for nth in (1, 2):
+        run = _carnet("apply", proposal, moment=("os:replace", "before", nth))
+        assert run.returncode == -signal.SIGKILL, run.stderr
+        left = [rel for rel in _tree(small) if ".tmp-" in rel]
+        assert left, "the kill left the temporary file of the write it interrupted"
+        again = _carnet("apply", proposal)
+        assert again.returncode == 0 and "Traceback" not in again.stderr, again.stderr
+        assert f"removed {left[0]}, a temporary file a killed command left" in again.stderr, again.stderr
+        assert not [rel for rel in _tree(small) if ".tmp-" in rel]
+        _restore(small, before)
 
 
 def test_an_interrupted_change_never_undoes_a_file_edited_by_hand_since(small: Path) -> None:

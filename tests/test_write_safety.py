@@ -468,6 +468,8 @@ def test_a_full_or_read_only_disk_refuses_the_write_and_changes_nothing(disk: Pa
     assert any(name in run.err for name in names), f"the message names the file it could not write:\n{run}"
     reason = "Read-only file system" if fault == "read-only" else "No space left on device"
     assert reason in run.err, str(run)
+    if not (disk / "content" / ".carnet-change.json").exists():  # no journal could be kept: none is claimed
+        assert "journal" not in run.err and "fails until then" not in run.err, str(run)
     if fault == "read-only":
         subprocess.run(["mount", "-o", "remount,rw", str(disk)], check=True)
     else:
@@ -484,6 +486,26 @@ def test_a_full_or_read_only_disk_refuses_the_write_and_changes_nothing(disk: Pa
     again = carnet(*args)
     no_traceback(again)
     assert again.code == 0, str(again)
+
+
+def test_analyse_on_a_read_only_disk_says_nothing_was_written(disk: Path, llm_server) -> None:
+    """``carnet analyse`` on a read-only content folder: exit 2, the file and the reason,
+    and no word of a journal (none could be written, nothing was changed)."""
+    content = copy_fixture("small", disk)
+    configure_llm(content, llm_server.url)
+    llm_server.respond(Answers().respond)
+    before = tree(content)
+    subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+    try:
+        run = carnet("analyse", "conseil-a", "--notebook", "conseil", "--content", content)
+    finally:
+        subprocess.run(["mount", "-o", "remount,rw", str(disk)], check=True)
+    no_traceback(run)
+    said = run.out + run.err
+    assert run.code == 2 and "Read-only file system" in said, str(run)
+    assert "journal" not in said and "fails until then" not in said, str(run)
+    assert tree(content) == before
+    assert carnet("check", "--strict", content).code == 0
 
 
 # -- 6. a half-applied change is never published ---------------------------------------------

@@ -24,6 +24,7 @@ from generator.answering.passages import Passage
 from generator.corpus.verdicts import Verdict, text_hash
 from generator.synthesis.audit import SourceState
 from generator.synthesis.claims import claim_text
+from generator.text import model_words
 from generator.verification.states import PairState, Reason, pair_state, verbatim
 
 MAX_STATEMENTS = 20
@@ -198,13 +199,15 @@ def assemble(question: str, data: Mapping[str, Any], given: Mapping[str, Passage
     refused: list[RefusedQuote] = []
     statements: list[Statement] = []
     for number, item in enumerate(written, 1):
-        text = claim_text(str(item.get("text", "")))  # as a saved answer's claims will be read
+        # as a saved answer's claims will be read; a model's controls and bidi as escapes, as everywhere
+        text = claim_text(model_words(str(item.get("text", ""))))
         numbers: list[int] = []
         for cited in list(item.get("citations", []))[:MAX_CITATIONS]:
             passage_id, quote = str(cited.get("passage", "")).strip(), str(cited.get("quote", ""))
             landed = _anchor(passage_id, quote, given, anchored)
             if isinstance(landed, RefusedQuote):
-                refused.append(RefusedQuote(number, passage_id, quote, landed.refusal, landed.detail))
+                refused.append(RefusedQuote(number, model_words(passage_id), model_words(quote), landed.refusal,
+                                            landed.detail))
                 continue
             note, portions = landed
             key = (note, portions)

@@ -12,6 +12,7 @@ from typing import Any
 from generator.corpus.fields import Fields
 from generator.corpus.source import YamlList, YamlMap, plain
 from generator.problems import Problem
+from generator.text import provenance_shown
 
 STATUSES = ("draft", "adopted")
 """Statuses written in a history; "superseded" is derived, never written."""
@@ -231,7 +232,7 @@ def _answer(f: Fields, body: str) -> AnswerRecord:
                 "Write its statements under the front matter (ask again with 'carnet ask --save'), or set "
                 "'not_in_corpus: true' if the model found no answer in the passages retrieved.")
     return AnswerRecord(question, mode, tuple(a.text_list("searched")), tuple(categories),
-                        not_in_corpus, tuple(retrieved), tuple(quotes), plain(provenance),
+                        not_in_corpus, tuple(retrieved), tuple(quotes), provenance_shown(plain(provenance)),
                         f.line_of("asked"), tuple(refused))
 
 

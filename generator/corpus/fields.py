@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 from generator.corpus.source import YamlList, YamlMap
 from generator.problems import Problem, Severity
+from generator.text import forbidden_shown
 
 E = TypeVar("E", bound=Enum)
 
@@ -98,7 +99,7 @@ class Fields:
         if not isinstance(value, str):
             self._wrong(key, "a string", value)
             return default or ""
-        return value.strip()
+        return forbidden_shown(value.strip())
 
     def flag(self, key: str, default: bool) -> bool:
         if not self.has(key):
@@ -168,7 +169,7 @@ class Fields:
             return empty
         value = self.data[key]
         if isinstance(value, str):
-            single = YamlList([value.strip()])
+            single = YamlList([forbidden_shown(value.strip())])
             single.line, single.item_lines = self.line_of(key), [self.line_of(key)]
             return single
         if not isinstance(value, YamlList):
@@ -180,7 +181,7 @@ class Fields:
         result.line, result.item_lines = value.line, []
         for index, item in enumerate(value):
             if isinstance(item, str) and item.strip():
-                result.append(item.strip())
+                result.append(forbidden_shown(item.strip()))
                 result.item_lines.append(value.line_of(index))
             else:
                 self.error(key, "wrong-type",

@@ -8,10 +8,12 @@ parsing functions (one per content kind). Cross-file checks live in
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import functools
 import hashlib
 import os
 import posixpath
+import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from generator.corpus.article import ANSWER_KEYS, ArticleSpec, parse_answer, parse_article
-from generator.corpus.assets import AssetRefusal, asset_refusal
+from generator.corpus.assets import AssetRefusal, asset_refusal, shown_name
 from generator.corpus.fields import ID_PATTERN, MAX_SLUG, SLUG_PATTERN, Fields, slug_too_long
 from generator.corpus.model import (
     AuthorRule,
@@ -48,7 +50,7 @@ from generator.files import decode_text
 from generator.markup import link_is_safe, site_address_problem
 from generator.memo import NO_MEMO, Memo
 from generator.problems import Problem, Severity
-from generator.text import category_slug
+from generator.text import FORBIDDEN_CHARACTERS, category_slug, without_forbidden
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -165,7 +167,13 @@ def read_content_dir(root: Path, known: KnownFiles | None = None) -> ContentFile
         try:
             with os.scandir(directory) as scan:
                 entries = sorted(scan, key=lambda entry: entry.name)
-        except OSError:  # a directory that cannot be listed is passed over, as os.walk does
+        except OSError as exc:  # nothing under it is published: said, never silently left out
+            files.problems.append(Problem(
+                rel_dir.rstrip("/") or ".", None, "unreadable-directory",
+                f"this directory cannot be read ({exc.strerror or exc}): nothing under it is published",
+                "Make it readable, or shorten its path (a path longer than the system allows, 4,096 bytes "
+                "on Linux, cannot be opened)." if exc.errno == errno.ENAMETOOLONG else "Make it readable.",
+                Severity.WARNING))
             return
         directories = [entry for entry in entries if _is_dir(entry)]
         for entry in directories:
@@ -207,7 +215,7 @@ def read_content_dir(root: Path, known: KnownFiles | None = None) -> ContentFile
         if top == "assets":
             refusal = _asset_refusal(rel, Path(path))
             if refusal is not None:
-                files.problems.append(Problem(rel, refusal.line, "active-asset",
+                files.problems.append(Problem(shown_name(rel), refusal.line, refusal.kind.value,  # one line, escaped
                                               f"this asset is not published: {refusal.reason}", refusal.hint))
                 return
             files.assets.add(rel)
@@ -523,16 +531,24 @@ def _parse_settings(data: bytes | None, problems: list[Problem]) -> SiteSettings
         contest_url = ""
     _check_outputs(f)
     _check_selection(f)
+    language = f.text("language", "fr")
+    if not LANGUAGE_TAG.fullmatch(language):  # it names the UI strings' file and the pages' lang attribute
+        f.error("language", "invalid-value", f"language {language[:80]!r} is not a language tag",
+                "Write a BCP 47 tag such as 'fr', 'en' or 'fr-CA'.")
+        language = "fr"
     return SiteSettings(
         title=f.text("title", hint="Add 'title: …', the site's name."),
         base_url=base_url or "/",
-        language=f.text("language", "fr"),
+        language=language,
         licence=licence,
         description=f.text("description", ""),
         contest_url=contest_url,
         extra={key: f.data[key] for key in extra_keys if key in f.data},
     )
 
+
+LANGUAGE_TAG = re.compile(r"[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8}){0,4}")
+"""A BCP 47 language tag, as far as a site needs one (language, script, region, variants)."""
 
 OUTPUT_SIZES = {"llms_full_cap": "bytes", "page_budget_kb": "KB, gzipped", "feed_entries": "entries of each feed"}
 """The sizes ``outputs:`` sets (each a whole number above 0), and their unit."""
@@ -686,12 +702,32 @@ def _parse_axes(f: Fields) -> tuple[Axis, ...]:
     return tuple(axes)
 
 
+def _forbidden_left_out(text: str, rel: str, problems: list[Problem]) -> str:
+    """A note's text without the characters no page may hold (a DEL pasted from a terminal,
+    a form feed): each line holding some is named in a warning, and the rest of the text
+    is published as it is. Lines keep their numbers: no line feed is ever forbidden."""
+    if FORBIDDEN_CHARACTERS.search(text) is None:
+        return text
+    lines = text.split("\n")
+    for number, line in enumerate(lines, start=1):
+        found = sorted(set(FORBIDDEN_CHARACTERS.findall(line)))
+        if found:
+            named = ", ".join(f"U+{ord(character):04X}" for character in found)
+            problems.append(Problem(
+                rel, number, "control-character",
+                f"this line holds {named}, a character no web page or feed may hold: it is left out of the site",
+                "Delete it (an editor showing invisible characters finds it), or write what it stood for.",
+                severity=Severity.WARNING))
+    return without_forbidden(text)
+
+
 def _parse_note(rel: str, slug: str, data: bytes, sidecar: tuple[str, Any] | None,
                 problems: list[Problem]) -> Note | None:
     text, decode_problems = decode_text(data, rel)
     problems += decode_problems
     if text is None:
         return None
+    text = _forbidden_left_out(text, rel, problems)
     doc = split_front_matter(text, rel)
     problems += doc.problems
     if doc.meta is None and doc.problems:

@@ -10,6 +10,7 @@ from typing import Any
 from generator.corpus.fields import Fields
 from generator.corpus.source import YamlList
 from generator.problems import Problem
+from generator.text import model_words, provenance_shown
 
 
 @dataclass(frozen=True)
@@ -74,8 +75,8 @@ def parse_oppositions(rel: str, value: Any, problems: list[Problem]) -> Oppositi
                 o.error("provenance", "missing-field", "the opposition's own provenance does not say how it was found",
                         "Write 'provenance: {method: …}' (llm, scripted or human), or remove it.")
                 own = None
-            found.append(Opposition(o.text("a"), o.text("b"), o.text("question", ""),
-                                    dict(own) if isinstance(own, dict) else None, o.line))
+            found.append(Opposition(o.text("a"), o.text("b"), model_words(o.text("question", "")),
+                                    provenance_shown(own) if isinstance(own, dict) else None, o.line))
     examined = []
     listed = f.items("examined", "Leave the list 'carnet select --oppositions' writes, or remove it (the pass "
                                "then starts again).")
@@ -91,5 +92,5 @@ def parse_oppositions(rel: str, value: Any, problems: list[Problem]) -> Oppositi
                     "of its pass and its provenance", "Leave what 'carnet select --oppositions' wrote, or remove "
                     "the item (its request is then sent again).")
             continue
-        examined.append(Examined(e.text("request"), tuple(chunks), of, dict(own)))
-    return OppositionRecord(f.text("wiki"), tuple(found), dict(provenance), rel, tuple(examined))
+        examined.append(Examined(e.text("request"), tuple(chunks), of, provenance_shown(own)))
+    return OppositionRecord(f.text("wiki"), tuple(found), provenance_shown(provenance), rel, tuple(examined))

@@ -11,6 +11,7 @@ from typing import Any
 from generator.corpus.fields import Fields
 from generator.corpus.source import YamlList, YamlMap
 from generator.problems import Problem
+from generator.text import provenance_shown
 
 METHODS = ("llm", "scripted", "human")
 OPERATIONS = ("NoChange", "AppendToSection", "ReplaceSection", "InsertSection")
@@ -84,7 +85,7 @@ def _provenance(f: Fields) -> dict[str, Any]:
         f.error("provenance", "missing-field", "the proposal does not say how it was made",
                 f"Add 'provenance: {{method: …}}' with one of: {', '.join(METHODS)}.")
         return {"method": "unknown"}
-    return dict(provenance)
+    return provenance_shown(provenance)
 
 
 def _raw_text(f: Fields, key: str) -> str:

@@ -19,6 +19,7 @@ from typing import Any
 from generator.corpus.fields import Fields
 from generator.corpus.source import YamlList
 from generator.problems import Problem
+from generator.text import model_words, provenance_shown
 
 VERDICTS = ("supported", "partial", "unsupported")
 METHODS = ("llm", "scripted", "human")
@@ -183,8 +184,8 @@ def parse_verdicts(rel: str, value: Any, problems: list[Problem], records: Verif
             v.error("provenance", "missing-field", "the verdict does not say who or what judged it",
                     f"Add 'provenance: {{method: …, date: …}}' with one of: {', '.join(METHODS)}.")
             continue
-        record = Verdict(v.text("claim_sha256"), v.text("source_sha256"), verdict, v.text("rationale", ""),
-                         dict(provenance), rel, v.line, len(records.records))
+        record = Verdict(v.text("claim_sha256"), v.text("source_sha256"), verdict, model_words(v.text("rationale", "")),
+                         provenance_shown(provenance), rel, v.line, len(records.records))
         records.records.append(record)
         key = (record.article, record.claim_sha256, record.source_sha256)
         previous = records.verdicts.get(key)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import posixpath
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -28,7 +29,9 @@ def _load_strings(root: Path, language: str) -> dict[str, Any]:
     """``strings/<language>.yaml``; a regional tag falls back to its language (fr-CA → fr),
     an unknown language to French, the theme's own language."""
     folder = root / "strings"
-    for name in (language, language.split("-")[0], "fr"):
+    # only a language tag names a file here (settings refuse anything else; a path never reaches a file)
+    tried = (language, language.split("-")[0]) if re.fullmatch(r"[A-Za-z0-9-]{1,40}", language) else ()
+    for name in (*tried, "fr"):
         path = folder / f"{name}.yaml"
         if path.is_file():
             try:

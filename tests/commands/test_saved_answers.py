@@ -249,3 +249,25 @@ def test_carnet_verify_judges_a_saved_answers_pairs_like_an_articles(small: Path
     build(small, out)
     (link,) = page(out, "reserve").select(".note-body a.citation")
     assert "reason-not-judged" not in link["class"], "the verdict recorded gives the pair its state"
+
+
+def test_controls_and_bidi_a_model_wrote_reach_no_output_raw(small: Path, llm_server, tmp_path: Path) -> None:
+    """ESC (which drives a terminal) and bidi overrides (which reorder what a reader sees)
+    in a model's answer and in its judge's rationale are shown as escapes in every output
+    — page, text, Markdown, JSON, llms-full.txt — as in the terminal (issue 56)."""
+    configure(small, llm_server.url)
+    budget = passage_with(small, "quatre mille")
+    llm_server.script(reply(answer(("Le budget \x1b[2J a été voté \u202eà l'unanimité.",
+                                    [(budget, "voté à l'unanimité")]))),
+                      reply(json.dumps({"verdicts": [{"pair": "p1", "verdict": "supported",
+                                                      "rationale": "Le passage \u202e le dit \x1b]0;x\x07."}]})))
+    assert main(["ask", QUESTION, "--content", str(small), "--no-tools", "--save", "budget-vote"]) == 0
+    qualify(small)
+    out = tmp_path / "site"
+    build(small, out, search=False)
+    raw = {rel.relative_to(out).as_posix(): rel.read_bytes().decode("utf-8") for rel in out.rglob("*")
+           if rel.is_file() and rel.suffix in (".html", ".txt", ".md", ".json", ".xml", ".jsonld")}
+    for rel, text in raw.items():
+        assert "\x1b" not in text and "\u202e" not in text and "\x07" not in text, rel
+    assert "\\u202e" in raw["llms-full.txt"] and "\\x1b[2J" in raw["notes/budget-vote.txt"]
+    assert "\\u202e le dit" in raw["notes/budget-vote.html"], "the judge's rationale, escaped"

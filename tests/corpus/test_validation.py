@@ -203,6 +203,18 @@ def test_a_licence_link_must_be_an_http_address(small: Path, url: str) -> None:
     assert analysis.corpus.settings.licence.url is None and analysis.corpus.settings.licence.name == "CC BY 4.0"
 
 
+@pytest.mark.parametrize("language", ["/tmp/strings", "../../etc/x", "fr\nen", "français", ""])
+def test_the_language_must_be_a_language_tag(small: Path, language: str) -> None:
+    """``language:`` names the UI strings' file and every page's ``lang``: a path or any
+    text but a language tag is an error at its line, and the site stays in French."""
+    replace(small, "carnet.yaml", "language: fr", f"language: {json.dumps(language)}")
+    analysis = check_content(small)
+    (problem,) = [p for p in analysis.problems if p.file == "carnet.yaml" and p.is_error]
+    assert problem.code == "invalid-value" and "not a language tag" in problem.message
+    assert problem.line == line_of(small, "carnet.yaml", "language:")
+    assert analysis.corpus.settings.language == "fr"
+
+
 @pytest.mark.parametrize("url, reason", [
     ('https://example.org/"onload="x/', "which would need escaping"),
     ("https://example.org/a b/", "which would need escaping"),
