@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_block import StateBlock
+from markdown_it.rules_block import table as gfm_table
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
@@ -127,10 +129,87 @@ def _report_too_deep(md: MarkdownIt) -> None:
     md.block.tokenize = guarded  # type: ignore[method-assign, assignment]
 
 
+MAX_TABLE_CELLS = 20_000
+"""Cells the tables of one body hold together, header cells included (2,000 rows of 10
+columns). markdown-it makes three tokens of a cell (about 1.3 KB with the element it joins)
+and gives every row as many cells as its header has, however short the row: a 600-column
+table of empty cells cost 800 bytes of memory per byte of the note, a 600-column header over
+rows of ``|x|`` far more. Past the bound a table's next rows are read as the paragraph they
+then are (their text kept), and :func:`parse_bounded` says from which line."""
+
+_TABLE_CELLS = "carnet_table_cells"  # env key: cells the body's tables hold so far
+_TABLES_CUT = "carnet_tables_cut"  # env key: the TableCut of each table the bound cut
+
+ALIGN_CLASSES = {"text-align:left": "align-left", "text-align:center": "align-center",
+                 "text-align:right": "align-right"}
+"""markdown-it's ``style`` of an aligned column (``|:-:|``) → the class the stylesheet aligns:
+the site's CSP (``style-src 'self'``) blocks every ``style`` attribute."""
+
+
+@dataclass(frozen=True)
+class TableCut:
+    """A table cut at :data:`MAX_TABLE_CELLS`.
+
+    Attributes:
+        start: the table's first line (0-based, in the body).
+        text_from: its first line read as text instead (``start`` when no cell was left for it).
+    """
+
+    start: int
+    text_from: int
+
+
+def _line(state: StateBlock, line: int) -> str:
+    return state.src[state.bMarks[line] + state.tShift[line]:state.eMarks[line]]
+
+
+def _row_follows(state: StateBlock, line: int, end_line: int) -> bool:
+    """Whether markdown-it's table rule would read ``line`` as one more row (its own tests,
+    in its own order: indent, a block that ends a table, a blank line, code)."""
+    if line >= end_line or state.sCount[line] < state.blkIndent:
+        return False
+    parent, state.parentType = state.parentType, "table"
+    try:
+        if any(rule(state, line, end_line, True) for rule in state.md.block.ruler.getRules("blockquote")):
+            return False
+    finally:
+        state.parentType = parent
+    return bool(_line(state, line).strip()) and not state.is_code_block(line)
+
+
+def _bounded_table(state: StateBlock, start_line: int, end_line: int, silent: bool) -> bool:
+    """markdown-it's table rule, given only the rows that fit in what is left of
+    :data:`MAX_TABLE_CELLS`, its alignments written as classes."""
+    if not gfm_table(state, start_line, end_line, True):
+        return False
+    # the rule has checked the delimiter row: one non-empty part per column
+    columns = sum(1 for part in _line(state, start_line + 1).split("|") if part.strip())
+    left = MAX_TABLE_CELLS - state.env.get(_TABLE_CELLS, 0)
+    if left < columns:  # not even its header: the whole table is text
+        if not silent:
+            state.env.setdefault(_TABLES_CUT, []).append(TableCut(start_line, start_line))
+        return False
+    if silent:
+        return True
+    limit = min(end_line, start_line + 1 + left // columns)  # the header, the delimiter, then rows
+    first = len(state.tokens)
+    gfm_table(state, start_line, limit, False)
+    state.env[_TABLE_CELLS] = state.env.get(_TABLE_CELLS, 0) + columns * (state.line - start_line - 1)
+    if state.line == limit and _row_follows(state, limit, end_line):
+        state.env.setdefault(_TABLES_CUT, []).append(TableCut(start_line, limit))
+    for token in state.tokens[first:]:
+        if token.attrs:
+            style = token.attrs.pop("style", None)
+            if style is not None:
+                token.attrs["class"] = ALIGN_CLASSES[str(style)]
+    return True
+
+
 def make_parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False,
                                    "maxNesting": MAX_NESTING})
     md.enable(["table", "strikethrough"])
+    md.block.ruler.at("table", _bounded_table, {"alt": ["paragraph", "reference"]})
     md.validateLink = link_is_safe  # type: ignore[method-assign]
     md.inline.ruler.before("link", "wikilink", _wikilink_rule)
     _report_too_deep(md)
@@ -147,14 +226,35 @@ def parse(body: str) -> list[Token]:
 def parse_checked(body: str) -> tuple[list[Token], list[tuple[int, int]]]:
     """The tokens of ``body``, and each range of its lines (0-based, end excluded) that
     the parser dropped for being nested :data:`MAX_NESTING` levels deep."""
+    parsed = parse_bounded(body)
+    return parsed.tokens, parsed.too_deep
+
+
+@dataclass(frozen=True)
+class ParsedBody:
+    """A body's tokens and where the parser's bounds changed how it was read.
+
+    Attributes:
+        tokens: markdown-it's block tokens.
+        too_deep: each range of lines (0-based, end excluded) dropped for being nested
+            :data:`MAX_NESTING` levels deep.
+        tables_cut: each table whose rows past :data:`MAX_TABLE_CELLS` were read as text.
+    """
+
+    tokens: list[Token]
+    too_deep: list[tuple[int, int]]
+    tables_cut: list[TableCut]
+
+
+def parse_bounded(body: str) -> ParsedBody:
     # One parser for the process: building one costs as much as parsing a short note,
     # and parsing keeps no state between calls (each call gets fresh env and tokens).
     global _PARSER
     if _PARSER is None:
         _PARSER = make_parser()
-    env: dict[str, list[tuple[int, int]]] = {}
+    env: dict[str, Any] = {}  # markdown-it's env: what the rules above record
     tokens = _PARSER.parse(body, env)
-    return tokens, env.get(_TOO_DEEP, [])
+    return ParsedBody(tokens, env.get(_TOO_DEEP, []), env.get(_TABLES_CUT, []))
 
 
 def leaf_text(token: Token) -> str:

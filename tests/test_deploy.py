@@ -17,7 +17,7 @@ import yaml
 from bs4 import BeautifulSoup
 
 from generator.pipeline import build, check_content
-from generator.site.headers import SECURITY_HEADERS
+from generator.site.headers import ASSET_HEADERS, ASSETS, SECURITY_HEADERS, headers_for
 from support.corpus import replace, site_files
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,6 +34,22 @@ def test_netlify_sends_the_headers_the_site_is_tested_under() -> None:
         everything["Permissions-Policy"], "HSTS and a Permissions-Policy (issue 19)"
     static = next(h for h in config["headers"] if h["for"] == "/static/*")["values"]
     assert "immutable" in static["Cache-Control"]
+
+
+def test_netlify_sends_the_assets_a_sandboxed_policy_of_their_own() -> None:
+    """Issue 56: /assets/* gets a policy that replaces the site's (its rule comes after /*),
+    the one `carnet serve` and the browser tests send there (headers_for)."""
+    config = tomllib.loads((ROOT / "netlify.toml").read_text(encoding="utf-8"))
+    rules = [rule["for"] for rule in config["headers"]]
+    assert ASSETS == "/assets/" and rules.index("/assets/*") > rules.index("/*")
+    assets = next(h for h in config["headers"] if h["for"] == "/assets/*")["values"]
+    assert assets == ASSET_HEADERS
+    policy = assets["Content-Security-Policy"].split("; ")
+    assert policy[0] == "sandbox" and "default-src 'none'" in policy and not any("script" in d for d in policy)
+    merged = {**next(h for h in config["headers"] if h["for"] == "/*")["values"], **assets}  # later rules win
+    assert merged == headers_for("/assets/doc/scan.pdf") and merged["X-Content-Type-Options"] == "nosniff"
+    assert headers_for("/notes/a.html") == SECURITY_HEADERS
+    assert headers_for("/./ASSETS//x.pdf") == merged, "the address a server would find the file at"
 
 
 def test_aliases_redirect_and_old_wikilinks_follow(small: Path, tmp_path: Path) -> None:

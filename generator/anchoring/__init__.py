@@ -11,7 +11,7 @@ from generator.anchoring.elements import Document, Element, segment
 from generator.anchoring.exact import ExactSearch
 from generator.anchoring.resolve import Anchor, AnchorStatus, Portion, project, relocation_budget, resolve_quote
 from generator.corpus.model import Note
-from generator.markup import MAX_NESTING, parse_checked
+from generator.markup import MAX_NESTING, MAX_TABLE_CELLS, TableCut, parse_bounded
 from generator.problems import Problem, Severity
 
 __all__ = ["Anchor", "AnchorFacts", "AnchorStatus", "AnchoredNote", "Document", "Element", "Portion", "anchor_note"]
@@ -55,10 +55,10 @@ class AnchorFacts:
 
 
 def anchor_note(note: Note) -> tuple[AnchoredNote, list[Problem]]:
-    tokens, too_deep = parse_checked(note.body)
-    document = segment(tokens, note.body_line, transcript=note.media is not None, body=note.body)
+    parsed = parse_bounded(note.body)
+    document = segment(parsed.tokens, note.body_line, transcript=note.media is not None, body=note.body)
     anchors: dict[str, Anchor] = {}
-    problems: list[Problem] = nesting_problems(note, too_deep)
+    problems: list[Problem] = nesting_problems(note, parsed.too_deep) + table_problems(note, parsed.tables_cut)
     if not note.extractions:  # the projection serves the quotes alone (0.5 s of 5,000 notes without any)
         return AnchoredNote(document, anchors), problems
     projection = project(document.elements)
@@ -81,6 +81,22 @@ def anchor_note(note: Note) -> tuple[AnchoredNote, list[Problem]]:
                 "Check the passage, then run 'carnet check --fix-anchors --write' to record the note's "
                 "current text as the quote.", Severity.NOTICE))
     return AnchoredNote(document, anchors), problems
+
+
+def table_problems(note: Note, cuts: list[TableCut]) -> list[Problem]:
+    """One warning per table cut at :data:`MAX_TABLE_CELLS`, at its first line read as text."""
+    problems = []
+    for cut in cuts:
+        table_line = note.body_line + cut.start
+        what = "this table" if cut.text_from == cut.start else \
+            f"the table of line {table_line} (its rows from here on)"
+        problems.append(Problem(
+            note.source.file, note.body_line + cut.text_from, "table-too-large",
+            f"the note's tables hold more than {MAX_TABLE_CELLS:,} cells: {what} is shown as plain text, "
+            "not as a table (every row is given as many cells as its header, each costing memory to build)",
+            "Split the table over several notes, or publish it as a CSV file under assets/ and link it.",
+            Severity.WARNING))
+    return problems
 
 
 def nesting_problems(note: Note, too_deep: list[tuple[int, int]]) -> list[Problem]:

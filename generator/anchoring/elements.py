@@ -149,10 +149,13 @@ def segment(tokens: list[Token], body_line: int, transcript: bool = False, body:
     stack: list[tuple[str, int]] = []  # open block tokens: (type, index)
     row: tuple[int, list[tuple[int, str]]] | None = None  # (tr index, [(inline index, text)])
     pending: list[tuple[str, str, int, int | None, list[tuple[int, int]], int | None, int]] = []
+    carrying: set[int] = set()  # the tokens already given an element's id (a set: a long list looks each up)
 
     def add(kind: str, text: str, line_index: int | None, id_token: int | None,
             inlines: list[tuple[int, int]], block: int | None, level: int = 0) -> None:
         pending.append((kind, text, line_index if line_index is not None else 0, id_token, inlines, block, level))
+        if id_token is not None:
+            carrying.add(id_token)
 
     for index, token in enumerate(tokens):
         if token.nesting == 1:
@@ -201,7 +204,7 @@ def segment(tokens: list[Token], body_line: int, transcript: bool = False, body:
             id_token: int | None = parent_index
             if tokens[parent_index].hidden:  # tight list: the <p> is not rendered
                 li = next((i for k, i in reversed(stack) if k == "list_item_open"), None)
-                id_token = li if li is not None and li not in [p[3] for p in pending] else None
+                id_token = li if li is not None and li not in carrying else None
             if not text.strip():
                 continue
             line = token.map[0] if token.map else None
@@ -230,16 +233,31 @@ def segment(tokens: list[Token], body_line: int, transcript: bool = False, body:
             offset += len(SEPARATOR)
         doc.starts.append(offset)
         offset += len(text)
-    taken: set[str] = set()
-    for index, element in enumerate(doc.elements):
-        if element.kind == "heading":
-            slug = slugify(element.text)
-            if slug.startswith(RESERVED_ID_PREFIXES):
-                slug = "h-" + slug
-            candidate, number = slug, 1
-            while candidate in taken:
-                number += 1
-                candidate = f"{slug}-{number}"
-            taken.add(candidate)
-            doc.heading_ids[index] = candidate
+    headings = [index for index, element in enumerate(doc.elements) if element.kind == "heading"]
+    for index, heading_id in zip(headings, heading_ids([doc.elements[i].text for i in headings]), strict=True):
+        doc.heading_ids[index] = heading_id
     return doc
+
+
+def heading_ids(texts: list[str]) -> list[str]:
+    """The readable id of each heading, in reading order: its slug, numbered from its second
+    occurrence on with the first number free (``titre``, ``titre-2``; a heading written
+    ``Titre 2`` after two ``Titre`` gets ``titre-2-2``). These are public addresses: the
+    numbering never changes. Each slug's search resumes where it last stopped (an id once
+    taken stays taken), so n identical headings cost n steps, not n²/2."""
+    taken: set[str] = set()
+    next_number: dict[str, int] = {}
+    ids = []
+    for text in texts:
+        slug = slugify(text)
+        if slug.startswith(RESERVED_ID_PREFIXES):
+            slug = "h-" + slug
+        number = next_number.get(slug, 1)
+        candidate = slug if number == 1 else f"{slug}-{number}"
+        while candidate in taken:
+            number += 1
+            candidate = f"{slug}-{number}"
+        taken.add(candidate)
+        next_number[slug] = number + 1
+        ids.append(candidate)
+    return ids

@@ -13,11 +13,13 @@ Each rebuild prints one line with its result on stdout. A content error prints e
 problem with file:line on stderr, as ``carnet check`` does, and a line saying the previous
 site stays served; the open page shows them in an overlay.
 
-Only files inside the output directory are ever served, symbolic links included: any other
-request gets a plain-text refusal (with the security headers) and one line in the log —
-400 a target naming no file at all, 404 no such file inside, 405 a method of HTTP not
-served (only GET and HEAD are), 501 an unknown method, 414/431/505 a target, header or
-version out of bounds."""
+Every file goes with the published headers (``generator/site/headers.py``: the assets'
+``sandbox`` policy under ``/assets/``) and a media type from Carnet's own map, never the
+system's. Only files inside the output directory are ever served, symbolic links
+included: any other request gets a plain-text refusal (with the security headers) and
+one line in the log — 400 a target naming no file at all, 404 no such file inside, 405 a
+method of HTTP not served (only GET and HEAD are), 501 an unknown method, 414/431/505 a
+target, header or version out of bounds."""
 
 from __future__ import annotations
 
@@ -53,7 +55,7 @@ from generator.jobs import available_cores
 from generator.llm.prompts import PROMPTS
 from generator.pipeline import build
 from generator.problems import CarnetError, ContentError, Problem, Severity, print_problems
-from generator.site.headers import SECURITY_HEADERS
+from generator.site.headers import content_type, headers_for
 from generator.site.search import reindex_site
 from generator.site.theme import check_theme
 from generator.terminal import visible
@@ -185,12 +187,13 @@ def _handler(out_dir: Path, hub: Hub, stop: threading.Event) -> Callable[..., Si
     class Handler(SimpleHTTPRequestHandler):
         raw_requestline: bytes  # set by handle_one_request; missing from the stubs
         default_request_version = "HTTP/1.0"  # a request refused before its version is read still gets headers
+        served = "/"  # the decoded path being answered: an asset gets the assets' own policy
 
         def log_message(self, *args: object) -> None:
             pass  # answers stay out of the log; a refusal writes its own line (send_error)
 
         def end_headers(self) -> None:
-            for name, value in SECURITY_HEADERS.items():
+            for name, value in headers_for(self.served).items():
                 self.send_header(name, value)
             super().end_headers()
 
@@ -243,6 +246,13 @@ def _handler(out_dir: Path, hub: Hub, stop: threading.Event) -> Callable[..., Si
             if isinstance(path, Refusal):
                 self.send_error(path.status, path.reason)
                 return
+            self.served = path
+            try:
+                self._answer_path(path, with_body)
+            finally:
+                self.served = "/"
+
+        def _answer_path(self, path: str, with_body: bool) -> None:
             if path == CLIENT:
                 self._send(200, "text/javascript", LIVERELOAD_JS, with_body)
                 return
@@ -263,7 +273,8 @@ def _handler(out_dir: Path, hub: Hub, stop: threading.Event) -> Callable[..., Si
                     page = file.read().replace(b"</body>", f'<script src="{CLIENT}"></script></body>'.encode())
                     self._send(200, "text/html; charset=utf-8", page, with_body)
                     return
-                self._send_head(200, self.guess_type(found), os.fstat(file.fileno()).st_size)
+                # Carnet's own map, never the system's (mimetypes reads /etc/mime.types)
+                self._send_head(200, content_type(path), os.fstat(file.fileno()).st_size)
                 if with_body:
                     shutil.copyfileobj(file, self.wfile)
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.site.headers import SECURITY_HEADERS
+from generator.site.headers import headers_for
 
 CHROMIUM = os.environ.get("CARNET_CHROMIUM", "/usr/bin/chromium")
 CONTENT = Path(__file__).resolve().parents[2] / "content"
@@ -52,8 +52,8 @@ def browser():
 
 
 class _Handler(SimpleHTTPRequestHandler):
-    def end_headers(self) -> None:
-        for name, value in SECURITY_HEADERS.items():
+    def end_headers(self) -> None:  # the published headers, the assets' own policy under /assets/
+        for name, value in headers_for(self.path.split("?", 1)[0]).items():
             self.send_header(name, value)
         super().end_headers()
 

@@ -73,17 +73,19 @@ def test_a_drawing_svg_passes() -> None:
     ("doc/evil.svgz", b"\x1f\x8b"),
     ("doc/page", b"\n  <!DOCTYPE html><script>x()</script>"),
     ("doc/page.dat", b"\xef\xbb\xbf<html><body onload=x()>"),
+    ("doc/data.bin", b"\x00\x01binary"),  # not on the list (issue 56): whatever it holds
+    ("doc/public.csv", b"<html>a,b</html>"),  # on the list, but begins with markup (issue 56)
 ])
 def test_active_files_are_refused_whatever_their_name(name: str, data: bytes) -> None:
     assert asset_refusal(f"assets/{name}", data) is not None
 
 
 @pytest.mark.parametrize(("name", "data"), [
-    ("public.csv", b"<html>a,b</html>"),  # a CSV is served as text, never as a page
+    ("public.csv", b"a,b\n<html>a,b</html>"),  # a CSV is served as text, never as a page
     ("scan.pdf", b"%PDF-1.7"),
     ("photo.jpg", b"\xff\xd8\xff"),
-    ("notes.txt", b"<script>shown as text</script>"),
-    ("data.bin", b"\x00\x01binary"),
+    ("notes.txt", b"Shown as text: <script>x()</script>"),
+    ("archive.zip", b"PK\x03\x04\x00\x01binary"),
 ])
 def test_inert_files_pass(name: str, data: bytes) -> None:
     assert asset_refusal(f"assets/{name}", data) is None
