@@ -67,9 +67,11 @@ class Problem:
         return f"{path}:{self.line}" if self.line else path
 
     def format_text(self, root: str = "") -> str:
-        text = f"{self.location(root)}: {self.severity.value} [{self.code}] {self.message}"
+        """Two lines at most, whatever a file name or a quoted text in the message holds
+        (a line feed, a bidi control: shown as escapes, see :func:`generator.terminal.visible`)."""
+        text = f"{visible(self.location(root))}: {self.severity.value} [{self.code}] {visible(self.message)}"
         if self.hint:
-            text += f"\n    → {self.hint}"
+            text += f"\n    → {visible(self.hint)}"
         return text
 
     def format_github(self, root: str = "") -> str:

@@ -96,3 +96,14 @@ def test_any_code_point_gives_valid_outputs(title: str, body: str) -> None:
         write(content, "notes/bizarre.md", _note(escaped, "Texte : " + body.replace("\x00", "")))
         build(content, root / "site", search=False)
         _assert_valid(site_files(root / "site", search=False))
+
+
+def test_a_problem_prints_on_its_lines_whatever_its_text_holds() -> None:
+    """A file name or a link holding a line feed or a bidi control (a hostile asset name)
+    prints as escapes: the problem stays on its line, the hint on the next."""
+    from generator.problems import Problem
+
+    problem = Problem("assets/a\nb\u202e.csv", 3, "broken-link", "link to 'x\ny' lands nowhere", "Fix\rit.")
+    printed = problem.format_text()
+    assert printed.count("\n") == 1 and "\u202e" not in printed and "\r" not in printed
+    assert printed.startswith("assets/a\\x0ab\\u202e.csv:3: error [broken-link] link to 'x\\x0ay'")
