@@ -507,7 +507,8 @@ def run_apply(args: argparse.Namespace) -> int:
             print(visible(result.describe()))
         elif isinstance(result, OperationResult):
             verdict = "accepted" if result.accepted else f"rejected: {result.reason}"
-            print(visible(f"[{result.index + 1}] {result.operation.op} {result.operation.heading!r}: {verdict}"))
+            # the heading as written (a model's controls are escapes already): no repr doubling their backslashes
+            print(visible(f"[{result.index + 1}] {result.operation.op} '{result.operation.heading}': {verdict}"))
     print(_applied(results))
     return EXIT_OK  # every decision is recorded, rejections included: see the exit codes above
 

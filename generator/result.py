@@ -29,6 +29,8 @@ class BuildSummary:
         page_budget: the budget of an HTML page, gzipped, in bytes (``outputs.page_budget_kb``).
         over_budget: (path, gzipped size) of the pages over it, heaviest first.
         graph_pages: (path, size, gzipped size) of the graph pages (the site's, then each notebook's).
+        uncompared: (wiki, extractions compared, extractions in its perimeter) of the selections
+            whose cap on pairs stopped the comparison (generator.selection.groups.pair_cap).
     """
 
     pages: int = 0
@@ -43,6 +45,7 @@ class BuildSummary:
     page_budget: int = 0
     over_budget: tuple[tuple[str, int], ...] = ()
     graph_pages: tuple[tuple[str, int, int], ...] = ()
+    uncompared: tuple[tuple[str, int, int], ...] = ()
 
     def lines(self) -> list[str]:
         states = ", ".join(f"{count} {state}" for state, count in sorted(self.citations.items())) or "none"
@@ -55,7 +58,14 @@ class BuildSummary:
             f"  problems     {self.warnings} warning(s), {self.notices} notice(s)",
             *self.graph_lines(),
             *self.budget_lines(),
+            *self.uncompared_lines(),
         ]
+
+    def uncompared_lines(self) -> list[str]:
+        """The selections that compared only part of their perimeter, named, with what to do."""
+        return [f"  warning      the selection of {wiki} compared {compared} of its {total} extractions (its cap on "
+                f"close pairs was reached); the {total - compared} others are listed alone, marked not compared. "
+                "Narrow the wiki's perimeter" for wiki, compared, total in self.uncompared]
 
     def graph_lines(self) -> list[str]:
         """The graph pages' weight: the site's, and the heaviest notebook's."""

@@ -302,7 +302,7 @@ def test_adopt_killed_at_any_write_leaves_the_synthesis_whole(small: Path, tmp_p
 
 def test_verify_killed_between_batches_keeps_what_was_judged_and_resumes(small: Path, llm_server) -> None:
     _configure_llm(small, llm_server.url)
-    verdict = json.dumps({"verdicts": [{"pair": "p1", "verdict": "supported", "rationale": "Oui."}]})
+    verdict = json.dumps({"verdicts": [{"pair": "p1", "verdict": "supported", "rationale": "Le passage le dit."}]})
     llm_server.script(reply(verdict), reply(verdict))
     run = _carnet("verify", "--content", small, "--batch", "1", moment=("generator.files:write_atomic", "after", 1))
     assert run.returncode == -signal.SIGKILL

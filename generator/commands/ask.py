@@ -45,7 +45,7 @@ from generator.llm import LLMAnswerError, LLMClient, LLMError, Provenance, Tools
 from generator.llm.client import turn_characters
 from generator.llm.plan import Limits, Plan, PlannedRequest
 from generator.llm.prompts import load_prompt
-from generator.llm.schema import answer_tokens, validate
+from generator.llm.schema import answer_tokens, parse_answer, validate
 from generator.pipeline import CheckedContent, blocking, check_content
 from generator.problems import ContentError
 from generator.synthesis.coverage import masked_elements
@@ -314,13 +314,7 @@ def _one_request(library: Library, client: LLMClient, question: str) -> Answer:
 
 
 def _answer_data(content: str, usage: dict[str, int]) -> dict[str, Any]:
-    try:
-        data = json.loads(content, strict=False)
-    except json.JSONDecodeError as exc:
-        raise LLMAnswerError(f"the answer is not JSON ({exc.msg} at character {exc.pos}): nothing was recorded",
-                             usage) from exc
-    except RecursionError as exc:
-        raise LLMAnswerError("the answer is JSON nested too deep to read: nothing was recorded", usage) from exc
+    data = parse_answer(content, usage)  # JSON, each object's keys once
     try:
         validate(data, ANSWER_SCHEMA)
     except LLMAnswerError as exc:

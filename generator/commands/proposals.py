@@ -380,7 +380,8 @@ def review(path: Path, out: TextIO | None = None) -> int:
         op = result.operation
         where = op.heading if op.op != "InsertSection" else f"{op.heading} (after {op.after_heading or 'the lead'})"
         verdict = paint("accepted", "32") if result.accepted else paint(f"rejected: {result.reason}", "31")
-        print(f"\n{visible(f'[{result.index + 1}] {op.op} {where!r}')}: {verdict}", file=out)
+        # the heading as written (a model's controls are escapes already, see Fields.text): no repr doubling them
+        print("\n" + visible(f"[{result.index + 1}] {op.op} '{where}'") + f": {verdict}", file=out)
         if result.accepted and op.op != "NoChange":
             after, _ = apply_operations(current, [op], sources_for(analysis, proposal.target))
             for line in difflib.unified_diff(current.split("\n"), after.split("\n"), "article", "proposed",

@@ -14,6 +14,7 @@ import yaml
 
 from generator.pipeline import CheckedContent, check_content
 from generator.problems import EXIT_MODEL, EXIT_OK, CarnetError
+from generator.selection.groups import pair_cap
 from generator.selection.oppositions import RefusedOpposition
 from generator.selection.select import Selection, select, selection_threshold
 from generator.selection.threshold import CEILING, ThresholdRule
@@ -80,6 +81,11 @@ def run_select(content: Path, wiki: str, threshold: float | None, oppositions: b
     chained = sum(g.chaining for g in selection.groups)
     show(out, f"largest group: {largest} extraction(s); groups of 3 or more: "
               f"{sum(len(g.members) >= 3 for g in selection.groups)}, {chained} of them flagged chaining")
+    alone = sum(not g.compared for g in selection.groups)
+    if alone:
+        show(out, f"WARNING only the first {len(selection.order) - alone} extractions (by id) were compared: their "
+                  f"close pairs reached the perimeter's cap ({pair_cap(len(selection.order))} pairs); the other "
+                  f"{alone} are listed alone, marked 'not compared'. Narrow the wiki's perimeter to group them all")
     owner = {e.id: slug for slug, n in analysis.corpus.notes.items() for e in n.extractions}
     for number, group in enumerate(selection.groups, start=1):
         print(f"\ngroup {number} ({len(group.members)})" + (f": diameter {group.diameter:g}, "
@@ -95,6 +101,7 @@ def run_select(content: Path, wiki: str, threshold: float | None, oppositions: b
         for member in group.members:
             edge = edges.get(member)
             why = f"  (joined at {edge.distance:g} from {edge.via}, under {selection.threshold:g})" if edge else ""
+            why = why if group.compared else "  (not compared: the perimeter's cap on pairs was reached)"
             show(out, f"  - {member}: {quotes[member][:70]!r}{why}")
     erased, lost = selection.central_erased
     print(f"\nrepresenting each group by its central member would erase {erased} of {len(selection.order)} "

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from generator.corpus.fields import MAX_NAME_BYTES, MAX_SLUG, SLUG_PATTERN, slug_too_long
 from generator.corpus.model import Corpus, NoteType, SourceRef
-from generator.problems import Problem
+from generator.problems import Problem, Severity
 
 
 def validate_corpus(corpus: Corpus) -> list[Problem]:
@@ -67,6 +67,14 @@ def _check_proposals(corpus: Corpus, problems: list[Problem]) -> None:
             problems.append(Problem(proposal.file, None, "unknown-target",
                                     f"the proposal targets {proposal.target!r}, which is not a wiki article",
                                     "Section operations apply to wiki articles ('type: wiki')."))
+        if proposal.pending:  # a warning: CI's --strict build says that text waits for a person
+            method = proposal.provenance.get("method", "?")
+            problems.append(Problem(
+                proposal.file, None, "pending-proposal",
+                f"proposal {proposal.id!r} to {proposal.target!r} ({len(proposal.operations)} operation(s), "
+                f"method {method}) waits for review: the site shows it as pending, without its text",
+                "Read it with 'carnet review' on this file, then accept what holds with 'carnet apply' "
+                "(--only N for some operations), or delete the file.", Severity.WARNING))
 
 
 def _known(known: Iterable[str], limit: int = 12) -> str:
@@ -112,8 +120,9 @@ def _check_memberships(corpus: Corpus, problems: list[Problem]) -> None:
                         f"Use one of its axes ({_known(a.key for a in notebook.axes)}) "
                         f"or add the axis to {notebook.source.file}."))
                     continue
+                known = frozenset(axis.categories)  # a note may be in thousands: one lookup each
                 for category in categories:
-                    if category not in axis.categories:
+                    if category not in known:
                         problems.append(Problem(
                             file, line, "unknown-category",
                             f"category {category!r} is not in axis {axis_key!r} of notebook {notebook.slug!r}",

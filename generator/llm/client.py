@@ -34,7 +34,7 @@ from generator.llm.config import LLMSettings
 from generator.llm.errors import BudgetSpent, LLMAnswerError, LLMError, LLMTransportError, ToolsRefused
 from generator.llm.plan import Ledger, Limits, PlannedRequest
 from generator.llm.prompts import Prompt
-from generator.llm.schema import shown, strict_form, validate
+from generator.llm.schema import parse_answer, shown, strict_form, validate
 from generator.llm.transport import BoundedTransport
 from generator.terminal import visible
 
@@ -231,8 +231,9 @@ class LLMClient:
         self.token_field = "max_tokens"  # or max_completion_tokens, for an endpoint that wants it
         self._form_lock = threading.Lock()
         self._notice = notice
-        # the one seam to the network: a response body is read up to a bound, never more
-        self._transport = BoundedTransport()
+        # the one seam to the network: a response body is read up to a bound, never more, and
+        # a request ends at its deadline (llm.timeout), however slowly the server answers
+        self._transport = BoundedTransport(timeout=settings.timeout)
         self._client = openai.OpenAI(base_url=settings.base_url, api_key=settings.api_key(),
                                      timeout=settings.timeout, max_retries=settings.max_retries,
                                      http_client=openai.DefaultHttpxClient(transport=self._transport))
@@ -254,6 +255,12 @@ class LLMClient:
         for _ in range(attempts):
             self.ledger.failed(characters)
 
+    @property
+    def call_seconds(self) -> float:
+        """The most one call takes, its retries and their waits included: each attempt ends
+        within ``llm.timeout``, and all of them within (``max_retries`` + 1) × ``llm.timeout``."""
+        return (self.settings.max_retries + 1) * self.settings.timeout
+
     def completion(self, max_tokens: int) -> int:
         """The completion a request asking for ``max_tokens`` is sent with (``llm.max_output_tokens``
         lowers it)."""
@@ -271,7 +278,8 @@ class LLMClient:
         self._transport.attempts = 0
         self.ledger.started(characters)
         try:
-            result = call()
+            with self._transport.call(self.call_seconds):
+                result = call()
         except LLMError as exc:  # an answer refused was still an answer, with its tokens
             self._count(characters, bool(exc.usage) or isinstance(exc, LLMAnswerError), exc.usage)
             raise
@@ -292,8 +300,9 @@ class LLMClient:
             if self._listed is None:
                 self._listed = []
                 attempts = self._transport.attempts  # the listing is no attempt of the chat request
-                try:
-                    page = self._client.with_options(max_retries=0).models.list()
+                try:  # one attempt, with its own deadline (not what is left of the call it serves)
+                    with self._transport.call(self.settings.timeout):
+                        page = self._client.with_options(max_retries=0).models.list()
                     names = [getattr(m, "id", None) for m in list(getattr(page, "data", []) or [])[:100]]
                     self._listed = [n for n in names if isinstance(n, str) and 0 < len(n) <= MAX_MODEL_CHARS]
                 except (openai.APIError, ValueError, TypeError, RecursionError):
@@ -336,9 +345,15 @@ class LLMClient:
         """The client's exception as ours: the address shown redacted, the server's
         own message cut short (it is data)."""
         retries = self.settings.max_retries
+        if isinstance(exc, openai.APITimeoutError) and self._transport.late and self._transport.last_status >= 400:
+            return LLMTransportError(f"the endpoint answered HTTP {self._transport.last_status} to {what}, and "
+                                     "its retries ran past the call's deadline ((llm.max_retries + 1) × llm.timeout "
+                                     f"= {self.call_seconds:g} s): check the endpoint, or raise llm.timeout")
         if isinstance(exc, openai.APITimeoutError):
             return LLMTransportError(f"the endpoint {self.endpoint} did not answer {what} within "
-                                     f"{self.settings.timeout:g} s (after {retries} retries)")
+                                     f"{self.settings.timeout:g} s (after {retries} retries): llm.timeout in "
+                                     "carnet.yaml is the deadline of each whole request (connecting, waiting and "
+                                     "reading the answer); raise it for a slow model")
         if isinstance(exc, openai.APIConnectionError):
             return LLMTransportError(f"cannot reach {self.endpoint} for {what}: {shown(str(exc), 120)}")
         if isinstance(exc, openai.APIStatusError):
@@ -346,8 +361,14 @@ class LLMClient:
             hint = ("; the prompt and the answer asked for do not fit the model's context: set llm.context_tokens "
                     "in carnet.yaml to the server's context (every request is then planned to fit it; "
                     "--dry-run shows the plan)") if context else ""
-            return LLMTransportError(f"the endpoint answered HTTP {exc.status_code} to {what} (after {retries} "
-                                     f"retries): {shown(str(exc.message), MAX_SERVER_MESSAGE_CHARS)}{hint}")
+            wait = self._transport.refused_wait
+            tried = f"after {retries} retries"
+            if wait:  # the server's own wait would outlast the call: not waited for
+                tried = "not retried"
+                hint += (f"; it asked to wait {wait:,.0f} s before a retry, past the call's deadline "
+                         f"((llm.max_retries + 1) × llm.timeout = {self.call_seconds:g} s): try again later")
+            return LLMTransportError(f"the endpoint answered HTTP {exc.status_code} to {what} ({tried}): "
+                                     f"{shown(str(exc.message), MAX_SERVER_MESSAGE_CHARS)}{hint}")
         # a response the client could not read (APIResponseValidationError and the like)
         return LLMAnswerError(f"the endpoint's response to {what} is unreadable: {shown(str(exc), 120)}")
 
@@ -437,15 +458,7 @@ class LLMClient:
         if len(content) > MAX_ANSWER_CHARS:
             raise LLMAnswerError(f"the answer holds {len(content):,} characters, more than the {MAX_ANSWER_CHARS:,} "
                                  "accepted: refused unread, nothing was recorded", spent)
-        try:
-            # strict=False: a line break or tab written raw inside a string is still its text
-            # (a grammar-constrained server lets a small model write them so)
-            data = json.loads(content, strict=False)
-        except json.JSONDecodeError as exc:
-            raise LLMAnswerError(f"the answer is not JSON ({exc.msg} at character {exc.pos}): nothing was "
-                                 "recorded", spent) from exc
-        except RecursionError as exc:  # nested deeper than the parser goes
-            raise LLMAnswerError("the answer is JSON nested too deep to read: nothing was recorded", spent) from exc
+        data = parse_answer(content, spent)
         if _unpaired_surrogate(data):  # no file and no terminal can hold it: the answer is not text
             raise LLMAnswerError("the answer holds text that is not valid Unicode (an unpaired surrogate, "
                                  "\\ud800–\\udfff): nothing was recorded", spent)
@@ -518,11 +531,7 @@ class LLMClient:
                     _unpaired_surrogate([name, arguments, identifier]):
                 raise LLMAnswerError(f"tool call {number} is not a name and arguments of at most "
                                      f"{MAX_TOOL_ARGUMENTS_CHARS:,} characters: nothing was recorded", spent)
-            try:
-                parsed = json.loads(arguments or "{}", strict=False)
-            except (json.JSONDecodeError, RecursionError) as exc:
-                raise LLMAnswerError(f"tool call {number}'s arguments are not JSON: nothing was recorded",
-                                     spent) from exc
+            parsed = parse_answer(arguments or "{}", spent, f"tool call {number}'s arguments")
             if not isinstance(parsed, dict):
                 raise LLMAnswerError(f"tool call {number}'s arguments are not a JSON object: nothing was recorded",
                                      spent)

@@ -22,7 +22,9 @@ class LLMConfigError(LLMError):
 
 
 class LLMTransportError(LLMError):
-    """The endpoint could not be reached, timed out, or kept failing after retries."""
+    """The endpoint could not be reached, did not finish answering within ``llm.timeout`` (a
+    deadline for the whole request, however slowly it sends), or kept failing after retries
+    (all of which end within (``llm.max_retries`` + 1) × ``llm.timeout``)."""
 
 
 class LLMAnswerError(LLMError):

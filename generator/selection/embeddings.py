@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from scipy import sparse  # type: ignore[import-untyped]  # scipy ships no type hints and scipy-stubs is no dependency
-# numpy and scipy (and networkx) are imported where used: a build without wikis never pays for loading them
+# numpy and scipy are imported where used: a build without wikis never pays for loading them
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_DOCUMENT_SHARE = 0.5

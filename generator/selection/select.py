@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import numpy as np
     import scipy.sparse  # type: ignore[import-untyped]  # scipy ships no type hints and scipy-stubs is no dependency
-# numpy and scipy (and networkx) are imported where used: a build without wikis never pays for loading them
+# numpy and scipy are imported where used: a build without wikis never pays for loading them
 
 from generator.corpus.model import Corpus, Extraction
 from generator.selection.groups import Group, central_member, grouping
@@ -110,7 +110,9 @@ def likeness(quotes: list[tuple[str, str]], threshold: float | None = None, prov
     # one product per perimeter, shared: the map needs all of it, the grouping the pairs under the threshold
     similarity = vectors @ vectors.T if 1 < len(canonical) <= MAP_LIMIT else None
     groups, chosen = grouping(canonical, vectors, threshold, similarity)
-    central = [central_member(g.members, vectors, canonical) if len(g.members) > 1 else g.members[0] for g in groups]
+    index = {i: n for n, i in enumerate(canonical)}  # once, not once per group
+    central = [central_member(g.members, vectors, canonical, index) if len(g.members) > 1 else g.members[0]
+               for g in groups]
     points = _map(canonical, similarity) if len(canonical) <= MAP_LIMIT else {}
     return Likeness(groups, central, points, produced_by, chosen, rule)
 

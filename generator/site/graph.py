@@ -210,7 +210,9 @@ def article_part(site: SiteModel, slug: str, known: Container[str]) -> TypedGrap
         g.edge(f"note:{slug}", f"note:{audit.supersedes}", "supersedes")
     selection = site.selections.get(slug)
     for number, group in enumerate(selection.groups if selection else [], start=1):
-        g.node(f"group:{slug}/{number}", "group", size=len(group.members), chaining=group.chaining)
+        # a member past the selection's cap on pairs is alone unseen, not found alone: said (only then)
+        g.node(f"group:{slug}/{number}", "group", size=len(group.members), chaining=group.chaining,
+               **({} if group.compared else {"compared": False}))
         for member in group.members:
             if exists(f"extraction:{member}"):  # an edge to an unpublished one would name it
                 g.edge(f"extraction:{member}", f"group:{slug}/{number}", "member-of-group")

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import itertools
 import json
 import posixpath
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import partial
 from html import escape
 from typing import Any
@@ -18,7 +19,7 @@ from generator.anchoring.timing import time_range
 from generator.corpus.article import Adoption, AnswerRecord, ArticleSpec, PerimeterSpec, RecordedPerimeter
 from generator.corpus.links import LinkTarget
 from generator.corpus.model import Note, NoteType
-from generator.corpus.proposal import OperationDecision
+from generator.corpus.proposal import OperationDecision, Proposal
 from generator.corpus.publication import shows
 from generator.memo import NO_MEMO, Memo, digest_of
 from generator.site import paging
@@ -43,6 +44,7 @@ from generator.site.model import (
 from generator.site.structured import structured_data
 from generator.site.theme import Theme
 from generator.synthesis.audit import ArticleAudit, CitationLink, SourceState
+from generator.synthesis.sections import sections
 from generator.verification.assess import Assessment
 from generator.verification.states import Method, PairState, State
 
@@ -152,16 +154,32 @@ def _ordered_notes(site: SiteModel, notebook: str) -> list[Note]:
     return ordered + rest
 
 
+RELATED_CATEGORIES = 10
+"""How many of a note's other categories its entry on a category page names; the rest are
+counted, with a link to the note's page, which names them all (as the notebook page does). A
+note in k categories is listed on k category pages: naming them all there made k² links."""
+
+
 def note_summary(site: SiteModel, theme: Theme, note: Note, notebook: str,
-                 url: Callable[[str], str]) -> dict[str, Any]:
+                 url: Callable[[str], str], besides: tuple[str, str] | None = None) -> dict[str, Any]:
+    """A note's entry in a listing of ``notebook``: with all its categories there, or on the
+    page of the category ``besides`` (axis key, name) at most :data:`RELATED_CATEGORIES` of
+    the others and how many more (each entry stays the same size whatever the note's count)."""
     membership = note.membership(notebook)
     nb = site.publication.notebooks[notebook]
     categories = []
+    more = 0
     if membership:
-        for axis in nb.axes:
-            for category in membership.categories.get(axis.key, ()):
-                categories.append({"axis": axis.title, "axis_key": axis.key, "name": category,
-                                   "url": url(category_path(notebook, axis.key, category))})
+        pairs: Iterable[tuple[str, str]] = (
+            (axis.key, category) for axis in nb.axes for category in membership.categories.get(axis.key, ()))
+        if besides is not None:
+            distinct = _distinct_categories(site, note, notebook)
+            pairs = itertools.islice((pair for pair in distinct if pair != besides), RELATED_CATEGORIES)
+            more = max(0, len(distinct) - 1 - RELATED_CATEGORIES)  # the page's own is one of them
+        titles = {axis.key: axis.title for axis in nb.axes}
+        for key, category in pairs:
+            categories.append({"axis": titles[key], "axis_key": key, "name": category,
+                               "url": url(category_path(notebook, key, category))})
     return {
         "slug": note.slug,
         "title": note.title,
@@ -172,10 +190,25 @@ def note_summary(site: SiteModel, theme: Theme, note: Note, notebook: str,
         "summary": note.summary,
         "pinned": note.slug in nb.pinned,
         "categories": categories,
+        "more_categories": more,
         "extractions": len(note.extractions),
         "comments": sum(len(e.comments) for e in note.extractions),
         "act": act_summary(site, theme, note.slug, url),
     }
+
+
+def _distinct_categories(site: SiteModel, note: Note, notebook: str) -> list[tuple[str, str]]:
+    """A note's categories in ``notebook`` in the notebook's order, each once (a note may name
+    one twice); made once a build per note and notebook, not once per category page."""
+    key = ("categories", note.slug, notebook)
+    if key not in site.listings:
+        membership = note.membership(notebook)
+        assert membership is not None, f"{note.slug} is not in notebook {notebook}"
+        site.listings[key] = list(dict.fromkeys(
+            (axis.key, category) for axis in site.publication.notebooks[notebook].axes
+            for category in membership.categories.get(axis.key, ())))
+    found: list[tuple[str, str]] = site.listings[key]
+    return found
 
 
 def act_summary(site: SiteModel, theme: Theme, slug: str, url: Callable[[str], str]) -> dict[str, Any] | None:
@@ -332,7 +365,7 @@ def category_context(site: SiteModel, theme: Theme, notebook: str, axis_key: str
     ctx["notebook"] = {"title": nb.title, "url": url(notebook_path(notebook))}
     ctx["axis"] = {"title": axis.title}
     ctx["category"] = category
-    ctx["notes"] = [note_summary(site, theme, n, notebook, url) for n in notes]
+    ctx["notes"] = [note_summary(site, theme, n, notebook, url, (axis_key, category)) for n in notes]
     return ctx
 
 
@@ -830,6 +863,56 @@ def discarded_pages(site: SiteModel, theme: Theme, slug: str) -> list[tuple[str,
     return result
 
 
+def proposal_history(proposals: list[Proposal], body: str, theme: Theme,
+                     redact: Callable[[str], str]) -> list[dict[str, Any]]:
+    """The proposals made to an article (its markdown ``body``), as the audit panel shows them:
+    every operation as a decision (its kind, the decision and its reason, when and by whom or
+    what it was proposed), the text of an accepted operation only. A pending proposal and a
+    rejected or unchosen operation publish none of their text: not the section text, nor a
+    heading the article does not have (a new section's title is text too), nor that heading
+    quoted in the reason; nobody accepted it, and a model may have written it about a source
+    that is not published (issue 56)."""
+    if not proposals:
+        return []
+    headings = {s.heading for s in sections(body) if s.heading is not None}
+    history = []
+    for proposal in proposals:
+        decided = {d.index: d for d in proposal.decisions}
+        operations = []
+        for index, op in enumerate(proposal.operations):
+            decision = decided.get(index)
+            state = decision.decision if decision else "pending"
+            accepted = state == "accepted"
+            # the headings the operation names that are not the article's: never shown unaccepted
+            unpublished = [] if accepted else sorted(
+                {text for text in (op.heading, op.after_heading,
+                                   *(v for k, v in (decision.reason_values if decision else ()) if k in ("heading", "rendered")))
+                 if text and text not in headings}, key=lambda text: (-len(text), text))
+            hidden = re.compile("|".join(map(re.escape, unpublished))) if unpublished else None
+
+            def shown(text: str, hidden: re.Pattern[str] | None = hidden) -> str:
+                """``text`` with markers redacted and unpublished headings elided (in a reason)."""
+                return redact(hidden.sub("…", text) if hidden is not None else text)
+
+            operations.append({
+                "op": op.op, "heading": redact(op.heading) if op.heading not in unpublished else "",
+                "heading_withheld": op.heading in unpublished,
+                "after_heading": redact(op.after_heading) if op.after_heading not in unpublished else "",
+                "after_heading_withheld": op.after_heading in unpublished,
+                "content": redact(op.content) if accepted else "",
+                "decision": state, "label": theme.tr(f"decision_{state}"),
+                **_worded_reason(theme, decision, shown),
+                "removed": decision.removed if decision and accepted else "",
+            })
+        provenance = proposal.provenance
+        history.append({"id": proposal.id, "method": provenance.get("method", "?"),
+                        "model": provenance.get("model", ""), "applied": proposal.applied_on,
+                        "proposed": str(provenance.get("date") or ""),
+                        "withheld": any(not o["content"] and o["decision"] != "accepted" for o in operations),
+                        "operations": operations})
+    return history
+
+
 def audit_context(site: SiteModel, theme: Theme, audit: ArticleAudit, page: str) -> dict[str, Any]:
     """The audit panels of a wiki or synthesis page (discarded, coverage, broken)."""
     publication = site.publication
@@ -879,23 +962,7 @@ def audit_context(site: SiteModel, theme: Theme, audit: ArticleAudit, page: str)
         return _MARKER.sub(lambda m: m.group(0) if m.group(2) in public_ids
                            else f"[[{m.group(1)}:{theme.tr('link_source_unpublished')}]]", text)
 
-    history = []
-    for proposal in (p for p in site.proposals if p.target == audit.slug):
-        decided = {d.index: d for d in proposal.decisions}
-        operations = []
-        for index, op in enumerate(proposal.operations):
-            decision = decided.get(index)
-            operations.append({
-                "op": op.op, "heading": op.heading, "after_heading": op.after_heading, "content": redact(op.content),
-                "decision": decision.decision if decision else "pending",
-                "label": theme.tr(f"decision_{decision.decision if decision else 'pending'}"),
-                **_worded_reason(theme, decision, redact),
-                "removed": decision.removed if decision else "",
-            })
-        provenance = proposal.provenance
-        history.append({"id": proposal.id, "method": provenance.get("method", "?"),
-                        "model": provenance.get("model", ""), "applied": proposal.applied_on,
-                        "operations": operations})
+    history = proposal_history([p for p in site.proposals if p.target == audit.slug], note.body, theme, redact)
     counted = site.tallies[audit.slug]
     # the states a search can filter by: every state a pair has, and "unsourced" for an unsourced claim
     searched = [s for s, n in counted.states.items() if n]

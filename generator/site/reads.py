@@ -210,7 +210,8 @@ def summary_reads(site: SiteModel, theme: Theme, note: Note, notebook: str) -> t
         membership = note.membership(notebook)
         made = site.entries[(note.slug, notebook)] = (
             note.slug, note.title, note.date, note.type.value, note.summary,
-            membership.categories if membership else None, len(note.extractions),
+            # by digest: a note in k categories is listed on k category pages, each key reads them
+            digest_of(membership.categories) if membership else None, len(note.extractions),
             sum(len(e.comments) for e in note.extractions), act_summary(site, theme, note.slug, str))
     return made
 

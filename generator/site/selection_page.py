@@ -6,6 +6,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, NotRequired, TypedDict
 
+from generator.selection.groups import pair_cap
 from generator.selection.select import MAP_LIMIT, Selection
 from generator.selection.threshold import CEILING, ThresholdRule
 from generator.site import paging
@@ -95,7 +96,7 @@ def selection_pages(site: SiteModel, theme: Theme, slug: str) -> list[tuple[str,
         members: list[_ExtractionView] = []
         for member in group.members:
             entry = describe(member)
-            entry["joined"] = ""
+            entry["joined"] = "" if group.compared else theme.tr("not_compared")
             edge = edges.get(member)
             if edge is not None:
                 entry["joined"] = theme.tr("joined", distance=f"{edge.distance:g}", quote=extraction[edge.via][1].quote[:60],
@@ -129,12 +130,18 @@ def selection_pages(site: SiteModel, theme: Theme, slug: str) -> list[tuple[str,
     split = paging.split(placed, lambda gm: paging.weight(gm[1]["quote"], gm[1]["note"], gm[1].get("joined", "")),
                          paging.capacity(budget), paging.capacity(budget) - frame)
     erased, lost = selection.central_erased
+    uncompared = sum(not g.compared for g in selection.groups)
     shared = {
         "wiki": {"title": wiki.title, "url": url(note_path(slug))},
         "threshold": f"{selection.threshold:g}", "groups_count": len(groups),
         "threshold_rule": theme.tr("threshold_automatic", ceiling=f"{CEILING:g}")
         if selection.rule is ThresholdRule.AUTOMATIC else theme.tr("threshold_setting"),
         "total": len(selection.order), "erased": erased, "lost": lost,
+        # past the perimeter's cap on pairs, the members left alone unseen are said, with how many were compared
+        "uncompared": theme.tr("selection_uncompared", compared=len(selection.order) - uncompared,
+                               uncompared=uncompared, cap=pair_cap(len(selection.order)),
+                               limit=f"{CEILING if selection.rule is ThresholdRule.AUTOMATIC else selection.threshold:g}")
+        if uncompared else "",
         "vectors": theme.tr(f"vectors_{selection.vectors.replace('-', '_')}"),
         # above the map's limit no positions are computed: the groups are drawn, their shapes not
         "map_caption": theme.tr("selection_map") if selection.points or len(selection.order) < 2

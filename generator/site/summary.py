@@ -87,6 +87,9 @@ def summarise(problems: list[Problem], site: SiteModel, files: SiteFiles, memo: 
         over_budget=tuple(over_budget(files, files.sizes, budget, memo, files.digests, files.gzipped)),
         graph_pages=tuple((path, files.sizes[path], gzipped_size(files, path, memo, files.digests))
                           for path in graph_paths(site) if path in files.sizes),
+        uncompared=tuple((slug, len(selection.order) - alone, len(selection.order))
+                         for slug, selection in sorted(site.selections.items())
+                         if (alone := sum(not g.compared for g in selection.groups))),
     )
 
 

@@ -35,7 +35,7 @@ from generator.llm import LLMAnswerError, LLMClient, LLMError, LLMTransportError
 from generator.llm.errors import BudgetSpent
 from generator.llm.plan import Limits, Plan, PlannedRequest
 from generator.llm.prompts import Prompt, load_prompt
-from generator.llm.schema import answer_tokens, bounded, placeholder, prompt_examples, shown, too_long
+from generator.llm.schema import answer_tokens, bounded, placeholder, prompt_examples, schema_fault, shown, too_long
 from generator.verification.assess import Assessment
 from generator.writes import WriteError, appended, write_content
 
@@ -48,15 +48,15 @@ SCHEMA = {"type": "object", "required": ["verdicts"],
                              "rationale": {"type": "string"}}}}}}
 
 
-MAX_RATIONALE_CHARS = 2_000
 RATIONALE_PATTERN = '^[A-Za-zÀ-ÖØ-öø-ÿ][^"\\\\]{10,300}$'
 """What the server is asked a rationale to be: a sentence, starting with a letter, of 11 to
-301 characters (a small model copies the prompt's "…" back otherwise, or runs on; either is
-refused here anyway, as a placeholder or a cut-off answer)."""
+301 characters (a small model copies the prompt's "…" back otherwise, or runs on). An answer
+is held to it whatever the server promised: a rationale outside it refuses its pair."""
+MAX_RATIONALE_CHARS = 301
+"""Longest rationale recorded with a verdict, the pattern's own bound; a longer one refuses its pair."""
 VERDICT_TOKENS = 200
 """Tokens one verdict takes: its pair key, the verdict and a sentence of rationale (a bound of
 the answer, not the longest rationale accepted)."""
-"""Longest rationale recorded with a verdict; a longer one refuses its pair."""
 
 
 class PairFault(Enum):
@@ -67,6 +67,8 @@ class PairFault(Enum):
     MISSING = "is missing from the answer"
     PLACEHOLDER = "has a placeholder for a rationale"
     TOO_LONG = "has an over-long rationale"
+    OUTSIDE_REQUEST = ("has a rationale outside what the request asked (a sentence of 11 to 301 characters, "
+                       "starting with a letter, without quotes or backslashes)")
 
 
 class VerdictRecord(TypedDict):
@@ -198,8 +200,11 @@ def judge_batch(client: LLMClient, prompt: Prompt, batch: Sequence[Judgeable], a
     rationale that says something; the others are refused one by one."""
     keys = {f"p{number + 1}": item for number, item in enumerate(batch)}
     # one verdict per pair sent, naming a pair of the batch, in no more tokens than that takes
-    data, provenance = client.chat_json(prompt, SCHEMA, constraint=verdicts_constraint(list(keys)),
+    constraint = verdicts_constraint(list(keys))
+    data, provenance = client.chat_json(prompt, SCHEMA, constraint=constraint,
                                         max_tokens=answer_tokens(len(batch), VERDICT_TOKENS), pairs=pairs_of(batch))
+    # what the request asked a rationale to be, held to whatever the server promised
+    asked = constraint["properties"]["verdicts"]["items"]["properties"]["rationale"]
     number = {key: first + index for index, key in enumerate(keys)}
     # the request's usage is recorded once, on its first verdict; every verdict names its request,
     # so summing the records' usage counts each request once (a batch of 8 is not 8 × its tokens)
@@ -218,13 +223,15 @@ def judge_batch(client: LLMClient, prompt: Prompt, batch: Sequence[Judgeable], a
     for key, item in keys.items():
         given = answers.get(key, [])
         rationale = given[0]["rationale"].strip() if len(given) == 1 else ""
+        outside = schema_fault(given[0]["rationale"], asked, "rationale") if len(given) == 1 else ""
         fault = (PairFault.MISSING if not given else PairFault.ANSWERED_TWICE if len(given) > 1
                  else PairFault.TOO_LONG if too_long(rationale, MAX_RATIONALE_CHARS)
-                 else PairFault.PLACEHOLDER if placeholder(rationale, examples) else None)
+                 else PairFault.PLACEHOLDER if placeholder(rationale, examples)
+                 else PairFault.OUTSIDE_REQUEST if outside else None)
         if fault is not None:
             detail = too_long(rationale, MAX_RATIONALE_CHARS) if fault is PairFault.TOO_LONG else \
                 f"{len(given)} times; a pair gets exactly one verdict" if fault is PairFault.ANSWERED_TWICE else \
-                shown(rationale) if fault is PairFault.PLACEHOLDER else ""
+                shown(rationale) if fault in (PairFault.PLACEHOLDER, PairFault.OUTSIDE_REQUEST) else ""
             refused.append(RefusedPair(article, number[key], fault, detail))
             continue
         own = dict(shared, threshold="supported", request=request)

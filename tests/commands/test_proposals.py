@@ -138,9 +138,9 @@ def test_the_site_shows_the_proposal_history(small: Path, tmp_path: Path, llm_se
     operations = page.select("#proposals .operation")
     assert [o["class"][1] for o in operations] == ["decision-accepted", "decision-rejected"]
     assert "méthode llm" in page.select_one("#proposals summary").get_text()
-    shown = operations[1].select_one("pre.content").get_text()
-    assert "Un mécène finance les foyers" in shown, "rejected content is kept and shown"
-    assert "secret-ext" not in page.decode(), "but a private source's id is not published"
+    assert operations[1].select_one("pre.content") is None, "a rejected operation shows its decision, not its text"
+    assert "Un mécène finance les foyers" not in page.decode(), "text nobody accepted is not published (issue 56)"
+    assert "secret-ext" not in page.decode(), "nor a private source's id"
     assert "est hors du périmètre de l'article" in operations[1].select_one(".reason").get_text()
 
 

@@ -183,7 +183,7 @@ def test_verify_counts_the_tokens_of_a_failed_batch_and_exits_3(small: Path, llm
     _four_pairs(small)
     _configure(small, llm_server.url)
     llm_server.script(reply(json.dumps({"verdicts": [{"pair": "p1"}]})),
-                      reply(_verdicts(("p1", "Oui."), (f"p1{HOSTILE}", "Oui."), ("p2", "Oui."))))
+                      reply(_verdicts(("p1", "Le passage le dit."), (f"p1{HOSTILE}", "Le passage le dit."), ("p2", "Le passage le dit."))))
     code, out, err = _main(["verify", "wiki-budget", "--content", str(small), "--batch", "2"])
     assert code == EXIT_MODEL, err
     assert "tokens reported by the server: 240 prompt + 80 completion = 320 over 2 answered request(s)" in err, \
@@ -191,7 +191,7 @@ def test_verify_counts_the_tokens_of_a_failed_batch_and_exits_3(small: Path, llm
     assert "failed batch: wiki-budget pairs 1–2" in err and "refused: wiki-budget an answer for pair" in err
     assert "run 'carnet verify --batch 1'" in err, "a batch refused whole: the way to send it differently"
     _no_control(out + err)
-    llm_server.script(reply(_verdicts(("p1", "Oui."), ("p2", "Oui."))))
+    llm_server.script(reply(_verdicts(("p1", "Le passage le dit."), ("p2", "Le passage le dit."))))
     code, _out, err = _main(["verify", "wiki-budget", "--content", str(small), "--batch", "2"])
     assert code == EXIT_OK, err
 

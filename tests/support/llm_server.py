@@ -2,7 +2,7 @@
 ``openai`` client code runs over real HTTP in tests (the one stand-in allowed).
 
     server.script(reply(json.dumps({...})), status(429), reply("{", finish="length"), delay(3),
-                  calls(("search_passages", {"query": "budget"})))
+                  calls(("search_passages", {"query": "budget"})), drip(0.5))
 
 When the script runs out, a responder given with ``server.respond(fn)`` is asked:
 ``fn(body)`` gets the request's JSON body and returns a :class:`Scripted` (or None for
@@ -10,6 +10,9 @@ the usual 500). ``server.model_name = "..."`` (or ``Scripted.model``) makes the 
 name another model in its answers than the one asked for, as a proxy may. An error step's
 ``content`` is its message (``status(422, "response_format: ...")``, as a server words a
 refusal). ``max_in_flight`` counts the most requests the server was answering at once.
+``drip(seconds)`` answers one byte at a time, a byte every ``seconds`` (the whole response,
+status line and headers included, with ``head=True``): a server that is never silent long
+enough for a timeout between two reads to fire.
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ class Scripted:
                                                            "total_tokens": 160})
     model: str | None = None  # the model the answer names (default: the server's model_name, else the asked one)
     tool_calls: list[dict[str, Any]] | None = None  # the calls the answer makes (OpenAI's function calling)
+    retry_after: str = "0"  # an error's Retry-After header
+    drip: float = 0.0  # seconds between two bytes of the response (0: sent at once)
+    drip_head: bool = False  # the status line and headers dripped too, not only the body
 
 
 def reply(content: str, finish: str = "stop", usage: dict[str, int] | None = None) -> Scripted:
@@ -49,12 +55,18 @@ def calls(*made: tuple[str, object], content: str = "") -> Scripted:
     return Scripted(200, content, "tool_calls", tool_calls=tool_calls)
 
 
-def status(code: int, message: str = "") -> Scripted:
-    return Scripted(code, message)
+def status(code: int, message: str = "", retry_after: str = "0") -> Scripted:
+    return Scripted(code, message, retry_after=retry_after)
 
 
 def delay(seconds: float, content: str = "{}") -> Scripted:
     return Scripted(200, content, delay=seconds)
+
+
+def drip(seconds: float, content: str = "{}", head: bool = False) -> Scripted:
+    """An answer sent a byte every ``seconds`` (its body; with ``head``, its status line and
+    headers too), until the client hangs up or the server stops."""
+    return Scripted(200, content, drip=seconds, drip_head=head)
 
 
 class ScriptedLLMServer:
@@ -68,6 +80,8 @@ class ScriptedLLMServer:
         self.listings = 0  # GET /models asked (not in ``requests``)
         self.in_flight = 0
         self.max_in_flight = 0
+        self.dripped = 0  # bytes sent by dripping answers
+        self.stopping = threading.Event()  # a dripping answer stops with the server
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -125,13 +139,13 @@ class ScriptedLLMServer:
                 if step.status != 200:
                     message = step.content or f"scripted {step.status}"
                     self._send(step.status, {"error": {"message": message, "type": "scripted"}},
-                               {"retry-after": "0"})
+                               {"retry-after": step.retry_after})
                     return
                 if self.path.endswith("/embeddings"):
                     data = [{"object": "embedding", "index": i, "embedding": [float(len(t)), 1.0]}
                             for i, t in enumerate(body.get("input", []))]
                     self._send(200, {"object": "list", "data": data, "model": outer._named(step, body, ""),
-                                     "usage": {"prompt_tokens": 3, "total_tokens": 3}})
+                                     "usage": {"prompt_tokens": 3, "total_tokens": 3}}, step=step)
                     return
                 self._send(200, {
                     "id": "chatcmpl-scripted", "object": "chat.completion", "created": 0,
@@ -140,11 +154,35 @@ class ScriptedLLMServer:
                                  "message": {"role": "assistant", "content": step.content or None,
                                              **({"tool_calls": step.tool_calls} if step.tool_calls else {})}}],
                     "usage": step.usage,
-                })
+                }, step=step)
 
-            def _send(self, code: int, payload: dict, headers: dict[str, str] | None = None) -> None:
+            def _drip(self, code: int, data: bytes, step: Scripted) -> None:
+                """The response written a byte every ``step.drip`` seconds (its head at once
+                unless ``step.drip_head``), until the client hangs up or the server stops."""
+                head = (f"HTTP/1.1 {code} OK\r\nContent-Type: application/json\r\n"
+                        f"Content-Length: {len(data)}\r\n\r\n").encode("ascii")
+                self.close_connection = True
+                try:
+                    if not step.drip_head:
+                        self.wfile.write(head)
+                        self.wfile.flush()
+                    for byte in (head if step.drip_head else b"") + data:
+                        if outer.stopping.wait(step.drip):
+                            return
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        with outer.lock:
+                            outer.dripped += 1
+                except OSError:
+                    pass  # the client hung up: what a deadline does
+
+            def _send(self, code: int, payload: dict, headers: dict[str, str] | None = None,
+                      step: Scripted | None = None) -> None:
                 data = json.dumps(payload).encode("utf-8")
                 self._answered()
+                if step is not None and step.drip:
+                    self._drip(code, data, step)
+                    return
                 try:
                     self.send_response(code)
                     self.send_header("Content-Type", "application/json")
@@ -182,5 +220,6 @@ class ScriptedLLMServer:
         return self
 
     def stop(self) -> None:
+        self.stopping.set()
         self.server.shutdown()
         self.server.server_close()

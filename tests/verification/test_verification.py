@@ -194,8 +194,8 @@ def test_batches_and_a_failing_batch_keep_what_was_judged(small: Path, llm_serve
                                                     + "---\n" + MANY, encoding="utf-8")
     pending = {"wiki-budget": [a for a in check_content(small).assessments["wiki-budget"] if a.judgeable]}
     assert len(pending["wiki-budget"]) == 4
-    good = reply(json.dumps({"verdicts": [{"pair": "p1", "verdict": "supported", "rationale": "Oui."},
-                                          {"pair": "p2", "verdict": "partial", "rationale": "En partie."}]}))
+    good = reply(json.dumps({"verdicts": [{"pair": "p1", "verdict": "supported", "rationale": "Le passage le dit."},
+                                          {"pair": "p2", "verdict": "partial", "rationale": "Le passage le dit en partie."}]}))
     llm_server.script(good, status(500), status(500))
     client = LLMClient(LLMSettings(llm_server.url, "juge", max_retries=1, timeout=5))
     report = judge(small, pending, client, batch_size=2)
@@ -209,8 +209,8 @@ def test_batches_and_a_failing_batch_keep_what_was_judged(small: Path, llm_serve
     _qualify(small, "wiki-budget")
     states = [a.state.state for a in check_content(small).assessments["wiki-budget"]]
     assert states.count("verified") == 1 and states.count("weak") == 3
-    llm_server.script(reply(json.dumps({"verdicts": [{"pair": "p1", "verdict": "unsupported", "rationale": "Non."},
-                                                     {"pair": "p2", "verdict": "supported", "rationale": "Oui."}]})))
+    llm_server.script(reply(json.dumps({"verdicts": [{"pair": "p1", "verdict": "unsupported", "rationale": "Le passage ne le dit pas."},
+                                                     {"pair": "p2", "verdict": "supported", "rationale": "Le passage le dit."}]})))
     rest = {"wiki-budget": [a for a in check_content(small).assessments["wiki-budget"] if a.judgeable]}
     assert len(rest["wiki-budget"]) == 2, "only what is still unjudged is sent again"
     judge(small, rest, client, batch_size=2)
@@ -221,7 +221,7 @@ def test_batches_and_a_failing_batch_keep_what_was_judged(small: Path, llm_serve
 def test_verify_writes_each_verdict_into_its_own_articles_file(small: Path, llm_server) -> None:
     analysis = check_content(small)
     pending = {slug: [a for a in analysis.assessments[slug] if a.judgeable] for slug in ("synthese-2025", "wiki-budget")}
-    one = reply(json.dumps({"verdicts": [{"pair": "p1", "verdict": "supported", "rationale": "Oui."}]}))
+    one = reply(json.dumps({"verdicts": [{"pair": "p1", "verdict": "supported", "rationale": "Le passage le dit."}]}))
     llm_server.script(one, one)
     report = judge(small, pending, LLMClient(LLMSettings(llm_server.url, "juge", max_retries=1, timeout=5)))
     assert report.judged == 2
