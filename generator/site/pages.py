@@ -455,7 +455,8 @@ def note_context(site: SiteModel, theme: Theme, slug: str, memo: Memo = NO_MEMO)
     media = None
     if note.media:
         extension = posixpath.splitext(note.media)[1].lower()
-        media = {"url": url(note.media), "kind": MEDIA_TYPES.get(extension, "file"),
+        # the path as a URL: a space or a '#' in a file name would cut the address
+        media = {"url": url(quote(note.media)), "kind": MEDIA_TYPES.get(extension, "file"),
                  "name": posixpath.basename(note.media)}
     document = anchored.document
     headings = [(index, e) for index, e in enumerate(elements) if e.kind == "heading" and e.level in (2, 3)]
