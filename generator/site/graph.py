@@ -14,7 +14,7 @@ and every edge, in a JSON-LD document whose ``@context`` is inline (expanding it
 no network) and declares every term used, so nothing is dropped on expansion:
 
 - ``@vocab`` is schema.org: ``@type`` (``Article``, ``Collection``… for the node types
-  of ``JSONLD_TYPES``; others have none), ``name`` (the title, quote, text or question)
+  of ``JSONLD_TYPES``, one for each node type), ``name`` (the title, quote, text or question)
   and ``identifier`` (the node's id in ``graph.json``, on every node) are schema.org's.
 - A node's ``@id`` is its page's address where it has one (``url``: notes, bases,
   notebooks, extractions' ``#ext-…``), as the pages' own JSON-LD says; otherwise
@@ -63,7 +63,12 @@ NODE_TYPES = frozenset({"base", "notebook", "category", "note", "element", "extr
 EDGE_TYPES = frozenset({"groups", "member-of", "in-category", "anchored-in", "comments-on", "cites", "discarded-from",
                         "member-of-group", "opposes", "supersedes", "has-element", "has-section", "has-claim"})
 JSONLD_TYPES = {"note": "Article", "wiki": "Article", "synthesis": "Report", "answer": "Article", "notebook": "Collection",
-                "base": "Collection", "extraction": "Quotation", "quote": "Quotation", "claim": "Claim"}
+                "base": "Collection", "extraction": "Quotation", "quote": "Quotation", "claim": "Claim",
+                "element": "WebPageElement", "section": "WebPageElement", "comment": "Comment", "group": "Collection",
+                "category": "DefinedTerm", "opposition": "Question"}
+"""The schema.org type of each node type: every node of graph.jsonld says what it is."""
+_NAMED = frozenset({"note", "wiki", "synthesis", "answer", "notebook", "base", "extraction", "quote", "claim"})
+"""Node types named (by their id) even without a title, quote, text or question."""
 EDGE_ATTRIBUTES = frozenset({"start", "end", "state"})
 """The data an edge may carry, each a term of graph.jsonld's context."""
 RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
@@ -265,7 +270,7 @@ def jsonld_fields(key: str, data: dict[str, Any]) -> dict[str, str]:
     if "url" in data:
         fields["url"] = str(data["url"])
     name = data.get("title") or data.get("quote") or data.get("text") or data.get("question")
-    if name or data["type"] in JSONLD_TYPES:
+    if name or data["type"] in _NAMED:
         fields["name"] = str(name or key)
     return fields
 
