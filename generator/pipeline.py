@@ -20,7 +20,7 @@ from typing import Final, NamedTuple, TypeVar
 from generator.anchoring import AnchoredNote, AnchorFacts, anchor_note
 from generator.anchoring.recalled import Recalled
 from generator.cache import BuildCache, build_options, unchanged_build
-from generator.corpus.links import CorpusIndex, LinkTarget, LinkUse, collect_links, resolve_link
+from generator.corpus.links import CorpusIndex, LinkTarget, LinkUse, collect_links, image_hosts, resolve_link
 from generator.corpus.load import KnownFiles, load_corpus
 from generator.corpus.model import Corpus, Note, NoteType
 from generator.corpus.publication import (
@@ -50,7 +50,8 @@ from generator.site.emitters import (
     graph_started,
     note_outputs,
 )
-from generator.site.markdown_html import BodyTemplate, body_template, note_marks
+from generator.site.headers import meta_content_security_policy
+from generator.site.markdown_html import BodyTemplate, body_template, note_marks, raw_html_on
 from generator.site.model import SiteModel
 from generator.site.output import (
     SiteFiles,
@@ -265,7 +266,8 @@ def _anchor_and_collect(corpus: Corpus, slug: str) -> Anchoring:
     if note.type is NoteType.NOTE:  # the others are articles, audited
         published = [e for e in note.extractions if not e.masked]  # as the publication has them
         covered = coverage_of(facts, [e.id for e in published]).covered
-        template = body_template(anchored, note_marks(published, anchored.anchors), covered)
+        template = body_template(anchored, note_marks(published, anchored.anchors), covered,
+                                 raw_html_on(corpus.settings))
     anchored.document.drop_tokens()
     return Anchoring(anchored, problems, uses, template, facts)
 
@@ -687,6 +689,8 @@ def _build(content_dir: Path, out_dir: Path, *, strict: bool, base_url: str | No
         site = site_model(analysis, content_dir, base_url, memo, jobs)
         theme = Theme.load(theme_dir, analysis.publication.settings.language,
                            cache.templates_path if cache is not None else None)
+        hosts = image_hosts(analysis.publication.settings)
+        theme.env.globals["content_security_policy"] = meta_content_security_policy(hosts)  # csp: img_hosts
         language = analysis.publication.settings.language
         incremental = early is not None and cache is not None and cache.listed_as_left(early.live_listing())
         if early is not None and not incremental:  # touched since: a full build, into a tree of its own
@@ -709,7 +713,7 @@ def _build(content_dir: Path, out_dir: Path, *, strict: bool, base_url: str | No
         rewritten = go_live(files, out_dir, (lambda tree: index_site(tree, language)) if search else None, staging)
         changed = len(rewritten) if incremental else len(files) + 1
         result = BuildResult(out_dir, len(files) + 1, analysis.publication.reports, analysis.problems, language,
-                             changed=changed, summary=summary[0])
+                             changed=changed, summary=summary[0], image_hosts=hosts)
         if cache is not None:
             cache.record_output(written_state(files, files.digests, out_dir, previous,
                                               rewritten if incremental else None))

@@ -98,6 +98,8 @@ class BuildResult:
         files: files in the site (the marker included, the search bundle not).
         changed: files written or removed by this build (0 for a no-op rebuild).
         summary: the counts the build's closing summary shows.
+        image_hosts: the hosts whose images its pages' policy allows (``csp: img_hosts``), for
+            the headers ``carnet serve`` sends.
     """
 
     out_dir: Path
@@ -107,6 +109,7 @@ class BuildResult:
     language: str = "fr"
     changed: int = 0
     summary: BuildSummary = field(default_factory=BuildSummary)
+    image_hosts: tuple[str, ...] = ()
 
     @property
     def what_changed(self) -> str:

@@ -542,7 +542,9 @@ def test_a_rebuild_reads_only_the_page_texts_llms_full_keeps_and_makes_a_lost_on
     _append(notes[-1], "\nUne phrase ajoutée.\n")
     cache = _build(content, out)
     read = cache.counts.reused.get("note-chunk", 0)
-    kept = len(re.findall(r"^URL: \S+/notes/", (out / "llms-full.txt").read_text(encoding="utf-8"), re.M))
+    # each page's mirror: its address is its first field ("- Adresse : https://…")
+    kept = len(re.findall(r"^# .*\n\n- [^:\n]+: https?://\S+/notes/", (out / "llms-full.txt").read_text(encoding="utf-8"),
+                          re.M))
     assert 0 < read <= kept + 1 < len(notes) // 2, (read, kept)
     assert len(cache.used["note-chunk"]) >= len(notes), "the unread texts are kept for the next build"
     build(content, full, search=False)

@@ -159,7 +159,13 @@ def test_the_markdown_mirror_tells_the_same_audit(tmp_path: Path) -> None:
         mirrors += 1
         assert mirror.startswith(f"# {record['title']}\n") and f"notes/{path.name}.md)" in llms, path.name
         body_numbers = re.findall(r"\[(\d+)\]", record["body"])
-        assert body_numbers == re.findall(r"\[(\d+)\]", mirror.split("\n## ", 1)[0]), path.name
+        # the body (its own ## headings kept, issue 57) ends where the sources block begins
+        body = re.split(r"\n## (?:Sources citées|Pièces écartées|Couverture du périmètre)\n", mirror, maxsplit=1)[0]
+        if "claims" in record:
+            assert body_numbers == re.findall(r"\[(\d+)\]", body), path.name
+        else:  # a note's own citations are numbered in its mirror (issue 57), each listed under its sources
+            cited = re.findall(r"\[(\d+)\]", body)
+            assert all(re.search(rf"^\[{n}\]: ", mirror, flags=re.M) for n in cited), path.name
         if "claims" in record:
             listed = {int(n) for n in re.findall(r"^\[(\d+)\]: ", mirror, flags=re.M)}
             assert listed == {int(n) for n in body_numbers}, path.name

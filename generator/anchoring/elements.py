@@ -75,6 +75,7 @@ class Document:
         starts: offset of each element's text in ``projection``.
         heading_ids: element index of a heading → readable id (``budget``), so that
             ``note.md#budget`` links work as in any markdown editor.
+        raw_anchors: the names of the note's raw ``<a name>``/``<a id>`` anchors, in reading order.
     """
 
     parsed: list[Token] | None
@@ -85,6 +86,7 @@ class Document:
     id_at: dict[int, str] = field(default_factory=dict)
     starts: list[int] = field(default_factory=list)
     heading_ids: dict[int, str] = field(default_factory=dict)
+    raw_anchors: list[str] = field(default_factory=list)
     _by_id: dict[str, int] = field(default_factory=dict, repr=False)
 
     @property
@@ -121,7 +123,7 @@ class Document:
 
     def fragments(self) -> set[str]:
         """Every ``#fragment`` a link into this note may name."""
-        return {e.id for e in self.elements} | set(self.heading_ids.values())
+        return {e.id for e in self.elements} | set(self.heading_ids.values()) | set(self.raw_anchors)
 
 
 def _inline_text(token: Token) -> str:
@@ -184,6 +186,8 @@ def segment(tokens: list[Token], body_line: int, transcript: bool = False, body:
             continue
         if token.type == "inline":
             text = _inline_text(token)
+            doc.raw_anchors += [child.meta["anchor"] for child in token.children or []
+                                if child.type == "html_inline" and child.meta.get("anchor")]
             if row is not None:
                 row[1].append((index, text))
                 continue

@@ -422,6 +422,10 @@ def apply(path: Path, only: list[int] | None = None, today: dt.date | None = Non
     if read is None:
         raise ProposalError("; ".join(p.format_text() for p in problems) + " — nothing was written")
     head = "\n".join(read.text.split("\n")[: note.body_line - 1])
+    written = "\n".join(read.text.split("\n")[note.body_line - 1:])
+    if written != note.body:  # the build reads it without its HTML comments: applied to the file's text, they stay
+        body, results = apply_operations(written, [op for op in chosen if op is not None],
+                                         sources_for(_analysis, proposal.target))
     new_text = head + "\n" + body
     by_position = iter(results)
     decisions = []

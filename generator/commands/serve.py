@@ -183,7 +183,11 @@ class Listener(ThreadingHTTPServer):
                          f"{type(error).__name__}: {printable(str(error))}\n")
 
 
-def _handler(out_dir: Path, hub: Hub, stop: threading.Event) -> Callable[..., SimpleHTTPRequestHandler]:
+def _handler(out_dir: Path, hub: Hub, stop: threading.Event,
+             image_hosts: list[tuple[str, ...]] | None = None) -> Callable[..., SimpleHTTPRequestHandler]:
+    """``image_hosts``: one item, the hosts the last build's pages show images of (set after each build)."""
+    hosts = image_hosts if image_hosts is not None else [()]
+
     class Handler(SimpleHTTPRequestHandler):
         raw_requestline: bytes  # set by handle_one_request; missing from the stubs
         default_request_version = "HTTP/1.0"  # a request refused before its version is read still gets headers
@@ -193,7 +197,7 @@ def _handler(out_dir: Path, hub: Hub, stop: threading.Event) -> Callable[..., Si
             pass  # answers stay out of the log; a refusal writes its own line (send_error)
 
         def end_headers(self) -> None:
-            for name, value in headers_for(self.served).items():
+            for name, value in headers_for(self.served, hosts[0]).items():
                 self.send_header(name, value)
             super().end_headers()
 
@@ -381,7 +385,8 @@ class Server:
         self._stdout, self._stderr = stdout, stderr
         self.hub = Hub()
         self.stop_event = threading.Event()
-        self.httpd = Listener((host, port), _handler(out, self.hub, self.stop_event))
+        self.image_hosts: list[tuple[str, ...]] = [()]  # the built site's csp: img_hosts, for its headers
+        self.httpd = Listener((host, port), _handler(out, self.hub, self.stop_event, self.image_hosts))
         self.httpd.daemon_threads = True
         self.timer: threading.Timer | None = None
         self.search_timer: threading.Timer | None = None
@@ -418,6 +423,7 @@ class Server:
                 result = build(self.content, self.out, theme_dir=self.theme, search=False, cache=self.cache,
                                linger=True)
                 self.last_changed = result.changed
+                self.image_hosts[0] = result.image_hosts
             except ContentError as exc:
                 self._print_problems(exc.problems)
                 print(f"carnet serve: rebuild stopped: {exc}; the previous site stays served",
@@ -482,6 +488,7 @@ class Server:
             self._print_problems(exc.problems)
             raise
         self.language = result.language
+        self.image_hosts[0] = result.image_hosts
         self.cache.save()
         self.cache.path = None  # from now on in memory only: saving 100 MB per keystroke buys nothing
         watched = self.watched()

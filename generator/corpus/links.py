@@ -13,7 +13,7 @@ from urllib.parse import unquote, urlsplit
 
 from markdown_it.token import Token
 
-from generator.corpus.model import Corpus, Note, NoteType
+from generator.corpus.model import Corpus, Note, NoteType, SiteSettings
 from generator.markup import parse_wiki_target
 from generator.problems import Problem, Severity
 
@@ -83,10 +83,33 @@ class CorpusIndex:
         return cls({n.source.file: n.slug for n in corpus.notes.values()}, extraction_note, comment_note)
 
 
+def image_hosts(settings: SiteSettings) -> tuple[str, ...]:
+    """carnet.yaml's ``csp: img_hosts`` (checked when read: host names), sorted."""
+    csp = settings.extra.get("csp")
+    hosts = csp.get("img_hosts") if isinstance(csp, dict) else None
+    return tuple(sorted({str(host) for host in hosts})) if isinstance(hosts, list) else ()
+
+
+def image_allowed(raw: str, hosts: tuple[str, ...]) -> bool:
+    """Whether the site's policy, widened for ``hosts``, lets a page show the external image ``raw``."""
+    host = urlsplit(raw.strip()).hostname
+    return host is not None and any(
+        host == allowed or (allowed.startswith("*.") and host.endswith(allowed[1:])) for allowed in hosts)
+
+
 def resolve_link(use: LinkUse, note: Note, corpus: Corpus, index: CorpusIndex,
                  fragments: Callable[[str], set[str]]) -> tuple[LinkTarget, Problem | None]:
     """Resolve one link; ``fragments(slug)`` gives the ``#ids`` a note's page holds."""
     target, problem = _resolve(use, note, corpus, index)
+    if use.image and target.kind == "external" and not image_allowed(use.raw, image_hosts(corpus.settings)):
+        host = urlsplit(use.raw.strip()).hostname or use.raw.strip()
+        return target, Problem(
+            note.source.file, use.line, "blocked-image",
+            f"the image {use.raw.strip()[:200]!r} is on another site ({host[:100]}): the site's "
+            "Content-Security-Policy (img-src 'self') keeps browsers from showing it",
+            f"Copy it under assets/ and link it relatively (../assets/…), or let pages show that host's images: "
+            f"'csp:' then '  img_hosts: [{host[:100]}]' in carnet.yaml (and the same host after img-src in "
+            "netlify.toml's Content-Security-Policy, if you publish on Netlify).", Severity.WARNING)
     if problem is None and target.kind == "note" and target.fragment and \
             target.fragment not in fragments(target.key):
         return target, Problem(

@@ -47,7 +47,7 @@ from generator.corpus.proposal import parse_proposal
 from generator.corpus.source import YamlList, YamlMap, parse_yaml, split_front_matter
 from generator.corpus.verdicts import VerificationRecords, parse_contestations, parse_verdicts
 from generator.files import decode_text
-from generator.markup import link_is_safe, site_address_problem
+from generator.markup import comment_ranges, link_is_safe, site_address_problem, without_comments
 from generator.memo import NO_MEMO, Memo
 from generator.problems import Problem, Severity
 from generator.text import FORBIDDEN_CHARACTERS, category_slug, without_forbidden
@@ -519,7 +519,7 @@ def _parse_settings(data: bytes | None, problems: list[Problem]) -> SiteSettings
                 "links and annotation identifiers are absolute.")
         base_url = ""
     licence = _parse_licence(f)
-    extra_keys = ("llm", "embeddings", "verification", "selection", "crawlers", "outputs")
+    extra_keys = ("llm", "embeddings", "verification", "selection", "crawlers", "outputs", "csp")
     f.check_known(("title", "base_url", "language", "licence", "description", "contest_url", *extra_keys))
     contest_url = f.text("contest_url", "")
     if contest_url and (not contest_url.startswith(("http://", "https://", "mailto:")) or "{claim}" not in contest_url
@@ -530,6 +530,7 @@ def _parse_settings(data: bytes | None, problems: list[Problem]) -> SiteSettings
                 "'https://…/issues/new?title={claim}'.")
         contest_url = ""
     _check_outputs(f)
+    _check_csp(f)
     _check_selection(f)
     language = f.text("language", "fr")
     if not LANGUAGE_TAG.fullmatch(language):  # it names the UI strings' file and the pages' lang attribute
@@ -546,6 +547,9 @@ def _parse_settings(data: bytes | None, problems: list[Problem]) -> SiteSettings
         extra={key: f.data[key] for key in extra_keys if key in f.data},
     )
 
+
+IMAGE_HOST = re.compile(r"(?:\*\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}")
+"""A host name as ``csp: img_hosts`` lists it (lower case; ``*.`` for every subdomain)."""
 
 LANGUAGE_TAG = re.compile(r"[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8}){0,4}")
 """A BCP 47 language tag, as far as a site needs one (language, script, region, variants)."""
@@ -566,12 +570,37 @@ def _check_outputs(f: Fields) -> None:
                 "e.g. 'outputs:' then '  page_budget_kb: 60' on the next line.")
         return
     sub = Fields(value, f.file, "outputs", f.problems, line=f.line_of("outputs"))
-    sub.check_known(tuple(OUTPUT_SIZES))
+    sub.check_known((*OUTPUT_SIZES, "raw_html"))
+    if "raw_html" in value and not isinstance(value.get("raw_html"), bool):
+        sub.error("raw_html", "invalid-value", f"outputs.raw_html must be true or false, not {value.get('raw_html')!r}",
+                  "Write 'raw_html: false' to show every raw HTML tag of the notes as text, or remove it "
+                  "(the few allowed tags, such as <a name> and <br>, are then written as HTML).")
     for key, unit in OUTPUT_SIZES.items():
         size = value.get(key)
         if key in value and (isinstance(size, bool) or not isinstance(size, int) or size <= 0):
             sub.error(key, "invalid-value", f"outputs.{key} must be a whole number above 0 ({unit}), not {size!r}",
                       f"Write e.g. '{key}: {_OUTPUT_EXAMPLES[key]}', or remove it for the default.")
+
+
+def _check_csp(f: Fields) -> None:
+    """``csp:``: ``img_hosts``, the hosts whose images the site's Content-Security-Policy lets
+    pages show (each a host name, ``*.`` before it for its subdomains): they are written into
+    every page's policy, so nothing but a host name may stand there."""
+    value = f.data.get("csp")
+    if value is None:
+        return
+    if not isinstance(value, YamlMap):
+        f.error("csp", "wrong-type", "'csp' must be a mapping",
+                "e.g. 'csp:' then '  img_hosts: [images.example.org]' on the next line.")
+        return
+    sub = Fields(value, f.file, "csp", f.problems, line=f.line_of("csp"))
+    sub.check_known(("img_hosts",))
+    hosts = value.get("img_hosts")
+    if "img_hosts" in value and (not isinstance(hosts, list) or not all(
+            isinstance(host, str) and IMAGE_HOST.fullmatch(host) for host in hosts)):
+        sub.error("img_hosts", "invalid-value", f"csp.img_hosts must be a list of host names, not {hosts!r}",
+                  "Write each host alone, without scheme or path: 'img_hosts: [images.example.org, "
+                  "*.githubusercontent.com]'.")
 
 
 def _check_selection(f: Fields) -> None:
@@ -721,6 +750,20 @@ def _forbidden_left_out(text: str, rel: str, problems: list[Problem]) -> str:
     return without_forbidden(text)
 
 
+def _comments_left_out(body: str, body_line: int, rel: str, problems: list[Problem]) -> str:
+    """A note's body without its HTML comments (what markdown reads as ``<!-- … -->``, never
+    one in code): hidden text is published nowhere and counted in no coverage. Lines keep
+    their numbers. A comment never closed hides the rest of the note: said, at its line."""
+    ranges = comment_ranges(body)
+    for start, end in ranges:
+        if not body[start:end].endswith("-->"):
+            problems.append(Problem(
+                rel, body_line + body.count("\n", 0, start), "unclosed-comment",
+                "this HTML comment ('<!--') is never closed: everything after it is hidden and left out of the site",
+                "Close it with '-->' where the hidden text ends.", severity=Severity.WARNING))
+    return without_comments(body, ranges)
+
+
 def _parse_note(rel: str, slug: str, data: bytes, sidecar: tuple[str, Any] | None,
                 problems: list[Problem]) -> Note | None:
     text, decode_problems = decode_text(data, rel)
@@ -732,6 +775,7 @@ def _parse_note(rel: str, slug: str, data: bytes, sidecar: tuple[str, Any] | Non
     problems += doc.problems
     if doc.meta is None and doc.problems:
         return None
+    body = _comments_left_out(doc.body, doc.body_line, rel, problems)
     f = Fields(doc.meta, rel, f"note {slug!r}", problems, line=2)
     note_type = f.choice("type", NoteType, NoteType.NOTE)
     article_keys = ("perimeter", "proposed", "adoption", "history", "supersedes")
@@ -743,7 +787,7 @@ def _parse_note(rel: str, slug: str, data: bytes, sidecar: tuple[str, Any] | Non
     f.check_known(("title", "date", "type", "authors", "summary", "notebooks", "media", "duration", "extractions", "aliases",
                    *article_keys, *answer_keys, *later_keys))
     if note_type is NoteType.ANSWER:
-        article: ArticleSpec | None = parse_answer(f, doc.body)
+        article: ArticleSpec | None = parse_answer(f, body)
         misplaced = dict.fromkeys(article_keys, "an answer's perimeter is the passages it retrieved ('asked: retrieved:'): remove the field")
     elif note_type is NoteType.NOTE:
         article = None
@@ -779,7 +823,7 @@ def _parse_note(rel: str, slug: str, data: bytes, sidecar: tuple[str, Any] | Non
         memberships=_parse_memberships(f),
         media=media,
         duration=_parse_duration(f),
-        body=doc.body,
+        body=body,
         body_line=doc.body_line,
         extractions=extractions,
         source=SourceRef(rel, 1),

@@ -29,7 +29,6 @@ from generator.site.machine import (
     chunk_reads,
     feeds,
     feeds_reads,
-    full_chunk,
     full_order,
     full_order_reads,
     llms_full,
@@ -46,7 +45,7 @@ from generator.site.machine import (
     sitemap_reads,
     strings_of,
 )
-from generator.site.mirrors import mirror_path, mirrors, note_mirror
+from generator.site.mirrors import full_chunk, mirror_path, mirrors, note_mirror, page_mirror_text
 from generator.site.model import (
     SiteModel,
     annotations_path,
@@ -452,11 +451,11 @@ def note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: Iterable[P
     page = note_path(slug)
     chunk = None
     if page in files:
-        lines = note_body_lines(files[page])  # read from the page once: its .json, mirror and chunk show them
+        lines = note_body_lines(files[page])  # read from the page once: its .json shows them
         derived.update(siblings(site, files, memo, lines_of={page: lines}.__getitem__))
-        derived.update([note_mirror(site, strings_of(site, theme), slug, lines)])
-        chunk = full_chunk(site, strings_of(site, theme), page, files,
-                           {page: lines}.__getitem__).encode("utf-8")  # joined as it is
+        mirror = note_mirror(site, strings_of(site, theme), slug, files[page])
+        derived.update([mirror])
+        chunk = mirror[1] + b"\n"  # llms-full.txt is made of the mirrors: :func:`full_chunk`, joined as it is
     return NoteOutputs(emitted, derived, encoded_note_part(site, slug), chunk)
 
 
@@ -490,32 +489,33 @@ def _read_from_pages(site: SiteModel, files: SiteFiles, memo: Memo, theme: Theme
     pages = _Filtered(files, lambda path: path not in redirects)  # redirects are not pages
     # siblings and mirrors a note's outputs made already are in ``files``
     derived = dict(siblings(site, pages, memo, skip=files, digests=files.digests))
-    body_lines: dict[str, tuple[str, ...]] = {}
-
-    def lines_of(page: str) -> tuple[str, ...]:  # the mirror and llms-full.txt both read them
-        if page not in body_lines:
-            body_lines[page] = memo.memo("body-lines", partial(files.digests.__getitem__, page),
-                                         lambda: note_body_lines(pages[page]))
-        return body_lines[page]
-
-    derived.update(mirrors(site, _Filtered(pages, lambda path: mirror_path(path) not in files),
-                           strings_of(site, theme), lines_of))
-    everything = _Both(derived, pages)
+    strings = strings_of(site, theme)
+    derived.update(mirrors(site, _Filtered(pages, lambda path: mirror_path(path) not in files), strings))
     listed = site_pages(pages)  # no derived output is a page
+
+    def page_mirror(page: str) -> bytes:
+        return page_mirror_text(site, strings, page, pages[page]).encode("utf-8")
+
+    for page in listed:  # every other page's mirror (home, notebooks, categories, bases, selections…)
+        if mirror_path(page) in files or mirror_path(page) in derived:
+            continue
+        # a function of the page's bytes, its address and the words of its header
+        derived[mirror_path(page)] = memo.memo(
+            "page-mirror", partial(digest_of, (page, files.digests[page], site.base_url, strings.memo_key())),
+            partial(page_mirror, page))
+    everything = _Both(derived, pages)
     cap = site.publication.settings.output_size("llms_full_cap", DEFAULT_FULL_CAP)
     derived["llms.txt"] = recalled(memo, "llms-txt",
                                    partial(llms_txt_reads, site, everything, files.digests, theme, listed),
                                    partial(llms_txt, site, everything, theme, listed), "llms_txt_reads")
 
     def chunk(path: str, make: Callable[[], str]) -> str:
-        # a page that is not a note's (a listing, an article's selection): its text as its bytes
-        # give it, recalled by them (its .txt is made from them, when no emitter wrote it)
-        what = chunk_reads(site, path)
+        # a page that is not a note's (a listing, an article's selection): its mirror as its bytes
+        # give it, recalled by them
+        what = chunk_reads(site, path, strings)
         if what is None:
             return make()
-        return recalled(memo, "full-chunk", lambda: (what, files.digests[path],
-                                                     files.digests.get(path[: -len(".html")] + ".txt")),
-                        make, "chunk_reads")
+        return recalled(memo, "full-chunk", lambda: (what, files.digests[path]), make, "chunk_reads")
 
     order = recalled(memo, "full-order", partial(full_order_reads, site, listed),
                      partial(full_order, site, everything, listed), "full_order_reads")
@@ -529,10 +529,10 @@ def _read_from_pages(site: SiteModel, files: SiteFiles, memo: Memo, theme: Theme
             return filed.full_chunk
         # the text of a page is a function of its files: made again from them if the cache lost it
         return memo.memo("note-chunk", partial(same, filed.chunk_digest),
-                         lambda: full_chunk(site, strings_of(site, theme), page, everything, lines_of).encode("utf-8"))
+                         lambda: full_chunk(site, strings_of(site, theme), page, everything).encode("utf-8"))
 
-    derived["llms-full.txt"] = llms_full(site, everything, cap, theme, {page: f.chunk_size for page, f in texts.items()},
-                                         text, lines_of, chunk, order)
+    derived["llms-full.txt"] = llms_full(site, everything, partial(full_chunk, site, strings, files=everything), cap,
+                                         theme, {page: f.chunk_size for page, f in texts.items()}, text, chunk, order)
     derived["sitemap.xml"] = recalled(memo, "sitemap", partial(sitemap_reads, site, listed),
                                       partial(sitemap, site, everything, listed), "sitemap_reads")
     return derived

@@ -1,7 +1,8 @@
 """A :class:`~generator.site.graph_view.Drawing` as markup: an SVG whose every node is a link
-(it works without JavaScript; the page's script adds zoom, pan, filters and the highlight
-of a node's neighbours), its legend, and a text alternative listing the same nodes and
-edges. Pure: the drawing in, HTML out, every text escaped where it lands.
+(it works without JavaScript; the page's script adds zoom, pan, filters, a find box and the
+highlight of a node's neighbours), its legend, and a text alternative listing the same nodes
+and edges. Every node's label is written; those that do not fit beside it are shown on
+hover, focus and find only. Pure: the drawing in, HTML out, every text escaped where it lands.
 
 Each kind of node has its shape and colour (a class, coloured by the theme's stylesheet in
 both schemes): a note a circle, a wiki a square, a synthesis a diamond, an answer a
@@ -14,7 +15,7 @@ import math
 from collections.abc import Callable
 from html import escape
 
-from generator.site.graph_view import LABEL_CHARS, Drawing, EdgeKind, Node, NodeKind
+from generator.site.graph_view import Drawing, EdgeKind, Node, NodeKind
 from generator.site.model import relative
 
 
@@ -46,10 +47,6 @@ def node_title(node: Node, tr: Callable[..., str]) -> str:
     return node.title
 
 
-def _short(text: str) -> str:
-    return text if len(text) <= LABEL_CHARS else text[:LABEL_CHARS - 1].rstrip() + "…"
-
-
 def svg(drawing: Drawing, page: str, tr: Callable[..., str], label: str) -> str:
     """The drawing as an SVG of links, for ``page`` (hrefs relative to it)."""
     index = {n.key: i for i, n in enumerate(drawing.nodes)}
@@ -69,15 +66,16 @@ def svg(drawing: Drawing, page: str, tr: Callable[..., str], label: str) -> str:
         r = drawing.radius[node.key]
         title = node_title(node, tr)
         near = " ".join(str(index[k]) for k in drawing.neighbours.get(node.key, ()) if k in index)
-        text = ""
-        if node.key in drawing.labelled or node.kind is NodeKind.MORE:
-            shown = f"+{node.count}" if node.kind is NodeKind.MORE else _short(title)
-            side = drawing.sides.get(node.key, "")
-            where = (f'x="{_number(x - r - 3)}" y="{_number(y + 4)}" text-anchor="end"' if side == "left" else
-                     f'x="{_number(x)}" y="{_number(y + r + 13)}" text-anchor="middle"' if side == "below" else
-                     f'x="{_number(x)}" y="{_number(y - r - 5)}" text-anchor="middle"' if side == "above" else
-                     f'x="{_number(x + r + 3)}" y="{_number(y + 4)}"')
-            text = f'<text {where}>{escape(shown, quote=False)}</text>'
+        # every node's label is written: those that fit shown, the others (class "aside") shown
+        # by the stylesheet and script on hover, focus and find
+        shown = f"+{node.count}" if node.kind is NodeKind.MORE else drawing.labels.get(node.key, title)
+        aside = "" if node.key in drawing.labelled or node.kind is NodeKind.MORE else ' class="aside"'
+        side = drawing.sides.get(node.key, "")
+        where = (f'x="{_number(x - r - 3)}" y="{_number(y + 4)}" text-anchor="end"' if side == "left" else
+                 f'x="{_number(x)}" y="{_number(y + r + 13)}" text-anchor="middle"' if side == "below" else
+                 f'x="{_number(x)}" y="{_number(y - r - 5)}" text-anchor="middle"' if side == "above" else
+                 f'x="{_number(x + r + 3)}" y="{_number(y + 4)}"')
+        text = f'<text{aside} {where}>{escape(shown, quote=False)}</text>'
         folded = tr("graph_folded", extractions=tr("graph_extractions", n=node.extractions),
                     comments=tr("count_comments", n=node.comments)) if node.extractions else ""
         out.append(f'<a href="{escape(relative(node.path, page))}" class="node {node.kind}" data-i="{i}" '

@@ -12,8 +12,10 @@ Legible at scale: notes are laid out by notebook, each notebook a disc of its ow
 notes in a force layout from fixed starting points, so the same content gives the same
 coordinates), the notebooks on a ring. Past :data:`MAX_DRAWN` nodes the least connected
 notes of each notebook are drawn as one aggregate node ("+ 1,204 notes"), which links to
-the notebook; labels are shown only for the notebooks, the articles and the best connected
-notes (:data:`MAX_LABELS`). A local graph is a note's neighbourhood at depth 1, at most
+the notebook. Every node has a label that tells it apart (:func:`short_labels`: the words a
+notebook's titles share dropped, dates kept); it is shown beside its node, where it fits, for
+the notebooks, the articles and the best connected notes (:data:`MAX_LABELS`), and on hover,
+focus or a find for the others. A local graph is a note's neighbourhood at depth 1, at most
 :data:`LOCAL_NEIGHBOURS` neighbours, on a ring round it.
 """
 
@@ -21,7 +23,8 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections import defaultdict
+import re
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
@@ -38,8 +41,9 @@ from generator.memo import NO_MEMO, Memo, digest_of
 
 MAX_DRAWN = 600
 """Nodes a graph page draws; past it, each notebook's least connected notes are aggregated."""
-MAX_LABELS = 40
-"""Labels a graph page writes beside its nodes (the others show theirs on hover and focus)."""
+MAX_LABELS = 100
+"""Labels a graph page shows beside its nodes, where they fit (the others show theirs on hover,
+focus and find)."""
 LOCAL_NEIGHBOURS = 16
 """Neighbours a local graph draws (the rest are counted)."""
 ITERATIONS = 80
@@ -48,6 +52,84 @@ FORCE_LIMIT = 120
 """Nodes one force layout places (its cost grows as their square): a larger disc is cut in parts."""
 LABEL_CHARS = 28
 """Characters of a label written beside its node (the whole title is its tooltip)."""
+SHARED_BY = 3
+"""Titles of a notebook that must begin with the same words for a label to drop them."""
+_DATE: Final = re.compile(r"\b(?:\d{4}-\d{2}-\d{2}|\d{4}-\d{2}|\d{4}[-–/]\d{4}|\d{1,2}(?:er)?\s+[^\W\d_]+\s+\d{4}|\d{4})\b")
+"""A date in a title (2019-07-24, 2019-07, 2024-2025, 14 novembre 2024, 2024): what a cut label keeps."""
+
+
+def _fit(text: str, limit: int) -> str:
+    """``text`` in ``limit`` characters: cut at its end (at a word's end where one is near),
+    but a date the cut would lose is kept, the cut made before it ("Séance budgétaire…14
+    novembre 2024"), with what follows it when that is short."""
+    if len(text) <= limit:
+        return text
+    dates = list(_DATE.finditer(text))
+    if not dates or dates[-1].end() <= limit - 1:
+        return _head(text, limit - 1) + "…"
+    date = dates[-1]
+    tail = text[date.start():] if len(text) - date.end() <= 6 else date.group() + "…"
+    head = _head(text, limit - 1 - len(tail))
+    return (head + "…" if head.strip("…") else "…") + tail
+
+
+def _ends(text: str, limit: int) -> str:
+    """``text`` in ``limit`` characters, its start and its end kept ("Préparation du…mars
+    (interne)"): for two titles that :func:`_fit` makes alike."""
+    room = limit - 1
+    start = len(text) - room // 2
+    word = text.rfind(" ", 0, start + 1)  # the end from a word's start, where that leaves a third for the start
+    if word >= 0 and len(text) - word - 1 <= room * 2 // 3:
+        start = word + 1
+    end = text[start:].lstrip()
+    return _head(text, room - len(end)) + "…" + end
+
+
+def _head(text: str, room: int) -> str:
+    """The start of ``text`` in ``room`` characters, cut after a word where that keeps at
+    least half of them, without the punctuation left hanging."""
+    if room <= 0:
+        return ""
+    head = text[:room]
+    if room < len(text) and not text[room].isspace() and head.rfind(" ") >= room // 2:
+        head = head[:head.rfind(" ")]
+    return head.rstrip(" :;,.–—-(«\"'")
+
+
+def short_labels(titles: Mapping[str, tuple[str, str]], limit: int = LABEL_CHARS) -> dict[str, str]:
+    """Each node's label, from ``titles`` (key → (notebook, title)): a title that fits is kept
+    whole; a longer one drops the first words it shares with at least :data:`SHARED_BY`
+    titles of its notebook ("Node.js Foundation TSC Meeting 2019-07-24" → "…2019-07-24"),
+    then is fitted keeping its date (:func:`_fit`). Where two labels come out the same, each
+    drops fewer words, until they differ, then keeps both ends of its title (:func:`_ends`).
+    Pure, and independent of the order of ``titles``."""
+    words = {k: t.split() for k, (_notebook, t) in titles.items()}
+    shared: Counter[tuple[str, tuple[str, ...]]] = Counter()
+    for key, (notebook, _title) in titles.items():
+        for n in range(1, len(words[key])):  # a prefix that leaves a word
+            shared[(notebook, tuple(words[key][:n]))] += 1
+    # each title's cuts, the most words dropped first; 0 drops none; -1 keeps both its ends
+    cuts = {k: [n for n in range(len(words[k]) - 1, 0, -1) if shared[(nb, tuple(words[k][:n]))] >= SHARED_BY] + [0, -1]
+            if len(t) > limit else [0] for k, (nb, t) in titles.items()}
+    tried = dict.fromkeys(titles, 0)
+
+    def label(key: str) -> str:
+        n = cuts[key][tried[key]]
+        if n < 0:
+            return _ends(titles[key][1], limit)
+        return _fit("…" + " ".join(words[key][n:]) if n else titles[key][1], limit)
+
+    labels = {k: label(k) for k in titles}
+    while True:
+        same: dict[str, list[str]] = defaultdict(list)
+        for key, text in labels.items():
+            same[text].append(key)
+        moved = [k for keys in same.values() if len(keys) > 1 for k in keys if tried[k] + 1 < len(cuts[k])]
+        if not moved:
+            return {k: labels[k] for k in sorted(labels)}
+        for key in moved:
+            tried[key] += 1
+            labels[key] = label(key)
 
 
 class NodeKind(StrEnum):
@@ -112,6 +194,7 @@ class Drawing:
     hidden: int = 0  # neighbours a local graph leaves out
     neighbours: dict[str, tuple[str, ...]] = field(default_factory=dict)
     sides: dict[str, str] = field(default_factory=dict)  # a label's side when not right of its node: left, above, below
+    labels: dict[str, str] = field(default_factory=dict)  # every node's label (:func:`short_labels`), shown or not
 
 
 @dataclass(frozen=True)
@@ -191,6 +274,9 @@ def force_layout(keys: list[str], edges: list[tuple[int, int, float]], iteration
         dy = positions[:, 1, None] - positions[None, :, 1]
         factor = (k * k) / (dx * dx + dy * dy + 1e-9)
         force = np.stack(((dx * factor).sum(axis=1), (dy * factor).sum(axis=1)), axis=1)
+        # a pull to the centre that balances the push of a uniform disc (k²·count·r = π·r, as
+        # Gauss's law gives for a 1/d force): without it the notes piled up on the rim, a ring
+        force -= (k * k * count) * positions
         if len(edges):
             pull = positions[sources] - positions[targets]
             length = np.sqrt((pull ** 2).sum(axis=1)) + 1e-9
@@ -242,7 +328,7 @@ def disc_layout(graph: NoteGraph, centre: str, members: list[str]) -> dict[str, 
 
 def _disc_key(graph: NoteGraph, centre: str, members: list[str]) -> str:
     """What :func:`disc_layout` reads: the members in order, each one's degree and edges."""
-    return digest_of(("disc", centre, [(m, graph.degree(m), [(e.source, e.target, e.kind, e.weight)
+    return digest_of(("disc-centred", centre, [(m, graph.degree(m), [(e.source, e.target, e.kind, e.weight)
                                                                for e in graph.around.get(m, ())]) for m in members]))
 
 
@@ -284,7 +370,7 @@ def drawing_digest(drawing: Drawing) -> str:
     """sha256 of a drawing, the same in every process (its labelled nodes sorted: a set's
     order follows the process's string hashes)."""
     return digest_of((drawing.nodes, drawing.edges, drawing.positions, drawing.radius, sorted(drawing.labelled),
-                      drawing.width, drawing.height, drawing.hidden, drawing.neighbours, drawing.sides))
+                      drawing.width, drawing.height, drawing.hidden, drawing.neighbours, drawing.sides, drawing.labels))
 
 
 def shared_over(total: int) -> int:
@@ -376,18 +462,18 @@ def _framed(nodes: list[Node], edges: list[Edge], positions: dict[str, tuple[flo
     ranked = sorted((n for n in nodes if n.kind is not NodeKind.MORE),
                     key=lambda n: (n.kind is not NodeKind.NOTEBOOK, n.kind is NodeKind.NOTE, -graph.degree(n.key), n.key))
     radius = {n.key: _radius(n) for n in nodes}
-    sides = _fitting(ranked, placed, radius, MAX_LABELS)
+    labels = short_labels({n.key: (n.notebook, n.title) for n in nodes if n.kind is not NodeKind.MORE})
+    sides = _fitting(ranked, placed, radius, labels, MAX_LABELS)
     neighbours: dict[str, set[str]] = defaultdict(set)
     for edge in edges:
         neighbours[edge.source].add(edge.target)
         neighbours[edge.target].add(edge.source)
-    titles = {n.key: n.title for n in nodes}
     for key, side in sides.items():  # a label past the right or bottom edge widens the drawing
-        box = label_box(*placed[key], radius[key], titles[key], side)
+        box = label_box(*placed[key], radius[key], labels[key], side)
         width, height = max(width, math.ceil(box[2] + 8)), max(height, math.ceil(box[3] + 8))
     return Drawing(tuple(nodes), tuple(sorted(edges)), placed, radius, frozenset(sides), max(width, 200),
                    max(height, 120), neighbours={k: tuple(sorted(v)) for k, v in sorted(neighbours.items())},
-                   sides={k: v for k, v in sorted(sides.items()) if v})
+                   sides={k: v for k, v in sorted(sides.items()) if v}, labels=labels)
 
 
 CHAR_WIDTH = 6.2
@@ -415,7 +501,7 @@ _CELL: Final = 64.0
 
 
 def _fitting(ranked: list[Node], placed: dict[str, tuple[float, float]], radius: dict[str, float],
-             most: int) -> dict[str, str]:
+             labels: Mapping[str, str], most: int) -> dict[str, str]:
     """The nodes whose label is written, and on which side: in rank order, each on the first
     side where it covers neither a label written before nor another node (labels only where
     they fit; a notebook's, a landmark, may cover nodes)."""
@@ -443,7 +529,7 @@ def _fitting(ranked: list[Node], placed: dict[str, tuple[float, float]], radius:
             break
         x, y = placed[node.key]
         for side in SIDES:
-            box = label_box(x, y, radius[node.key], node.title, side)
+            box = label_box(x, y, radius[node.key], labels[node.key], side)
             if box[0] < 0 or box[1] < 0:
                 continue
             if any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in boxes):
@@ -511,4 +597,4 @@ def local_drawing(graph: NoteGraph, slug: str, width: int = 560, height: int = 3
             sides[other] = "left"
     return Drawing(nodes, edges, positions, {n.key: _radius(n) for n in nodes}, frozenset(positions), width, height,
                    hidden, neighbours={key: tuple(sorted(shown)), **dict.fromkeys(sorted(shown), (key,))},
-                   sides=sides)
+                   sides=sides, labels=short_labels({n.key: (n.notebook, n.title) for n in nodes}))

@@ -5,28 +5,39 @@ violating the Content-Security-Policy fails a test, not a deploy."""
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Sequence
 
 from generator.corpus.assets import ASSET_TYPES
 
-CONTENT_SECURITY_POLICY = "; ".join([
-    "default-src 'self'",
-    "script-src 'self' 'wasm-unsafe-eval'",  # no inline script; Pagefind needs WebAssembly
-    "style-src 'self'",
-    "img-src 'self' data:",
-    "media-src 'self'",
-    "font-src 'self'",
-    "connect-src 'self'",
-    "object-src 'none'",
-    "base-uri 'self'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-])
 
-META_CONTENT_SECURITY_POLICY = "; ".join(
-    directive for directive in CONTENT_SECURITY_POLICY.split("; ") if not directive.startswith("frame-ancestors"))
-"""The same policy in every page's ``<meta http-equiv>``, so a host without the headers
-(or file://) still runs no injected script. ``frame-ancestors`` is left out: browsers
-ignore it in a meta element (and say so in the console); it stays a header."""
+def content_security_policy(image_hosts: Sequence[str] = ()) -> str:
+    """The site's policy; ``image_hosts`` (carnet.yaml's ``csp: img_hosts``, checked as host
+    names when the settings are read) widen ``img-src`` for them alone."""
+    return "; ".join([
+        "default-src 'self'",
+        "script-src 'self' 'wasm-unsafe-eval'",  # no inline script; Pagefind needs WebAssembly
+        "style-src 'self'",
+        " ".join(["img-src 'self' data:", *image_hosts]),
+        "media-src 'self'",
+        "font-src 'self'",
+        "connect-src 'self'",
+        "object-src 'none'",
+        "base-uri 'self'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    ])
+
+
+def meta_content_security_policy(image_hosts: Sequence[str] = ()) -> str:
+    """The same policy in every page's ``<meta http-equiv>``, so a host without the headers
+    (or file://) still runs no injected script. ``frame-ancestors`` is left out: browsers
+    ignore it in a meta element (and say so in the console); it stays a header."""
+    return "; ".join(directive for directive in content_security_policy(image_hosts).split("; ")
+                     if not directive.startswith("frame-ancestors"))
+
+
+CONTENT_SECURITY_POLICY = content_security_policy()
+META_CONTENT_SECURITY_POLICY = meta_content_security_policy()
 
 PERMISSIONS_POLICY = "camera=(), microphone=(), geolocation=(), payment=(), usb=()"
 """A wiki asks for no device: no page (nor a script that got in) may."""
@@ -86,9 +97,14 @@ def is_asset(path: str) -> bool:
     return site_path(path).casefold().startswith(ASSETS)
 
 
-def headers_for(path: str) -> dict[str, str]:
-    """The security headers of the file at ``path``: the site's, with the assets' own policy."""
-    return {**SECURITY_HEADERS, **ASSET_HEADERS} if is_asset(path) else SECURITY_HEADERS
+def headers_for(path: str, image_hosts: Sequence[str] = ()) -> dict[str, str]:
+    """The security headers of the file at ``path``: the site's (its images' hosts allowed),
+    with the assets' own policy."""
+    if is_asset(path):
+        return {**SECURITY_HEADERS, **ASSET_HEADERS}
+    if image_hosts:
+        return {**SECURITY_HEADERS, "Content-Security-Policy": content_security_policy(image_hosts)}
+    return SECURITY_HEADERS
 
 
 def content_type(path: str) -> str:

@@ -26,8 +26,11 @@ class _Links(HTMLParser):
         element_id = attributes.get("id")
         if element_id:
             self.ids.add(element_id)
-        name = _ATTRIBUTES.get(tag)
-        target = attributes.get(name) if name else None
+        name = attributes.get("name") if tag == "a" else None
+        if name:  # a note's raw <a name="x">: browsers land on it as on an id
+            self.ids.add(name)
+        link = _ATTRIBUTES.get(tag)
+        target = attributes.get(link) if link else None
         if target:
             self.links.append((self.getpos()[0], target))
 

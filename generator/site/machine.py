@@ -18,6 +18,7 @@ from typing import Any
 
 from generator.corpus.model import Note, NoteType
 from generator.memo import NO_MEMO, Memo
+from generator.site.htmlmd import page_heading
 from generator.site.jsonout import ENCODER, dumps
 from generator.site.model import (
     SITE_FEEDS,
@@ -103,21 +104,29 @@ _UNSOURCED = re.compile(r"""<sup\s+class=["']unsourced-claim["'][^>]*>\s*<a\b[^>
 _CLAIM_END = re.compile(r"""<span\s+class=["']claim-end\b[^"']*["']""" + _ATTRIBUTES + r">\s*</span\s*>""", re.I)
 
 
-@functools.lru_cache(maxsize=256)  # the .json sibling, the mirror and llms-full.txt each read it
-def note_body_lines(html: bytes) -> tuple[str, ...]:
-    """The text of a note page's body as the page shows it: citation markers kept as
-    their ``[n]``, so a marker before punctuation leaves no space before it."""
+def note_body_fragment(html: bytes) -> str | None:
+    """The HTML inside a note page's body (``<div class="note-body">``), ``None`` without one."""
     text = html.decode("utf-8")
     start = _NOTE_BODY.search(text)
     if start is None:
-        return ()
+        return None
     depth, end = 1, len(text)
     for match in _DIV.finditer(text, start.end()):  # the body's own closing </div>
         depth += -1 if match.group(1) else 1
         if depth == 0:
             end = match.start()
             break
-    body = _SKIPPED.sub("", _COMMENT.sub("", text[start.end():end]))
+    return text[start.end():end]
+
+
+@functools.lru_cache(maxsize=256)  # the .json sibling reads it
+def note_body_lines(html: bytes) -> tuple[str, ...]:
+    """The text of a note page's body as the page shows it: citation markers kept as
+    their ``[n]``, so a marker before punctuation leaves no space before it."""
+    fragment = note_body_fragment(html)
+    if fragment is None:
+        return ()
+    body = _SKIPPED.sub("", _COMMENT.sub("", fragment))
     body = _UNSOURCED.sub(lambda m: f" [{m.group(1)}]", body)
     return tuple(_plain_lines(_CLAIM_END.sub("", _CONTEST.sub("", body))))
 
@@ -204,7 +213,10 @@ def _page_siblings(site: SiteModel, path: str, html: bytes, kind: str, citations
     links = sorted({url for url in (_absolute(site, path, h) for h in page.links) if url})
     # a note or an article: its own text, as the page shows it, without the page's chrome
     body = "\n".join((lines_of(path) if lines_of is not None else note_body_lines(html)) if evidence else page.lines)
-    record = {"title": page.title.split(" · ")[0].strip(), "kind": kind, "url": site.base_url + path,
+    # titled as the reader sees it: the page's <h1> (a category's <title> adds its notebook)
+    heading = page_heading(html.decode("utf-8"))
+    record = {"title": heading if heading is not None else page.title.split(" · ")[0].strip(), "kind": kind,
+              "url": canonical_url(site, path),
               "body": body, "links": links, "citations": citations, **evidence}
     yield f"{stem}.json", dumps(record, levels=2)
 
@@ -442,55 +454,37 @@ def full_order_reads(site: SiteModel, pages: Sequence[str]) -> tuple[object, ...
     return (pages, site.dates, [(slug, note.type.value) for slug, note in site.publication.notes.items()])
 
 
-def full_chunk(site: SiteModel, theme: Theme, path: str, files: Mapping[str, bytes],
-               lines_of: Callable[[str], tuple[str, ...]] | None = None) -> str:
-    """One page of llms-full.txt: ``# title``, ``URL:``, for a note its type, date (ISO)
-    and authors as the page names them and its summary; a blank line; its text."""
-    note = _chunk_note(site, path)
-    if note is not None:
-        authors = ", ".join(site.publication.name(note.slug, a) for a in note.authors)
-        meta = " · ".join(x for x in (theme.tr(f"note_type_{note.type.value}"),
-                                       note.date.isoformat() if note.date else "", authors) if x)
-        header = [f"# {note.title}", f"URL: {canonical_url(site, path)}", meta]
-        header += [f"> {' '.join(note.summary.split())}"] if note.summary else []
-        lines = lines_of(path) if lines_of else note_body_lines(files[path])
-    else:
-        header = [f"# {_page_title(files[path])}", f"URL: {canonical_url(site, path)}"]
-        text = files.get(path[: -len(".html")] + ".txt")
-        lines = tuple(text.decode("utf-8").strip().splitlines() if text is not None else read_page(files[path]).lines)
-    return "\n".join(header) + "\n\n" + "\n".join(lines) + "\n\n"
-
-
-def _chunk_note(site: SiteModel, path: str) -> Note | None:
+def chunk_note(site: SiteModel, path: str) -> Note | None:
     """The note whose page ``path`` is (its chunk says what the note is), else ``None``."""
     slug = posixpath.basename(path)[: -len(".html")]
     note = site.publication.notes.get(slug) if path.startswith("notes/") else None
     return note if note is not None and audit_page(path) is None else None
 
 
-def chunk_reads(site: SiteModel, path: str) -> tuple[str, str] | None:
-    """What the :func:`full_chunk` of a page that is not a note's reads besides the page's
-    and its ``.txt``'s bytes (``None`` for a note's page, which reads the note too)."""
-    return None if _chunk_note(site, path) is not None else (path, site.base_url)
+def chunk_reads(site: SiteModel, path: str, theme: Theme) -> tuple[str, str, str] | None:
+    """What the llms-full.txt text (:func:`generator.site.mirrors.full_chunk`) of a page that is not a note's reads besides the page's
+    bytes: its address and the words of its mirror's header (``None`` for a note's page,
+    which reads the note too)."""
+    return None if chunk_note(site, path) is not None else (path, site.base_url, theme.memo_key())
 
 
-def llms_full(site: SiteModel, files: Mapping[str, bytes], cap: int = DEFAULT_FULL_CAP,
+def llms_full(site: SiteModel, files: Mapping[str, bytes], make: Callable[[str], str], cap: int = DEFAULT_FULL_CAP,
               theme: Theme | None = None, made: Mapping[str, int] | None = None,
               read: Callable[[str], bytes] | None = None,
-              lines_of: Callable[[str], tuple[str, ...]] | None = None,
               recall: Callable[[str, Callable[[], str]], str] | None = None,
               order: Sequence[str] | None = None) -> bytes:
-    """Every page's text in :func:`full_order` (``order``, when known). Over ``cap`` bytes,
+    """Every page's text (``make(path)``: its mirror, :func:`generator.site.mirrors.full_chunk`)
+    in :func:`full_order` (``order``, when known). Over ``cap`` bytes,
     it stops at the last whole page that leaves room under the cap for a closing line that
     counts the pages left out and points to llms.txt and the sitemap, which list them all.
-    ``made``: page → the size of its :func:`full_chunk` in UTF-8, made already (by a worker
+    ``made``: page → the size of its text in UTF-8, made already (by a worker
     process), which ``read(page)`` gives: only those that go in are read;
     ``recall(path, make)``: another page's, given how to make it (a build cache recalls it)."""
     strings = strings_of(site, theme)
     made = made or {}
     paths = full_order(site, files) if order is None else order
-    others = {path: recall(path, partial(full_chunk, site, strings, path, files, lines_of)).encode("utf-8")
-              if recall is not None else full_chunk(site, strings, path, files, lines_of).encode("utf-8")
+    others = {path: recall(path, partial(make, path)).encode("utf-8") if recall is not None
+              else make(path).encode("utf-8")
               for path in paths if path not in made}
 
     def chunk(path: str) -> bytes:
@@ -659,6 +653,6 @@ def not_found_page(site: SiteModel, theme: Theme) -> bytes:
     return theme.render("404.html", **ctx)
 
 
-__all__ = ["canonical_url", "escape", "feeds", "feeds_reads", "full_chunk", "full_order", "full_order_reads", "llms_full",
+__all__ = ["canonical_url", "escape", "feeds", "feeds_reads", "full_order", "full_order_reads", "llms_full",
            "llms_txt", "llms_txt_reads", "manifest", "manifest_lines", "note_body_lines", "robots", "siblings", "site_pages", "sitemap",
            "sitemap_reads"]

@@ -16,13 +16,14 @@ from functools import cache
 from html import escape
 from itertools import pairwise
 
+import nh3
 from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
 from generator.anchoring import Anchor, AnchoredNote, Document
-from generator.corpus.model import Extraction
+from generator.corpus.model import Extraction, SiteSettings
 from generator.markup import leaf_text, make_parser
 
 
@@ -80,6 +81,9 @@ class RenderState:
             claim's mark).
         holes: while a :class:`BodyTemplate` is made, each link met (``None``: rendering
             a page, links resolved).
+        raw_html: whether the allowed raw tags (:data:`generator.markup.RAW_TAGS`) are
+            written as tags (the site's ``outputs: raw_html``), else as the text they are.
+        raw_open: the raw tags opened in the element being rendered, closed at its end.
     """
 
     anchored: AnchoredNote
@@ -93,6 +97,9 @@ class RenderState:
     cursor: _Cursor | None = None
     closers: list[str] = field(default_factory=list)
     holes: list[Hole] | None = None
+    raw_html: bool = True
+    raw_open: list[str] = field(default_factory=list)
+    raw_text: list[bool] = field(default_factory=list)
 
 
 class HoleKind(Enum):
@@ -151,16 +158,18 @@ class BodyTemplate:
     holes: tuple[Hole, ...]
     marks: dict[int, list[Mark]]
     covered: frozenset[int]
+    raw_html: bool = True
 
 
-def body_template(anchored: AnchoredNote, marks: dict[int, list[Mark]], covered: frozenset[int]) -> BodyTemplate:
+def body_template(anchored: AnchoredNote, marks: dict[int, list[Mark]], covered: frozenset[int],
+                  raw_html: bool = True) -> BodyTemplate:
     """The body of ``anchored`` (its tokens at hand), its links left as holes."""
     def unresolved(raw: str, wiki: bool) -> Href:
         raise AssertionError("a template resolves no link")
 
-    state = RenderState(anchored, marks, unresolved, covered=covered, holes=[])
+    state = RenderState(anchored, marks, unresolved, covered=covered, holes=[], raw_html=raw_html)
     html = render_body(state)
-    return BodyTemplate(tuple(html.split(_HOLE)), tuple(state.holes or ()), marks, covered)
+    return BodyTemplate(tuple(html.split(_HOLE)), tuple(state.holes or ()), marks, covered, raw_html)
 
 
 def fill_body(template: BodyTemplate, state: RenderState) -> str:
@@ -168,6 +177,7 @@ def fill_body(template: BodyTemplate, state: RenderState) -> str:
     its marks and covered elements (and the note has no citation), its links resolved by
     ``state``; else rendered."""
     if template.marks != state.marks or template.covered != state.covered or state.citations \
+            or template.raw_html != state.raw_html \
             or state.after_inline or len(template.parts) != 2 * len(template.holes) + 1:
         return render_body(state)
     out = []
@@ -299,15 +309,35 @@ class _NoteRenderer(RendererHTML):
                         out.append(f'<span class="heading-anchor" id="{heading_id}"></span>')
                 state.inline_index = index
                 out.append(_merge_adjacent_marks(self.renderInline(token.children or [], options, env)))
+                # a raw tag left open closes with its element: nothing it holds spills into the next
+                out += [f"</{tag}>" for tag in reversed(state.raw_open)]
+                state.raw_open.clear()
                 out.append(state.after_inline.get(index, ""))
                 state.cursor = None
             elif token.type in ("fence", "code_block"):
                 out.append(self._code(token, doc.block_at.get(index), doc, state))
+            elif "raw" in token.meta and not state.raw_html:
+                out.append(self._raw_block_as_text(token, element_id is not None or token.tag == "tr", state))
             elif token.type in self.rules:
                 out.append(self.rules[token.type](tokens, index, options, env))
             else:
                 out.append(self.renderToken(tokens, index, options, env))
         return "".join(out)
+
+    def _raw_block_as_text(self, token: Token, holds: bool, state: RenderState) -> str:
+        """A raw block tag when ``outputs: raw_html`` is false: the text it is, in the
+        paragraph of the element it holds (``holds``) or in one of its own."""
+        written = escape(str(token.meta["raw"]), quote=False)
+        inside = any(state.raw_text)
+        if token.nesting == 1:
+            state.raw_text.append(holds and not inside)
+            if holds and not inside:
+                return f"<p{self.renderAttrs(token)}>{written}"
+            return written if inside else f"<p>{written}</p>\n"
+        opened = state.raw_text.pop() if state.raw_text else False
+        if opened:
+            return f"{written}</p>\n"
+        return written if inside or not written else f"<p>{written}</p>\n"
 
     def _code(self, token: Token, element: int | None, doc: Document, state: RenderState) -> str:
         text = token.content.rstrip("\n")
@@ -339,6 +369,28 @@ class _NoteRenderer(RendererHTML):
         if cursor:
             cursor.wrap(leaf_text(tokens[idx]), "")
         return "<br>\n"
+
+    def html_inline(self, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+        state: RenderState = env["carnet"]
+        token = tokens[idx]
+        cursor = state.cursor
+        text = leaf_text(token)
+        if cursor:
+            cursor.wrap(text, "")  # a line break's offset: the tag itself is written below, never marked
+        tag = token.meta["tag"]
+        if not state.raw_html:
+            return escape(token.content, quote=False)
+        if token.meta["closing"]:
+            if tag not in state.raw_open:  # closes nothing opened: the text it is
+                return escape(token.content, quote=False)
+            closed = []
+            while state.raw_open:
+                opened = state.raw_open.pop()
+                closed.append(f"</{opened}>")
+                if opened == tag:
+                    break
+            return "".join(closed)
+        return _raw_opening(token.content, tag, state)
 
     def wikilink(self, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
         state: RenderState = env["carnet"]
@@ -383,6 +435,27 @@ class _NoteRenderer(RendererHTML):
         if state.holes is not None:
             return _hole(state, Hole(HoleKind.IMAGE, raw, alt=alt, title=title))[0]
         return _image(state.resolve(raw, False), alt, title)
+
+
+def raw_html_on(settings: SiteSettings) -> bool:
+    """Whether the site writes the allowed raw tags as HTML (``outputs: raw_html``, on unless
+    set false; checked when the settings are read)."""
+    outputs = settings.extra.get("outputs")
+    return not isinstance(outputs, dict) or outputs.get("raw_html", True) is not False
+
+
+_VOID = frozenset({"br"})
+
+
+def _raw_opening(written: str, tag: str, state: RenderState) -> str:
+    """An allowed raw tag as the sanitiser (nh3, html5ever's parser) writes it: only the tag
+    and an ``<a>``'s ``name``/``id`` survive, whatever else was written."""
+    clean = nh3.clean(written, tags={tag}, attributes={"a": {"name", "id"}}, link_rel=None,
+                      strip_comments=True, url_schemes=set())
+    opening = clean[:clean.find(">") + 1] if clean.startswith(f"<{tag}") else ""
+    if opening and tag not in _VOID:
+        state.raw_open.append(tag)
+    return opening
 
 
 def _image(href: Href, alt: str, title: str) -> str:

@@ -9,10 +9,13 @@ its extractions. Pure: the site model and the pages' HTML in, bytes out.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+import functools
+from collections.abc import Iterator, Mapping
+from html import unescape
 
 from generator.corpus.model import Note, NoteType
-from generator.site.machine import canonical_url, note_body_lines
+from generator.site.htmlmd import H1, MAIN, TITLE, Citation, absolute_href, html_markdown, page_heading
+from generator.site.machine import canonical_url, chunk_note, note_body_fragment
 from generator.site.model import SiteModel, discarded_fragment, note_path, source_address
 from generator.site.pages import accuracy_text, answered_by, searched_titles
 from generator.site.theme import Theme
@@ -32,26 +35,63 @@ def _field(theme: Theme, key: str, value: str) -> str:
     return "- " + theme.tr("md_field", label=theme.tr(key), value=value)
 
 
-def mirrors(site: SiteModel, pages: Mapping[str, bytes], theme: Theme,
-            lines_of: Callable[[str], tuple[str, ...]] | None = None) -> Iterator[tuple[str, bytes]]:
-    """The mirror of every note page in ``pages``; ``lines_of``: a page's
-    :func:`note_body_lines` by path, when the caller remembers them."""
+@functools.lru_cache(maxsize=256)  # the mirror and llms-full.txt each read it
+def note_body_markdown(base_url: str, page: str, html: bytes) -> tuple[tuple[str, ...], tuple[Citation, ...]]:
+    """The body of a note's page as Markdown, and its own citation links (numbered in page order)."""
+    fragment = note_body_fragment(html)
+    if fragment is None:
+        return (), ()
+    lines, citations = html_markdown(fragment, functools.partial(absolute_href, base_url, page))
+    return tuple(lines), tuple(citations)
+
+
+def mirrors(site: SiteModel, pages: Mapping[str, bytes], theme: Theme) -> Iterator[tuple[str, bytes]]:
+    """The mirror of every note page in ``pages``."""
     for slug in site.publication.notes:  # the same order as .items(): only the slug is needed here
         page = note_path(slug)
         if page not in pages:
             continue
-        yield note_mirror(site, theme, slug, lines_of(page) if lines_of else note_body_lines(pages[page]))
+        yield note_mirror(site, theme, slug, pages[page])
 
 
-def note_mirror(site: SiteModel, theme: Theme, slug: str, lines: tuple[str, ...]) -> tuple[str, bytes]:
-    """One note's mirror (path, bytes), from the text of its page's body."""
-    return mirror_path(note_path(slug)), _mirror(site, theme, slug, lines).encode("utf-8")
+def note_mirror(site: SiteModel, theme: Theme, slug: str, html: bytes) -> tuple[str, bytes]:
+    """One note's mirror (path, bytes), from its page's body."""
+    return mirror_path(note_path(slug)), note_mirror_text(site, theme, slug, html).encode("utf-8")
 
 
-def _mirror(site: SiteModel, theme: Theme, slug: str, lines: tuple[str, ...]) -> str:
+def page_mirror_text(site: SiteModel, theme: Theme, path: str, html: bytes) -> str:
+    """The mirror of a page that is not a note's (home, notebook, category, base, graph,
+    an article's selection or discarded list, search): its heading, its address, then its
+    <main> as Markdown (the heading once)."""
+    text = html.decode("utf-8")
+    main = MAIN.search(text)
+    heading = page_heading(text)
+    if heading is None:
+        title = TITLE.search(text)
+        heading = _line(unescape(title.group(1))).split(" · ")[0] if title else path
+    body = H1.sub("", main.group(1), count=1) if main else ""
+    lines, citations = html_markdown(body, functools.partial(absolute_href, site.base_url, path))
+    out = [f"# {heading}", "", _field(theme, "md_address", canonical_url(site, path)), "", *lines, ""]
+    out += _cited(theme, citations)
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _cited(theme: Theme, citations: tuple[Citation, ...] | list[Citation]) -> list[str]:
+    """A note's own citations, as its page links them: each passage's address and the link's words."""
+    if not citations:
+        return []
+    out = [f"## {theme.tr('md_sources')}", ""]
+    out += [f"[{c.number}]: {c.url}" + (f" {theme.tr('quoted', text=c.text)}" if c.text else "") for c in citations]
+    return out + [""]
+
+
+def note_mirror_text(site: SiteModel, theme: Theme, slug: str, html: bytes) -> str:
+    """A note's mirror: what the note is (header), its body as Markdown, its sources and the
+    rest of its evidence."""
     publication = site.publication
     note = publication.notes[slug]
     audit = site.articles.get(slug)
+    lines, citations = note_body_markdown(site.base_url, note_path(slug), html)
     out = [f"# {_line(note.title)}", "", _field(theme, "md_address", canonical_url(site, note_path(slug))),
            _field(theme, "md_type", theme.tr(f"note_type_{note.type.value}"))]
     if note.date:
@@ -78,6 +118,7 @@ def _mirror(site: SiteModel, theme: Theme, slug: str, lines: tuple[str, ...]) ->
     if audit is not None:
         out += _article_sections(site, theme, slug)
     else:
+        out += _cited(theme, citations)
         out += _note_sections(site, theme, slug)
     return "\n".join(out).rstrip("\n") + "\n"
 
@@ -173,3 +214,12 @@ def _note_sections(site: SiteModel, theme: Theme, slug: str) -> list[str]:
         read = site.coverage[slug]
         out += ["", f"## {theme.tr('coverage_panel')}", "", theme.tr("coverage", k=read.count, n=read.total)]
     return out
+
+
+def full_chunk(site: SiteModel, theme: Theme, path: str, files: Mapping[str, bytes]) -> str:
+    """One page of llms-full.txt: the page's Markdown mirror (its sources blocks kept), then a
+    blank line."""
+    note = chunk_note(site, path)
+    if note is not None:
+        return note_mirror_text(site, theme, note.slug, files[path]) + "\n"
+    return page_mirror_text(site, theme, path, files[path]) + "\n"

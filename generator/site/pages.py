@@ -24,7 +24,15 @@ from generator.corpus.publication import shows
 from generator.memo import NO_MEMO, Memo, digest_of
 from generator.site import paging
 from generator.site.graph_pages import local_graph
-from generator.site.markdown_html import CitationView, Href, RenderState, fill_body, note_marks, render_body
+from generator.site.markdown_html import (
+    CitationView,
+    Href,
+    RenderState,
+    fill_body,
+    note_marks,
+    raw_html_on,
+    render_body,
+)
 from generator.site.model import (
     SiteModel,
     annotations_path,
@@ -49,6 +57,8 @@ from generator.verification.assess import Assessment
 from generator.verification.states import Method, PairState, State
 
 _MARKER = re.compile(r"\[\[(ext|com):([^\]|]+)(\|[^\]]*)?\]\]")
+_CITE_OPEN = '<sup class="cite" data-pagefind-ignore>'  # markdown_html's citation mark, left out of search
+_CITE_GAP = re.compile(r"[ \t\n]+" + re.escape(_CITE_OPEN))
 MEDIA_TYPES = {".ogg": "audio", ".oga": "audio", ".opus": "audio", ".mp3": "audio", ".wav": "audio",
                ".m4a": "audio", ".webm": "video", ".mp4": "video", ".ogv": "video"}
 
@@ -337,8 +347,14 @@ def searched_titles(site: SiteModel, record: AnswerRecord) -> list[str]:
 
 def answered_by(theme: Theme, record: AnswerRecord) -> str:
     """Who answered, in the site's words (a method the theme does not know, as written)."""
-    method = str(record.provenance.get("method", ""))
-    return theme.tr(f"method_{method}") if method in {str(m) for m in Method} else method
+    return method_label(theme, record.provenance.get("method", ""))
+
+
+def method_label(theme: Theme, method: object) -> str:
+    """A provenance's method (llm, scripted, human…) in the site's words, never the record's
+    raw value ("méthode human"); one the theme does not know, as written."""
+    text = str(method)
+    return theme.tr(f"method_{text}") if text in {str(m) for m in Method} else text
 
 
 def category_notes(site: SiteModel, notebook: str, axis_key: str, category: str) -> list[Note]:
@@ -442,13 +458,17 @@ def note_context(site: SiteModel, theme: Theme, slug: str, memo: Memo = NO_MEMO)
     audit = site.articles.get(slug)
     citations = citation_views(site, theme, audit, path) if audit else {}
     after_inline = unsourced_marks(theme, audit) if audit else {}
+    raw_html = raw_html_on(site.publication.settings)
     state = RenderState(anchored, marks, resolve, covered=covered.covered, citations=citations,
-                        after_inline=after_inline)
+                        after_inline=after_inline, raw_html=raw_html)
     # the body's HTML is a function of its text and of these resolved inputs only
     body = memo.memo("bodies", lambda: digest_of((
         note.body, note.body_line, note.media is not None, sorted(marks.items()), sorted(hrefs.items()), unchecked,
-        sorted(covered.covered), sorted(citations.items()), sorted(after_inline.items()))),
+        sorted(covered.covered), sorted(citations.items()), sorted(after_inline.items()), raw_html)),
         partial(render_body, state) if slug not in site.body_templates else partial(fill_body, site.body_templates[slug], state))
+    # a citation's number hugs the word it follows (its margin is the theme's): the blank before
+    # it would stay in the search index, the number being left out ("4 200 € . Les")
+    body = _CITE_GAP.sub(_CITE_OPEN, body)
     for entry in extractions:
         entry["cited_by"] = [{"title": title, "url": url(note_path(a)), "count": count}
                              for a, title, count in cited_by(site, entry["id"])]
@@ -724,6 +744,21 @@ def audit_frozen_quote(site: SiteModel, article: str, extraction_id: str) -> str
     return ""
 
 
+def anchoring_view(site: SiteModel, theme: Theme, note: str, extraction: str) -> dict[str, str] | None:
+    """An extraction's anchoring state as its note page shows it, for every list quoting it
+    (discarded evidence, selection): ``None`` when it lands where it was quoted, else
+    ``{"state": "relocated", "diff"}`` (the words changed, from the anchoring core) or
+    ``{"state": "detached", "reason"}``; the template ``_anchoring.html`` renders it."""
+    anchored = site.anchored.get(note)
+    anchor = anchored.anchors.get(extraction) if anchored else None
+    if anchor is None or anchor.status is AnchorStatus.ANCHORED:
+        return None
+    if anchor.status is AnchorStatus.RELOCATED:
+        return {"state": "relocated", "diff": anchor.diff}
+    return {"state": "detached",
+            "reason": theme.tr("detached_not_found" if anchor.candidates == 0 else "detached_ambiguous")}
+
+
 def _quiet_by_note(discarded: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
     """The discarded items nobody commented, by note (their note's categories said once),
     notes in the order their first item comes: at 1,700 extractions, a flat list with every
@@ -773,6 +808,7 @@ def discarded_context(site: SiteModel, theme: Theme, audit: ArticleAudit, page: 
             "note": source.title if source else item.note,
             "url": address + "#" + discarded_fragment(item, site.statuses) if source and item.exists else None,
             "categories": list(categories), "comments": item.comments, "disagreements": item.disagreements,
+            "anchoring": None if item.passage or not source else anchoring_view(site, theme, item.note, item.extraction),
             **counts(item.comments, item.disagreements),
         })
     debated = [d for d in discarded if d["comments"] or d["disagreements"]]
@@ -818,9 +854,10 @@ def discarded_paging(site: SiteModel, slug: str, debated: list[dict[str, Any]], 
 
 
 def _by_note(debated: list[dict[str, Any]], quiet: list[dict[str, Any]],
-             pages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+             pages: list[dict[str, Any]], dated: Callable[[str], dt.date | None]) -> list[dict[str, Any]]:
     """Where each note's discarded items are, for the article's page when they are on pages
-    of their own: ``{"note", "count", "url"}`` (its first page with them), notes in order."""
+    of their own: ``{"note", "count", "url"}`` (its first page with them), notes by date
+    (``dated``: a note's date, undated ones last), then title: the debate's order read as random."""
     first: dict[str, str] = {}
     for page in pages:
         for d in page["debated"]:
@@ -835,7 +872,11 @@ def _by_note(debated: list[dict[str, Any]], quiet: list[dict[str, Any]],
     for g in quiet:
         counts[g["slug"]] = counts.get(g["slug"], 0) + len(g["passages"])
         titles[g["slug"]] = g["note"]
-    return [{"note": titles[slug], "count": n, "url": first[slug]} for slug, n in counts.items()]
+    def order(slug: str) -> tuple[bool, dt.date, str, str]:
+        date = dated(slug)
+        return (date is None, date or dt.date.min, titles[slug], slug)
+
+    return [{"note": titles[slug], "count": counts[slug], "url": first[slug]} for slug in sorted(counts, key=order)]
 
 
 def discarded_pages(site: SiteModel, theme: Theme, slug: str) -> list[tuple[str, dict[str, Any]]]:
@@ -906,7 +947,7 @@ def proposal_history(proposals: list[Proposal], body: str, theme: Theme,
                 "removed": decision.removed if decision and accepted else "",
             })
         provenance = proposal.provenance
-        history.append({"id": proposal.id, "method": provenance.get("method", "?"),
+        history.append({"id": proposal.id, "method": method_label(theme, provenance.get("method", "?")),
                         "model": provenance.get("model", ""), "applied": proposal.applied_on,
                         "proposed": str(provenance.get("date") or ""),
                         "withheld": any(not o["content"] and o["decision"] != "accepted" for o in operations),
@@ -945,6 +986,7 @@ def audit_context(site: SiteModel, theme: Theme, audit: ArticleAudit, page: str)
         adoption: Adoption | None = article.adoption if article else None
         status = {
             "status": audit.status, "label": theme.tr(f"status_{audit.status}"),
+            "meaning": theme.tr(f"status_meaning_{audit.status}"),
             "adoption": {"by": adoption.by, "date": adoption.date} if adoption else None,
             "supersedes": ({"title": publication.notes[audit.supersedes].title,
                             "url": url(note_path(audit.supersedes))}
@@ -954,7 +996,8 @@ def audit_context(site: SiteModel, theme: Theme, audit: ArticleAudit, page: str)
             "changed": audit.changed, "changed_label": theme.tr("changed_evidence"),
         }
     elif audit.kind == "answer":
-        status = {"status": "answer", "label": theme.tr("status_answer"), "adoption": None, "supersedes": None,
+        status = {"status": "answer", "label": theme.tr("status_answer"),
+                  "meaning": theme.tr("status_meaning_answer"), "adoption": None, "supersedes": None,
                   "superseded_by": [], "changed": audit.changed, "changed_label": theme.tr("changed_since_answer")}
     public_ids = site.public_ids
 
@@ -988,7 +1031,8 @@ def audit_context(site: SiteModel, theme: Theme, audit: ArticleAudit, page: str)
         "discarded": discarded["discarded"], "discarded_debated": discarded["debated"],
         "discarded_quiet": discarded["quiet"], "discarded_quiet_count": discarded["quiet_count"],
         "discarded_pages": discarded["pages"],
-        "discarded_by_note": _by_note(discarded["debated"], discarded["quiet"], discarded["pages"])
+        "discarded_by_note": _by_note(discarded["debated"], discarded["quiet"], discarded["pages"],
+                                      lambda slug: publication.notes[slug].date if slug in publication.notes else None)
         if discarded["pages"] else [],
         "coverage": coverage_rows, "said_here": said_here, "broken": broken,
         "status": status, "sources": len(audit.numbers),

@@ -11,7 +11,7 @@ from generator.selection.select import MAP_LIMIT, Selection
 from generator.selection.threshold import CEILING, ThresholdRule
 from generator.site import paging
 from generator.site.model import SiteModel, extraction_fragment, note_path, relative, selection_path
-from generator.site.pages import common, counts_worded
+from generator.site.pages import anchoring_view, common, counts_worded, method_label
 from generator.site.selection_map import GroupStyle
 from generator.site.selection_map import render as render_map
 from generator.site.theme import Theme
@@ -32,6 +32,7 @@ class _ExtractionView(TypedDict):
     disagreements: int
     comments_label: str
     disagreements_label: str
+    anchoring: dict[str, str] | None  # relocated or detached, as its note page says (pages.anchoring_view)
     joined: NotRequired[str]
     number: NotRequired[int]  # a singleton's group number, in a run of them
 
@@ -88,7 +89,8 @@ def selection_pages(site: SiteModel, theme: Theme, slug: str) -> list[tuple[str,
                 "words": " ".join(words[:8]) + ("…" if len(words) > 8 else ""),
                 "url": f"{addresses[note.slug]}#{extraction_fragment(site.statuses, ext_id)}",
                 "comments": comments, "disagreements": disagreements,
-                "comments_label": worded["comments_label"], "disagreements_label": worded["disagreements_label"]}
+                "comments_label": worded["comments_label"], "disagreements_label": worded["disagreements_label"],
+                "anchoring": anchoring_view(site, theme, note.slug, ext_id)}
 
     groups: list[_GroupView] = []
     for number, group in enumerate(selection.groups, start=1):
@@ -112,10 +114,10 @@ def selection_pages(site: SiteModel, theme: Theme, slug: str) -> list[tuple[str,
     oppositions = None
     recorded = site.oppositions.get(slug)
     if recorded is not None:
-        oppositions = {"method": recorded.provenance.get("method", "?"), "model": recorded.provenance.get("model", ""),
+        oppositions = {"method": method_label(theme, recorded.provenance.get("method", "?")), "model": recorded.provenance.get("model", ""),
                        "items": [{"question": o.question, "a": describe(o.a), "b": describe(o.b),
                                   # a pair added beside the file's says how it was found itself
-                                  "method": (o.provenance or {}).get("method", ""),
+                                  "method": method_label(theme, (o.provenance or {}).get("method", "")),
                                   "model": (o.provenance or {}).get("model", "")}
                                  for o in recorded.oppositions if o.a in extraction and o.b in extraction]}
         if recorded.examined:  # a model's pass, request by request: how much of it was read

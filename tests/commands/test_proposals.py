@@ -137,7 +137,7 @@ def test_the_site_shows_the_proposal_history(small: Path, tmp_path: Path, llm_se
     page = BeautifulSoup((tmp_path / "site" / "notes" / "wiki-budget.html").read_bytes(), "html.parser")
     operations = page.select("#proposals .operation")
     assert [o["class"][1] for o in operations] == ["decision-accepted", "decision-rejected"]
-    assert "méthode llm" in page.select_one("#proposals summary").get_text()
+    assert "par un modèle" in page.select_one("#proposals summary").get_text()
     assert operations[1].select_one("pre.content") is None, "a rejected operation shows its decision, not its text"
     assert "Un mécène finance les foyers" not in page.decode(), "text nobody accepted is not published (issue 56)"
     assert "secret-ext" not in page.decode(), "nor a private source's id"

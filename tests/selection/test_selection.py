@@ -114,7 +114,7 @@ def test_the_selection_page_enumerates_every_member(example_site: Path) -> None:
              for d in path["d"].split("M")[1:]]
     assert len(drawn) == len(ids), "every extraction is a point of the map"
     assert "effacerait" in page.select_one(".limit").get_text()
-    assert "méthode human" in page.select_one(".oppositions").get_text()
+    assert "par une personne" in page.select_one(".oppositions").get_text()
     foyer = BeautifulSoup((example_site / "notes" / "cvl-wiki-foyer.selection.html").read_bytes(), "html.parser")
     assert "pas été faite" in foyer.select_one(".oppositions .refusal").get_text()
 
@@ -200,5 +200,5 @@ def test_a_pass_adds_its_pairs_beside_a_persons_and_each_says_how_it_was_found(t
     page = BeautifulSoup((tmp_path / "site" / "notes" / "cvl-wiki-budget.selection.html").read_bytes(), "html.parser")
     items = page.select(".oppositions > ul > li")
     assert len(items) == len(person) + 1
-    marked = [li for li in items if "méthode llm" in li.get_text()]
+    marked = [li for li in items if "par un modèle" in li.get_text()]
     assert len(marked) == 1 and "Faut-il le faire ?" in marked[0].get_text()

@@ -16,6 +16,7 @@ from generator.corpus.model import Membership, Note, NoteType, SourceRef
 from generator.pipeline import build
 from generator.site.graph_pages import GRAPH_BUDGET_KB, SITE_GRAPH, notebook_graph_path
 from generator.site.graph_view import (
+    LABEL_CHARS,
     LOCAL_NEIGHBOURS,
     MAX_DRAWN,
     MAX_LABELS,
@@ -25,6 +26,7 @@ from generator.site.graph_view import (
     local_drawing,
     note_graph,
     page_drawing,
+    short_labels,
 )
 from support.corpus import site_files
 from support.memos import CountingMemo
@@ -129,7 +131,7 @@ def test_past_the_limit_the_least_connected_notes_are_grouped_and_labels_never_o
     assert len(drawing.nodes) <= MAX_DRAWN + len(more) and len(more) == 2
     assert sum(n.count for n in more) + sum(n.kind is NodeKind.NOTE for n in drawing.nodes) == 1500
     assert len(drawing.labelled) <= MAX_LABELS
-    boxes = [label_box(*drawing.positions[k], drawing.radius[k], graph.nodes[k].title, drawing.sides.get(k, ""))
+    boxes = [label_box(*drawing.positions[k], drawing.radius[k], drawing.labels[k], drawing.sides.get(k, ""))
              for k in drawing.labelled]
     for i, a in enumerate(boxes):
         for b in boxes[i + 1:]:
@@ -182,3 +184,33 @@ def test_at_the_tsc_scale_the_graph_pages_stay_under_the_budget(tmp_path: Path) 
     assert figures.nodes >= 400 and figures.edges > 400
     for path, (_size, packed) in figures.pages.items():
         assert packed <= GRAPH_BUDGET_KB * 1024, (path, packed)
+
+
+def test_labels_tell_five_hundred_meetings_apart_and_keep_their_dates() -> None:
+    """Issue 57: the titles of a notebook of minutes share all but their date; cut at their
+    end, every label read "Node.js Foundation TSC Me…". Shortened from the start, each keeps
+    what tells it apart."""
+    from datetime import date, timedelta
+
+    dates = [(date(2015, 1, 1) + timedelta(days=7 * i)).isoformat() for i in range(500)]
+    titles = {f"note:m{i}": ("tsc", f"Node.js Foundation TSC Meeting {d}") for i, d in enumerate(dates)}
+    titles["note:other"] = ("tsc", "Working group charter")
+    titles["note:elsewhere"] = ("other", "Node.js Foundation TSC Meeting 2015-01-01")
+    labels = short_labels(titles)
+    meetings = [labels[f"note:m{i}"] for i in range(500)]
+    assert len(set(meetings)) == 500, "every meeting's label its own"
+    assert all(d in label and len(label) <= LABEL_CHARS for d, label in zip(dates, meetings, strict=True))
+    assert labels["note:m0"] == "…2015-01-01", "the words every title shares dropped, the date kept"
+    assert labels["note:other"] == "Working group charter", "a title that fits is kept whole"
+    assert labels["note:elsewhere"].endswith("2015-01-01"), "a long title alone in its notebook keeps its date"
+    # two series in one notebook: each label keeps the word that tells the series apart
+    mixed = {f"note:t{i}": ("n", f"Node.js Foundation TSC Meeting 2019-0{i}-01") for i in range(1, 5)} | \
+            {f"note:c{i}": ("n", f"Node.js Foundation CTC Meeting 2019-0{i}-01") for i in range(1, 5)}
+    shown = short_labels(mixed)
+    assert len(set(shown.values())) == 8 and all("2019-0" in v for v in shown.values()), shown
+    # two titles that fit alike at their end keep both their ends; a date in words kept
+    alike = short_labels({"note:a": ("n", "Préparation du bureau de mars (interne)"),
+                          "note:b": ("n", "Préparation du bureau de septembre, avance des dossiers (interne)")})
+    assert len(set(alike.values())) == 2 and all(len(v) <= LABEL_CHARS for v in alike.values()), alike
+    assert short_labels({"s": ("n", "Séance budgétaire du 14 novembre 2024")})["s"].endswith("14 novembre 2024")
+    assert short_labels(dict(reversed(list(titles.items())))) == labels, "the same titles, the same labels"

@@ -176,8 +176,10 @@ def test_budgets(example_site: Path) -> None:
     css = sum(len(d) for p, d in files.items() if p.startswith("static/") and p.endswith(".css"))
     js = sum(len(d) for p, d in files.items() if p.startswith("static/") and p.endswith(".js"))
     # unminified, comments kept: 25 KiB until the landing on a saved answer's quote (1.8 KB) and
-    # the graph's zoom, pan, filters and highlight (3.5 KB) came
-    assert css <= 32 * 1024 and js <= 32 * 1024, (css, js)
+    # the graph's zoom, pan, filters and highlight (3.5 KB) came; 32 KiB until issue 57's landing
+    # on a comment, search marks as nodes, counts' zero form and contest labels kept on screen
+    # (3 KB) and the graph's find box and neighbours (2 KB)
+    assert css <= 32 * 1024 and js <= 38 * 1024, (css, js)
 
 
 # -- issue 20: crawlers get what the page proves -------------------------------------------------
@@ -191,10 +193,12 @@ def _public_pages(files: dict[str, bytes]) -> list[str]:
 
 
 def _full_chunks(text: str) -> list[tuple[str, str]]:
-    """llms-full.txt's pages: (URL, the page's whole block), in their order."""
-    starts = [m.start() for m in re.finditer(r"^# .*\nURL: ", text, re.M)]
+    """llms-full.txt's pages: (URL, the page's whole block), in their order. Each is the
+    page's Markdown mirror: its title, a blank line, its address first of its fields."""
+    starts = [m.start() for m in re.finditer(r"^# .*\n\n- Adresse : ", text, re.M)]
     blocks = [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)], strict=False)]
-    return [(re.search(r"^URL: (\S+)$", block, re.M).group(1), block) for block in blocks]  # type: ignore[union-attr]
+    return [(re.search(r"^- Adresse : (\S+)$", block, re.M).group(1), block)  # type: ignore[union-attr]
+            for block in blocks]
 
 
 def _kind_of(files: dict[str, bytes], url: str) -> str:
@@ -216,7 +220,7 @@ def test_llms_full_has_articles_then_notes_then_listings_each_with_its_header(ex
         if _kind_of(files, url) not in ("note", "wiki", "synthesis", "answer"):
             continue
         title, meta = page.select_one(".note-header h1").get_text(), page.select_one(".note-header .meta")
-        header = block.split("\n\n")[0]
+        header = "\n\n".join(block.split("\n\n")[:2])  # the title, then the note's fields
         assert header.startswith(f"# {title}\n"), header
         time = meta.select_one("time")
         if time:
@@ -231,7 +235,8 @@ def test_llms_full_keeps_citations_inline_with_the_page_numbers(example_site: Pa
     chunks = dict(_full_chunks(files["llms-full.txt"].decode("utf-8")))
     for slug in ("cvl-wiki-budget", "cvl-synthese-budget-2024-2025"):
         block = chunks[f"{BASE}notes/{slug}.html"]
-        body = block.split("\n\n", 1)[1]
+        # the text between the note's fields (and summary) and its sources, links' addresses left out
+        body = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", block.split("\n## Sources citées")[0].split("\n\n", 2)[2])
         page = BeautifulSoup(files[f"notes/{slug}.html"], "html.parser")
         # citation numbers, and unsourced claims' marks as brackets, in reading order
         shown = [f"[{sup.get_text()}]" if "unsourced-claim" in sup.get("class", []) else sup.get_text()
@@ -272,8 +277,9 @@ def test_llms_txt_speaks_the_site_language_and_names_every_page(example_site: Pa
     for link in parsed["sections"]["Optional"]:
         path = link["url"][len(BASE):]
         assert link["desc"] not in ("", "page"), link
-        if path.endswith(".html"):
-            assert link["title"] != path and link["title"] == json.loads(files[path[: -len(".html")] + ".json"])["title"], link
+        if path.endswith(".html"):  # as the page's <title> names it (a category's with its notebook)
+            title = BeautifulSoup(files[path], "html.parser").title.get_text().split(" · ")[0].strip()
+            assert link["title"] != path and link["title"] == title, link
 
 
 def test_every_page_links_its_feeds_from_its_head(example_site: Path) -> None:
@@ -326,7 +332,7 @@ def test_a_note_pages_body_text_is_read_from_it_once(tmp_path: Path, example_sit
     build(content, tmp_path / "site", search=False, jobs=1)
     files = site_files(tmp_path / "site", search=False)
     notes = [path for path in files if path.startswith("notes/") and path.endswith(".html")
-             and path + ".md" in files]  # a note's page, with its Markdown mirror
+             and path + ".md" in files and path.count(".") == 1]  # a note's page, not a redirect, selection…
     assert notes and len(read) == len(set(read)) >= len(notes), (len(read), len(set(read)), len(notes))
     expected = site_files(example_site, search=False)
     assert {path: data for path, data in files.items() if path.endswith((".json", ".md", ".txt"))} == \

@@ -94,7 +94,7 @@ def test_text_nobody_accepted_is_in_no_output_and_the_decisions_are(small: Path,
     proposals = page.select("#proposals details.proposal")
     assert len(proposals) == 2
     summaries = [p.select_one("summary").get_text(" ", strip=True) for p in proposals]
-    assert "méthode llm" in summaries[0] and "modele-test" in summaries[0] and "en attente" in summaries[0]
+    assert "par un modèle" in summaries[0] and "modele-test" in summaries[0] and "en attente" in summaries[0]
     assert "proposée le 2026-01-10" in summaries[0], "the date it was proposed"
     assert "appliquée le 2026-01-12" in summaries[1]
     rows = [[o["class"][1], o.select_one("code").get_text()] for p in proposals for o in p.select(".operation")]

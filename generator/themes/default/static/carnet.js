@@ -4,6 +4,12 @@
   "use strict";
   var root = document.documentElement;
 
+  // a count's label: its 0, 1 and many forms worded by the build, each language's agreement kept
+  function counted(n, key) {
+    var d = document.body.dataset;
+    return (n === 0 ? d[key + "Zero"] : n === 1 ? d[key + "One"] : d[key]) || d[key];
+  }
+
   // Theme toggle: light ↔ dark, remembered; until used, the system's choice applies.
   function setUpThemeToggle() {
     var button = document.querySelector(".theme-toggle");
@@ -58,7 +64,7 @@
         if (ok && !(panel && panel.hidden)) shown += 1;
       });
       if (status) {
-        var label = shown < 2 ? document.body.dataset.shownLabelOne : document.body.dataset.shownLabel;
+        var label = counted(shown, "shownLabel");
         status.textContent = axes.length ? label.replace(/\d+/, String(shown)) : "";
       }
       // each tab's count is what its list shows under the filters ("1/3"), its total without them
@@ -86,16 +92,27 @@
     var evidence = document.getElementById("evidence");
     function focusPassage() {
       var hash = decodeURIComponent(window.location.hash.slice(1));
-      document.querySelectorAll("mark.current").forEach(function (m) { m.classList.remove("current"); });
-      if (hash.indexOf("ext-") === 0) {
-        var id = hash.slice(4);
+      document.querySelectorAll("mark.current, .comment.current").forEach(function (m) { m.classList.remove("current"); });
+      function emphasise(id) {
         document.querySelectorAll("mark.extraction").forEach(function (m) {
           if (m.dataset.ext.split(" ").indexOf(id) >= 0) m.classList.add("current");
         });
+      }
+      if (hash.indexOf("ext-") === 0) {
+        emphasise(hash.slice(4));
       } else if (evidence && (hash.indexOf("entry-") === 0 || hash.indexOf("com-") === 0)) {
         evidence.open = true;
         var target = document.getElementById(hash);
-        if (target) target.scrollIntoView();
+        if (!target) return;
+        var entry = target.closest(".extraction-entry");
+        if (hash.indexOf("com-") === 0) {  // a comment: emphasised, as its passage in the body
+          target.classList.add("current");
+          if (entry) emphasise(entry.id.slice(6));
+        }
+        target.scrollIntoView();
+        // the passage's quote above the comment in view too, when both fit the window
+        if (entry && entry !== target && target.getBoundingClientRect().bottom - entry.getBoundingClientRect().top
+            <= window.innerHeight - (parseFloat(getComputedStyle(entry).scrollMarginTop) || 0)) entry.scrollIntoView();
       }
     }
     document.querySelectorAll("mark.extraction").forEach(function (mark) {
@@ -109,6 +126,10 @@
     window.addEventListener("hashchange", focusPassage);
     window.addEventListener("beforeprint", function () { if (evidence) evidence.open = true; });
     focusPassage();
+    // the browser's own scroll to a fragment, after the load, would hide the comment's passage
+    if (document.readyState !== "complete" && window.location.hash.indexOf("#com-") === 0) {
+      window.addEventListener("load", function () { focusPassage(); }, { once: true });
+    }
   }
 
   // Transcripts: each speaker turn gets a button that plays the recording from its time.
@@ -183,6 +204,20 @@
   // the link. A citation is one Tab stop: the down arrow goes into its preview's links (put right
   // after the citation in the document), the up arrow or Escape back to the citation. Near the
   // bottom of the window the preview opens above its citation.
+  // a contest label past the screen's right edge (a citation ending a line) widens the page:
+  // it is turned to end above its citation instead (style.css)
+  function placeContestLabels() {
+    function place() {
+      var width = document.documentElement.clientWidth;
+      document.querySelectorAll(".note-body .claim-end a.contest").forEach(function (link) {
+        link.classList.remove("from-end");
+        if (link.getBoundingClientRect().right > width) link.classList.add("from-end");
+      });
+    }
+    place();
+    window.addEventListener("resize", place);
+  }
+
   function setUpCitationPreviews() {
     var links = document.querySelectorAll("a.citation[data-preview-quote]");
     if (!links.length) return;
@@ -400,8 +435,27 @@
       Object.keys(selects).forEach(function (key) { if (selects[key].value) filters[key] = selects[key].value; });
       return filters;
     }
+    // Pagefind's excerpt: escaped text, <mark> around the words found. Marks become <mark>
+    // nodes, the rest text nodes (entities decoded here): the notes' words are never parsed as HTML
+    var ENTITIES = { amp: "&", lt: "<", gt: ">", quot: "\"", apos: "'", nbsp: "\u00a0" };
+    function decoded(text) {
+      return text.replace(/&(#x[0-9a-f]+|#[0-9]+|[a-z]+);/gi, function (whole, name) {
+        var hex = /^#x/i.test(name), code = name[0] === "#" ? parseInt(name.slice(hex ? 2 : 1), hex ? 16 : 10) : 0;
+        if (name[0] === "#") return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
+        return ENTITIES.hasOwnProperty(name.toLowerCase()) ? ENTITIES[name.toLowerCase()] : whole;
+      });
+    }
+    function marked(box, excerpt) {
+      var mark = null;
+      excerpt.split(/(<\/?mark>)/).forEach(function (part) {
+        if (part === "<mark>" || part === "</mark>") { mark = part === "<mark>" ? document.createElement("mark") : null; return; }
+        if (!part) return;
+        var text = document.createTextNode(decoded(part));
+        if (mark) { mark.appendChild(text); box.appendChild(mark); } else { box.appendChild(text); }
+      });
+    }
     function say(total) {
-      var label = total < 2 ? document.body.dataset.resultsLabelOne : document.body.dataset.resultsLabel;
+      var label = counted(total, "resultsLabel");
       status.textContent = label.replace(/\d+/, String(total));
     }
     function showMore(ticket) {
@@ -416,7 +470,8 @@
           a.href = target;
           a.textContent = (item.meta && item.meta.title) || item.url;
           var excerpt = document.createElement("p");
-          excerpt.textContent = (item.excerpt || "").replace(/<[^>]+>/g, "");
+          excerpt.className = "search-excerpt";
+          marked(excerpt, (item.sub_results && item.sub_results.length ? item.sub_results[0].excerpt : item.excerpt) || "");
           li.appendChild(a);
           li.appendChild(excerpt);
           results.appendChild(li);
@@ -535,7 +590,7 @@
   }
 
   // A graph: zoom (buttons, wheel, the + and - keys), pan (drag), filters by kind and
-  // notebook, a node's neighbours lit on hover and focus. Without script the SVG is whole
+  // notebook, a find box, a node's neighbours lit (and named) on hover and focus. Without script the SVG is whole
   // and each node a link; Tab reaches every node and Enter follows it, script or not.
   function setUpGraphs() {
     document.querySelectorAll("[data-graph]").forEach(function (figure) {
@@ -552,11 +607,19 @@
       var nodes = svg.querySelectorAll("a.node"), edges = svg.querySelectorAll("line.edge");
       function light(node) {
         var near = (node.dataset.n || "").split(" ").concat([node.dataset.i]);
+        var named = near.length <= 25;  // the neighbours' labels shown too, unless they are a crowd (a notebook's)
         svg.classList.add("highlighting");
-        nodes.forEach(function (n) { n.classList.toggle("on", near.indexOf(n.dataset.i) >= 0); });
+        nodes.forEach(function (n) {
+          var on = near.indexOf(n.dataset.i) >= 0;
+          n.classList.toggle("on", on);
+          n.classList.toggle("named", on && named);
+        });
         edges.forEach(function (l) { l.classList.toggle("on", l.dataset.s === node.dataset.i || l.dataset.t === node.dataset.i); });
       }
-      function unlight() { svg.classList.remove("highlighting"); }
+      function unlight() {
+        svg.classList.remove("highlighting");
+        nodes.forEach(function (n) { n.classList.remove("named"); });
+      }
       nodes.forEach(function (n) {
         n.addEventListener("mouseenter", function () { light(n); });
         n.addEventListener("focus", function () { light(n); });
@@ -581,7 +644,46 @@
           if (off) hidden[n.dataset.i] = true;
         });
         edges.forEach(function (l) { l.classList.toggle("off", !!(hidden[l.dataset.s] || hidden[l.dataset.t])); });
+        runFind();
       });
+      // the find box: each node whose title or label holds the words typed (case and accents
+      // aside) lit, the others dimmed, their count said; Enter moves the focus from one to
+      // the next, the view centred on it; Escape clears
+      var find = controls.querySelector("[data-find]"), found = controls.querySelector(".graph-found");
+      var matches = [], at = -1, texts = [];
+      function fold(text) { return text.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase(); }
+      nodes.forEach(function (n) {
+        var title = n.querySelector("title"), label = n.querySelector("text");
+        texts.push(fold((title ? title.textContent : "") + " " + (label ? label.textContent : "")));
+      });
+      function runFind() {
+        if (!find) return;
+        var query = fold(find.value.trim());
+        matches = [];
+        at = -1;
+        nodes.forEach(function (n, i) {
+          var hit = query !== "" && !n.classList.contains("off") && texts[i].indexOf(query) >= 0;
+          n.classList.toggle("found", hit);
+          if (hit) matches.push(n);
+        });
+        svg.classList.toggle("finding", query !== "");
+        found.textContent = query ? found.dataset.text.replace("#", String(matches.length)) : "";
+      }
+      if (find) {
+        find.addEventListener("input", runFind);
+        find.addEventListener("keydown", function (event) {
+          if (event.key === "Escape") { find.value = ""; runFind(); return; }
+          if (event.key !== "Enter") return;
+          event.preventDefault();
+          if (!matches.length) return;
+          at = (at + 1) % matches.length;
+          var node = matches[at], b = node.getBBox(), width = Math.min(box[2], whole[2] / 3);
+          var height = box[3] * width / box[2];
+          box = [b.x + b.width / 2 - width / 2, b.y + b.height / 2 - height / 2, width, height];
+          apply();
+          node.focus();
+        });
+      }
       svg.addEventListener("wheel", function (event) {
         event.preventDefault();
         var r = svg.getBoundingClientRect();
@@ -603,6 +705,7 @@
       });
       svg.addEventListener("pointerup", function () { drag = null; });
       figure.addEventListener("keydown", function (event) {
+        if (event.target.matches("input")) return;  // typed into the find box
         if (event.key === "+" || event.key === "=") zoom(0.8);
         else if (event.key === "-") zoom(1.25);
       });
@@ -613,6 +716,7 @@
     setUpSearchShortcut();
     setUpSearch();
     setUpCitationPreviews();
+    placeContestLabels();
     setUpDropDowns();
     setUpTabs();
     setUpThemeToggle();
