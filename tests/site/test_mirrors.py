@@ -8,100 +8,20 @@ from __future__ import annotations
 import json
 import posixpath
 from html import unescape
-from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urljoin
 
+from bench.machine_reader import failures, headings, pages, read
 from generator.site.htmlmd import absolute_href, html_markdown
 from support.corpus import site_files
 
 BASE = "https://carnets.example.org/"
 
 
-class _PageReader(HTMLParser):
-    """What a machine reader takes from a page: its markdown alternate, the citation links
-    and the <h2> texts of its main content (a note's body, else its <main>)."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.alternates: list[str] = []
-        self.citations: list[str] = []
-        self.h2: list[str] = []
-        self.body_h2: list[str] = []
-        self._depth: list[str] = []  # open elements' tags (void ones never pushed)
-        self._main = self._body = -1  # depth at which <main> / the note body opened
-        self._heading: list[str] | None = None
-        self._hidden = -1
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        a = dict(attrs)
-        classes = (a.get("class") or "").split()
-        if tag == "link" and a.get("rel") == "alternate" and a.get("type") == "text/markdown":
-            self.alternates.append(a.get("href") or "")
-        if tag in ("link", "meta", "br", "img", "input", "hr", "source", "wbr"):
-            return
-        self._depth.append(tag)
-        if tag == "main":
-            self._main = len(self._depth)
-        if "note-body" in classes:
-            self._body = len(self._depth)
-        if self._hidden < 0 and (tag in ("nav", "button", "dialog", "template", "script") or "hidden" in a):
-            self._hidden = len(self._depth)
-        if tag == "a" and "citation" in classes and self._main > 0:
-            self.citations.append(a.get("href") or "")
-        if tag == "h2" and self._main > 0 and self._hidden < 0:
-            self._heading = []
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag not in self._depth:
-            return
-        while self._depth:
-            open_tag = self._depth.pop()
-            depth = len(self._depth) + 1
-            if open_tag == "h2" and self._heading is not None:
-                text = " ".join("".join(self._heading).split())
-                (self.body_h2 if self._body > 0 else self.h2).append(text)
-                self._heading = None
-            if depth == self._hidden:
-                self._hidden = -1
-            if depth == self._body:
-                self._body = -1
-            if depth == self._main:
-                self._main = -1
-            if open_tag == tag:
-                break
-
-    def handle_data(self, data: str) -> None:
-        if self._heading is not None:
-            self._heading.append(data)
-
-
-def _read(html: bytes) -> _PageReader:
-    reader = _PageReader()
-    reader.feed(html.decode("utf-8"))
-    return reader
-
-
-def _pages(files: dict[str, bytes]) -> list[str]:
-    return [p for p in files if p.endswith(".html") and p != "404.html" and b'http-equiv="refresh"' not in files[p]]
-
-
-def _headings(mirror: str) -> set[str]:
-    """The mirror's ``##`` headings, as text (a linked heading by its words)."""
-    out = set()
-    for line in mirror.splitlines():
-        if line.startswith("## "):
-            text = line[3:]
-            if text.startswith("[") and "](" in text:
-                text = text[1:text.index("](")]
-            out.add(" ".join(text.split()))
-    return out
-
-
 def test_every_page_links_its_markdown_mirror_which_exists(example_site: Path) -> None:
     files = site_files(example_site)
-    for page in _pages(files):
-        alternates = _read(files[page]).alternates
+    for page in pages(files):
+        alternates = read(files[page]).alternates
         assert len(alternates) == 1, page
         target = posixpath.normpath(posixpath.join(posixpath.dirname(page), alternates[0]))
         assert target == page + ".md" and target in files, page
@@ -110,9 +30,9 @@ def test_every_page_links_its_markdown_mirror_which_exists(example_site: Path) -
 def test_every_mirror_holds_every_passage_its_page_cites(example_site: Path) -> None:
     files = site_files(example_site)
     checked = 0
-    for page in _pages(files):
+    for page in pages(files):
         mirror = files[page + ".md"].decode("utf-8")
-        for href in _read(files[page]).citations:
+        for href in read(files[page]).citations:
             url = urljoin(BASE + page, href)
             assert url.startswith(BASE), (page, href)
             assert url in mirror, f"{page}.md lacks {url}"
@@ -127,13 +47,13 @@ def test_every_mirror_holds_every_passage_its_page_cites(example_site: Path) -> 
 def test_a_mirror_has_a_markdown_heading_for_each_h2_of_its_page(example_site: Path) -> None:
     files = site_files(example_site)
     seen = 0
-    for page in _pages(files):
-        reader = _read(files[page])
+    for page in pages(files):
+        reader = read(files[page])
         mirror = files[page + ".md"].decode("utf-8")
         # a note's mirror is its body, then its own sections; another page's, its whole <main>
         wanted = reader.body_h2 if page.startswith("notes/") and "." not in page[len("notes/"):-len(".html")] \
             else reader.h2 + reader.body_h2
-        missing = set(wanted) - _headings(mirror)
+        missing = set(wanted) - headings(mirror)
         assert not missing, f"{page}.md lacks ## {sorted(missing)}"
         seen += len(wanted)
     assert seen > 20
@@ -146,7 +66,7 @@ def test_llms_full_keeps_every_articles_sources(example_site: Path) -> None:
     files = site_files(example_site)
     full = files["llms-full.txt"].decode("utf-8")
     articles = 0
-    for page in _pages(files):
+    for page in pages(files):
         record = json.loads(files[page[: -len(".html")] + ".json"])
         if record["kind"] not in ("wiki", "synthesis", "answer"):
             continue
@@ -164,7 +84,7 @@ def test_llms_full_keeps_every_articles_sources(example_site: Path) -> None:
 def test_json_titles_and_urls_are_those_the_reader_sees(example_site: Path) -> None:
     files = site_files(example_site)
     assert json.loads(files["index.json"])["url"] == BASE  # the site's root, as its canonical link
-    categories = [p for p in _pages(files) if p.startswith("notebooks/") and p.count("/") > 1]
+    categories = [p for p in pages(files) if p.startswith("notebooks/") and p.count("/") > 1]
     assert categories
     for page in categories:
         record = json.loads(files[page[: -len(".html")] + ".json"])
@@ -222,3 +142,17 @@ def test_html_to_markdown_nests_quotes_and_code_in_list_items() -> None:
                 "<li>deux</li></ol></li></ol><p>suite</p><ul><li><pre><code>x\ny</code></pre></li></ul>")
     assert lines == ["1. ### G", "   1. > cité", "", "      après", "   2. deux", "", "suite", "",
                      "- ```", "  x", "  y", "  ```"]
+
+
+def test_the_machine_reader_passes_the_example_and_bites_on_a_broken_mirror(example_site: Path) -> None:
+    """bench/machine_reader.py, what the issue's check runs on a real corpus: nothing wrong
+    with the example; a mirror missing a cited passage, or a page without its link, is named."""
+    files = site_files(example_site)
+    wrong, counts = failures(files, BASE)
+    assert wrong == [] and counts["citations"] > 30 and counts["article sources"] > 10
+    page = "notes/veille-2025-04-regles-cofinancement.html"
+    cited = f"{BASE}notes/veille-2025-02-region-amenagement.html#ext-veille-0203-cofinancement"
+    broken = dict(files, **{page + ".md": files[page + ".md"].replace(cited.encode(), b"")})
+    assert f"{page}.md lacks {cited}" in failures(broken, BASE)[0]
+    unlinked = dict(files, **{page: files[page].replace(b'type="text/markdown"', b'type="text/plain"')})
+    assert any(line.startswith(f"{page}: links []") for line in failures(unlinked, BASE)[0])
