@@ -20,14 +20,15 @@ LINE_SEPARATORS = (0x2028, 0x2029)
 """Unicode line and paragraph separators: some terminals break the line on them."""
 
 
-def _escape(code: int) -> str:
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+def escaped(code: int) -> str:
+    """The escape that shows code point ``code`` (``\\x1b``, ``\\u202e``, ``\\U0001fffe``)."""
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def _table(keep_newlines: bool) -> dict[int, str]:
     codes = [*range(0x20), 0x7F, *range(0x80, 0xA0), *BIDI_CONTROLS, *LINE_SEPARATORS]
     kept = {0x0A, 0x09} if keep_newlines else set()
-    return {code: _escape(code) for code in codes if code not in kept}
+    return {code: escaped(code) for code in codes if code not in kept}
 
 
 _ONE_LINE = _table(keep_newlines=False)

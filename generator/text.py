@@ -8,6 +8,8 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
+from generator.terminal import escaped, visible
+
 
 def slugify(text: str) -> str:
     """A readable, ASCII, lowercase address fragment (``Écoles & collèges`` → ``ecoles-colleges``)."""
@@ -75,20 +77,13 @@ def forbidden_shown(text: str) -> str:
     through such an escape, so the reader sees what the file says."""
     if FORBIDDEN_CHARACTERS.search(text) is None and "\r" not in text:
         return text
-    return FORBIDDEN_CHARACTERS.sub(_escape, text).replace("\r", "\\x0d")
-
-
-def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+    return FORBIDDEN_CHARACTERS.sub(lambda match: escaped(ord(match.group())), text).replace("\r", escaped(0x0D))
 
 
 def model_words(text: str) -> str:
     """What a model (or a server) wrote, as every output shows it: each character that could
     drive a terminal, break a feed or reorder what a reader sees (controls, bidi controls,
     line separators, noncharacters) written as its escape, as the terminal shows it."""
-    from generator.terminal import visible
-
     return visible(forbidden_shown(text), keep_newlines=True)
 
 
