@@ -16,13 +16,11 @@ from pathlib import Path
 from generator.corpus.model import NoteType
 from generator.corpus.source import split_front_matter
 from generator.files import decode_text, read_text_file
-from generator.markup import without_comments
 from generator.pipeline import check_content
 from generator.problems import CarnetError
 from generator.synthesis.audit import default_spec
 from generator.synthesis.lifecycle import adoption_hash, quote_hash
 from generator.synthesis.perimeter import live_perimeter, perimeter_extractions
-from generator.text import without_forbidden
 from generator.writes import PlannedWrite, read_back, write_content
 
 
@@ -119,9 +117,9 @@ def adopt(file: Path, by: str, date: dt.date, record_perimeter: bool = True) -> 
     # the hash is of the text as the build reads it (NFC, LF line ends)
     parsed = split_front_matter(decode_text(read.encode(draft), rel)[0] or "", rel)
     meta = parsed.meta
-    # of the body the loader reads (no forbidden character, no HTML comment): what the audit hashes again
-    body = without_comments(without_forbidden(parsed.body))
-    digest = adoption_hash(body, meta.get("perimeter"), meta.get("proposed"), by.strip(), date)
+    # of the body as the loader read it (no forbidden character, no HTML comment): what the audit hashes
+    # again; adopting edits only the front matter, so the loaded body is the draft's
+    digest = adoption_hash(note.body, meta.get("perimeter"), meta.get("proposed"), by.strip(), date)
     final = draft.replace("  hash: PENDING", f"  hash: {digest}", 1)
     meant["adoption"] = {"by": by.strip(), "date": date, "hash": digest}
     # read back before the swap: the old fields byte for byte, plus exactly the adoption

@@ -4,13 +4,14 @@ violating the Content-Security-Policy fails a test, not a deploy."""
 
 from __future__ import annotations
 
+import functools
 import posixpath
-from collections.abc import Sequence
 
 from generator.corpus.assets import ASSET_TYPES
 
 
-def content_security_policy(image_hosts: Sequence[str] = ()) -> str:
+@functools.lru_cache(maxsize=8)  # serve asks for it at every response; the hosts change only with the settings
+def content_security_policy(image_hosts: tuple[str, ...] = ()) -> str:
     """The site's policy; ``image_hosts`` (carnet.yaml's ``csp: img_hosts``, checked as host
     names when the settings are read) widen ``img-src`` for them alone."""
     return "; ".join([
@@ -28,7 +29,7 @@ def content_security_policy(image_hosts: Sequence[str] = ()) -> str:
     ])
 
 
-def meta_content_security_policy(image_hosts: Sequence[str] = ()) -> str:
+def meta_content_security_policy(image_hosts: tuple[str, ...] = ()) -> str:
     """The same policy in every page's ``<meta http-equiv>``, so a host without the headers
     (or file://) still runs no injected script. ``frame-ancestors`` is left out: browsers
     ignore it in a meta element (and say so in the console); it stays a header."""
@@ -97,7 +98,7 @@ def is_asset(path: str) -> bool:
     return site_path(path).casefold().startswith(ASSETS)
 
 
-def headers_for(path: str, image_hosts: Sequence[str] = ()) -> dict[str, str]:
+def headers_for(path: str, image_hosts: tuple[str, ...] = ()) -> dict[str, str]:
     """The security headers of the file at ``path``: the site's (its images' hosts allowed),
     with the assets' own policy."""
     if is_asset(path):

@@ -17,6 +17,7 @@ from urllib.parse import quote, urlsplit
 from generator.anchoring import AnchorStatus
 from generator.anchoring.timing import time_range
 from generator.corpus.article import Adoption, AnswerRecord, ArticleSpec, PerimeterSpec, RecordedPerimeter
+from generator.corpus.assets import AUDIO, VIDEO
 from generator.corpus.links import LinkTarget
 from generator.corpus.model import Note, NoteType
 from generator.corpus.proposal import OperationDecision, Proposal
@@ -57,10 +58,8 @@ from generator.verification.assess import Assessment
 from generator.verification.states import Method, PairState, State
 
 _MARKER = re.compile(r"\[\[(ext|com):([^\]|]+)(\|[^\]]*)?\]\]")
-_CITE_OPEN = '<sup class="cite" data-pagefind-ignore>'  # markdown_html's citation mark, left out of search
-_CITE_GAP = re.compile(r"[ \t\n]+" + re.escape(_CITE_OPEN))
-MEDIA_TYPES = {".ogg": "audio", ".oga": "audio", ".opus": "audio", ".mp3": "audio", ".wav": "audio",
-               ".m4a": "audio", ".webm": "video", ".mp4": "video", ".ogv": "video"}
+MEDIA_TYPES = {**dict.fromkeys(AUDIO, "audio"), **dict.fromkeys(VIDEO, "video")}
+"""How a recording is played, by extension: every audio or video type an asset may be."""
 
 
 def format_date(value: dt.date | None, theme: Theme) -> str:
@@ -466,9 +465,6 @@ def note_context(site: SiteModel, theme: Theme, slug: str, memo: Memo = NO_MEMO)
         note.body, note.body_line, note.media is not None, sorted(marks.items()), sorted(hrefs.items()), unchecked,
         sorted(covered.covered), sorted(citations.items()), sorted(after_inline.items()), raw_html)),
         partial(render_body, state) if slug not in site.body_templates else partial(fill_body, site.body_templates[slug], state))
-    # a citation's number hugs the word it follows (its margin is the theme's): the blank before
-    # it would stay in the search index, the number being left out ("4 200 € . Les")
-    body = _CITE_GAP.sub(_CITE_OPEN, body)
     for entry in extractions:
         entry["cited_by"] = [{"title": title, "url": url(note_path(a)), "count": count}
                              for a, title, count in cited_by(site, entry["id"])]
