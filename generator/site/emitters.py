@@ -45,7 +45,7 @@ from generator.site.machine import (
     sitemap_reads,
     strings_of,
 )
-from generator.site.mirrors import full_chunk, mirror_path, mirrors, note_mirror, page_mirror_text
+from generator.site.mirrors import mirror_path, mirrors, note_mirror, page_mirror_text
 from generator.site.model import (
     SiteModel,
     annotations_path,
@@ -455,7 +455,7 @@ def note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: Iterable[P
         derived.update(siblings(site, files, memo, lines_of={page: lines}.__getitem__))
         mirror = note_mirror(site, strings_of(site, theme), slug, files[page])
         derived.update([mirror])
-        chunk = mirror[1] + b"\n"  # llms-full.txt is made of the mirrors: :func:`full_chunk`, joined as it is
+        chunk = mirror[1] + b"\n"  # llms-full.txt is made of the mirrors: each chunk its mirror and a blank line
     return NoteOutputs(emitted, derived, encoded_note_part(site, slug), chunk)
 
 
@@ -523,16 +523,19 @@ def _read_from_pages(site: SiteModel, files: SiteFiles, memo: Memo, theme: Theme
     for filed in texts.values():  # kept for the next build, read or not (only those under the cap are)
         memo.keep("note-chunk", partial(same, filed.chunk_digest))
 
+    def mirrored(page: str) -> str:
+        """A page's chunk of llms-full.txt: its mirror, made above or with its note, then a blank line."""
+        return everything[mirror_path(page)].decode("utf-8") + "\n"
+
     def text(page: str) -> bytes:
         filed = texts[page]
         if filed.full_chunk is not None:
             return filed.full_chunk
-        # the text of a page is a function of its files: made again from them if the cache lost it
-        return memo.memo("note-chunk", partial(same, filed.chunk_digest),
-                         lambda: full_chunk(site, strings_of(site, theme), page, everything).encode("utf-8"))
+        # the text of a page is a function of its files: read again from its mirror if the cache lost it
+        return memo.memo("note-chunk", partial(same, filed.chunk_digest), lambda: mirrored(page).encode("utf-8"))
 
-    derived["llms-full.txt"] = llms_full(site, everything, partial(full_chunk, site, strings, files=everything), cap,
-                                         theme, {page: f.chunk_size for page, f in texts.items()}, text, chunk, order)
+    derived["llms-full.txt"] = llms_full(site, everything, mirrored, cap, theme,
+                                         {page: f.chunk_size for page, f in texts.items()}, text, chunk, order)
     derived["sitemap.xml"] = recalled(memo, "sitemap", partial(sitemap_reads, site, listed),
                                       partial(sitemap, site, everything, listed), "sitemap_reads")
     return derived

@@ -462,7 +462,7 @@ def chunk_note(site: SiteModel, path: str) -> Note | None:
 
 
 def chunk_reads(site: SiteModel, path: str, theme: Theme) -> tuple[str, str, str] | None:
-    """What the llms-full.txt text (:func:`generator.site.mirrors.full_chunk`) of a page that is not a note's reads besides the page's
+    """What the llms-full.txt text (its Markdown mirror) of a page that is not a note's reads besides the page's
     bytes: its address and the words of its mirror's header (``None`` for a note's page,
     which reads the note too)."""
     return None if chunk_note(site, path) is not None else (path, site.base_url, theme.memo_key())
@@ -473,7 +473,7 @@ def llms_full(site: SiteModel, files: Mapping[str, bytes], make: Callable[[str],
               read: Callable[[str], bytes] | None = None,
               recall: Callable[[str, Callable[[], str]], str] | None = None,
               order: Sequence[str] | None = None) -> bytes:
-    """Every page's text (``make(path)``: its mirror, :func:`generator.site.mirrors.full_chunk`)
+    """Every page's text (``make(path)``: its mirror, its Markdown mirror)
     in :func:`full_order` (``order``, when known). Over ``cap`` bytes,
     it stops at the last whole page that leaves room under the cap for a closing line that
     counts the pages left out and points to llms.txt and the sitemap, which list them all.

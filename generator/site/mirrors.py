@@ -15,7 +15,7 @@ from html import unescape
 
 from generator.corpus.model import Note, NoteType
 from generator.site.htmlmd import H1, MAIN, TITLE, Citation, absolute_href, html_markdown, page_heading
-from generator.site.machine import canonical_url, chunk_note, note_body_fragment
+from generator.site.machine import canonical_url, note_body_fragment
 from generator.site.model import SiteModel, discarded_fragment, note_path, source_address
 from generator.site.pages import accuracy_text, answered_by, searched_titles
 from generator.site.theme import Theme
@@ -214,12 +214,3 @@ def _note_sections(site: SiteModel, theme: Theme, slug: str) -> list[str]:
         read = site.coverage[slug]
         out += ["", f"## {theme.tr('coverage_panel')}", "", theme.tr("coverage", k=read.count, n=read.total)]
     return out
-
-
-def full_chunk(site: SiteModel, theme: Theme, path: str, files: Mapping[str, bytes]) -> str:
-    """One page of llms-full.txt: the page's Markdown mirror (its sources blocks kept), then a
-    blank line."""
-    note = chunk_note(site, path)
-    if note is not None:
-        return note_mirror_text(site, theme, note.slug, files[path]) + "\n"
-    return page_mirror_text(site, theme, path, files[path]) + "\n"
