@@ -421,6 +421,34 @@ def _bounded_table(state: StateBlock, start_line: int, end_line: int, silent: bo
     return True
 
 
+def _hidden_marker(token: Token) -> bool:
+    """A citation marker without a label: shown as a number, no text of its element."""
+    return (token.type == "wikilink" and not token.meta.get("label")
+            and parse_wiki_target(token.meta["target"]).kind in CITATION_KINDS)
+
+
+def _marker_spacing(state: Any) -> None:
+    """The blank before a run of unlabelled citation markers (and between them) belongs to
+    the mark, as a footnote call's: "voté [[ext:a]] [[ext:b]]." reads "voté." in the
+    element's text, so no " ." is left where the numbers were (text siblings, search,
+    quotes copied from the page), and "voté[1][2]." on the page."""
+    for block in state.tokens:
+        children = block.children if block.type == "inline" else None
+        if not children:
+            continue
+        for index, child in enumerate(children):
+            if not _hidden_marker(child):
+                continue
+            back = index - 1
+            while back >= 0 and (children[back].type == "softbreak" or _hidden_marker(children[back])
+                                 or (children[back].type == "text" and not children[back].content.strip())):
+                if not _hidden_marker(children[back]):
+                    children[back].type, children[back].content = "text", ""
+                back -= 1
+            if back >= 0 and children[back].type == "text":
+                children[back].content = children[back].content.rstrip(" \t")
+
+
 def make_parser(html: bool = False) -> MarkdownIt:
     """The notes' dialect; ``html``: raw HTML read as markdown reads it (only to find the
     comments :func:`without_comments` cuts: the renderer never writes it)."""
@@ -433,6 +461,7 @@ def make_parser(html: bool = False) -> MarkdownIt:
     md.inline.ruler.before("html_inline", "raw_html", _raw_html_rule)
     md.block.ruler.before("html_block", "raw_block", _raw_block_rule, {"alt": ["paragraph", "reference", "blockquote"]})
     md.core.ruler.before("inline", "raw_balance", _balance_raw)
+    md.core.ruler.push("marker_spacing", _marker_spacing)
     _report_too_deep(md)
     return md
 

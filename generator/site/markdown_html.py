@@ -504,12 +504,10 @@ def _renderer() -> _NoteRenderer:
 
 CITE_OPEN = '<sup class="cite" data-pagefind-ignore>'
 """A citation's number, left out of search excerpts with the UI around a claim."""
-_CITE_GAP = re.compile(r"[ \t\n]+" + re.escape(CITE_OPEN))
 
 
 def render_body(state: RenderState) -> str:
     """Render a note body whose tokens were produced by :func:`generator.markup.parse`."""
-    html = _renderer().render(state.anchored.document.tokens, _parser().options, {"carnet": state})
-    # a citation's number hugs the word it follows (its margin is the theme's): the blank before
-    # it would stay in the search index, the number being left out ("4 200 € . Les")
-    return _CITE_GAP.sub(CITE_OPEN, html)
+    # a citation's number hugs the word it follows: the parser gave the blank before it to the
+    # mark (markup._marker_spacing), so none is left in the element's text or the search index
+    return _renderer().render(state.anchored.document.tokens, _parser().options, {"carnet": state})

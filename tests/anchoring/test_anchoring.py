@@ -165,3 +165,22 @@ def test_a_note_without_extractions_is_not_projected(monkeypatch: pytest.MonkeyP
     anchored, _ = anchor_note(Note("x", "X", NoteType.NOTE, dt.date(2025, 1, 1), (), "", (), None, None, BODY, 5,
                                    (extraction,), SourceRef("notes/x.md", 1)))
     assert len(projected) == 1 and anchored.anchors["x1"].status is AnchorStatus.ANCHORED
+
+
+@pytest.mark.parametrize("body, text", [
+    ("Le budget est voté [[ext:a]]. La suite.", "Le budget est voté. La suite."),
+    ("Voté [[ext:a]] [[com:b]], puis [[quote:q]] reporté.", "Voté, puis reporté."),
+    ("Un *mot* [[ext:a]].", "Un mot."),
+    ("Fin de ligne\n[[ext:a]] et la suite.", "Fin de ligne et la suite."),
+    ("Un lien [[cvl-2024-11-14]] reste.", "Un lien cvl-2024-11-14 reste."),  # a note link is text
+    ("Nommé [[ext:a|le vote]] ici.", "Nommé le vote ici."),  # a labelled marker is text
+    ("Pourquoi ? Parce que [[ext:a]] !", "Pourquoi ? Parce que !"),  # a French blank stays
+])
+def test_an_unlabelled_marker_leaves_no_blank_where_its_number_is(body: str, text: str) -> None:
+    """The page shows "voté[1]." — the element's text (the .txt, search, quotes) reads "voté.", never "voté .";
+    so a passage copied from the page anchors exactly."""
+    d = segment(parse(body), 0)
+    assert [e.text for e in d.elements] == [text]
+    quote = text.split(".")[0] if "." in text else text
+    anchor = resolve_quote(project(d.elements), d.elements, quote)
+    assert anchor.status is AnchorStatus.ANCHORED, (quote, anchor)

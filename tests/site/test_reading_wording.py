@@ -141,6 +141,29 @@ def test_a_not_in_corpus_answer_has_a_searchable_body(example_site: Path) -> Non
     assert "voyage scolaire" in content and "Aucune réponse trouvée" in content, content
 
 
+def test_text_siblings_keep_no_gap_where_a_citation_was(example_site: Path) -> None:
+    """Every note whose body cites (articles, answers) has a .txt that reads as its page:
+    "s'élève à 4 200 €. Les", never "4 200 € . Les"; and its W3C offsets still land on its quotes."""
+    citing = [path for path in sorted((CONTENT / "notes").rglob("*.md")) if "[[ext:" in path.read_text()
+              or "[[quote:" in path.read_text()]
+    assert len(citing) >= 4
+    for path in sorted((example_site / "notes").glob("*.txt")):
+        text = path.read_text(encoding="utf-8")
+        for gap in (" .", " ,", " )"):
+            assert gap not in text, (path.name, text[max(0, text.find(gap) - 40):][:80])
+    budget = (example_site / "notes" / "cvl-wiki-budget.txt").read_text(encoding="utf-8")
+    assert "s'élève à 4 200 €. Les dépenses importantes sont votées en séance, et" in budget
+    for path in sorted((example_site / "notes").glob("*.annotations.jsonld")):
+        text = (example_site / "notes" / path.name.replace(".annotations.jsonld", ".txt")).read_text(encoding="utf-8")
+        for item in json.loads(path.read_text(encoding="utf-8")).get("first", {}).get("items", []):
+            for target in item["target"]:
+                selectors = target.get("selector") if isinstance(target, dict) else None
+                if isinstance(selectors, list):
+                    by_type = {selector["type"]: selector for selector in selectors}
+                    quote, position = by_type["TextQuoteSelector"], by_type["TextPositionSelector"]
+                    assert text[position["start"]:position["end"]] == quote["exact"], path.name
+
+
 def test_the_index_keeps_no_gap_where_a_citation_was(example_site: Path) -> None:
     for url, text in _fragments(example_site).items():
         assert " . " not in text and " , " not in text, (url, text[max(0, text.find(" . ") - 40):][:80])
