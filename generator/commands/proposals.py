@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import json
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,10 +34,12 @@ from generator.corpus.model import Note, NoteType
 from generator.corpus.proposal import ExtractionProposal, Operation, Proposal
 from generator.extracting.plan import PassageDecision
 from generator.files import read_text_file
+from generator.markup import comment_ranges, without_comments
 from generator.pipeline import CheckedContent, check_content
 from generator.synthesis.audit import DiscardedItem
 from generator.synthesis.sections import OperationResult, Sources, apply_operations, sections
 from generator.terminal import visible
+from generator.text import without_forbidden
 from generator.writes import ContentChange, PlannedWrite, read_back, write_content
 
 if TYPE_CHECKING:  # the LLM seam is imported only when a model is asked (review and apply never do)
@@ -398,6 +401,12 @@ def review(path: Path, out: TextIO | None = None) -> int:
     return 0
 
 
+def _blank_lines_folded(body: str) -> str:
+    """A body with each run of blank lines as one: a cut comment leaves its lines blank, and an
+    operation beside it adds its own; neither changes what the article says."""
+    return re.sub(r"\n[ \t]*(?:\n[ \t]*)+", "\n\n", body).strip()
+
+
 def apply(path: Path, only: list[int] | None = None, today: dt.date | None = None
           ) -> list[OperationResult] | list[PassageDecision]:
     """Apply a proposal: section operations to its wiki, or passages to its note's
@@ -424,8 +433,17 @@ def apply(path: Path, only: list[int] | None = None, today: dt.date | None = Non
     head = "\n".join(read.text.split("\n")[: note.body_line - 1])
     written = "\n".join(read.text.split("\n")[note.body_line - 1:])
     if written != note.body:  # the build reads it without its HTML comments: applied to the file's text, they stay
+        reviewed = (_blank_lines_folded(body), [r.accepted for r in results])
         body, results = apply_operations(written, [op for op in chosen if op is not None],
                                          sources_for(_analysis, proposal.target))
+        if (_blank_lines_folded(without_comments(without_forbidden(body))), [r.accepted for r in results]) != reviewed:
+            # a comment holds what an operation acts on: what review showed is not what would be written
+            lines = sorted({note.body_line + written.count("\n", 0, start) for start, _end in comment_ranges(written)})
+            where = ", ".join(f"{article_rel}:{line}" for line in lines[:3]) or article_rel
+            raise ProposalError(f"the HTML comment(s) of {proposal.target} at {where} change how these operations "
+                                "apply: what `carnet review` showed is not what would be written — nothing was "
+                                "written. Move the comment out of the sections the proposal changes (or delete it), "
+                                "then make a new proposal")
     new_text = head + "\n" + body
     by_position = iter(results)
     decisions = []

@@ -114,3 +114,22 @@ def test_applying_a_proposal_keeps_the_articles_comments(small: Path) -> None:
     after = wiki.read_text(encoding="utf-8")
     assert "<!-- HIDDENTODO : relire -->" in after and "## Pièces à intégrer" in after
     assert check_content(small).errors == []
+
+
+def test_applying_refuses_when_a_comment_would_change_what_was_reviewed(small: Path) -> None:
+    """Review reads the article as the build does (comments cut); apply writes the file with its
+    comments. Where a comment holds what an operation acts on, the two would differ: refused,
+    nothing written, the comment's line named."""
+    import datetime as dt
+
+    from generator.commands.proposals import ProposalError, apply, propose
+
+    wiki = small / "notes" / "wiki-budget.md"
+    path = propose(small, "wiki-budget", today=dt.date(2025, 4, 2)).path
+    wiki.write_text(wiki.read_text(encoding="utf-8") + "\n<!--\n## Pièces à intégrer\n-->\n", encoding="utf-8")
+    # the proposal was made against the file before the comment: made again, the same operations
+    path = propose(small, "wiki-budget", today=dt.date(2025, 4, 2)).path
+    before = wiki.read_bytes()
+    with pytest.raises(ProposalError, match=r"HTML comment.*wiki-budget.md:\d+"):
+        apply(path, today=dt.date(2025, 4, 2))
+    assert wiki.read_bytes() == before
