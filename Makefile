@@ -5,8 +5,8 @@ BIN := $(VENV)/bin
 
 .PHONY: site test gates check clean model-server
 
-# The virtual environment is (re)made when pyproject.toml changes.
-$(VENV)/.installed: pyproject.toml
+# The virtual environment is (re)made when the packaging changes (pyproject.toml, setup.py).
+$(VENV)/.installed: pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[test]"

@@ -38,7 +38,7 @@ class GraphFigures:
 
 def measure(root: Path, notes: int = 400, extractions: int = 2000, wikis: int = 8, seed: int = 7) -> GraphFigures:
     from generator.pipeline import build, check_content, site_model
-    from generator.site.graph_pages import SITE_GRAPH, notebook_graph_path, site_graph
+    from generator.site.graph_pages import SITE_GRAPH, notebook_graph_path
     from generator.site.graph_svg import svg
     from generator.site.graph_view import NodeKind, local_drawing, page_drawing
 
@@ -47,7 +47,7 @@ def measure(root: Path, notes: int = 400, extractions: int = 2000, wikis: int = 
                  Densities(extractions=extractions, comments=1, wikis=wikis, citations=notes // 2), seed=seed)
     site = site_model(check_content(content), content)
     start = time.perf_counter()
-    graph = site_graph(site)
+    graph = site.note_graph
     made = time.perf_counter()
     drawing = page_drawing(graph)
     svg(drawing, SITE_GRAPH, lambda key, **values: key, "graph")

@@ -449,9 +449,10 @@ def _usable_operations(path: Path) -> int:
     """The operations of the proposal at ``path`` that would change its article (not
     NoChange), as read back from the file."""
     from generator.commands.proposal_files import load_proposal
+    from generator.corpus.proposal import Op
 
     _content, proposal = load_proposal(path)
-    return sum(1 for o in getattr(proposal, "operations", ()) if o.op != "NoChange")
+    return sum(1 for o in getattr(proposal, "operations", ()) if o.op is not Op.NO_CHANGE)
 
 
 def dry_run_or_refused(plan: Plan, dry_run: bool, hint: str = "") -> bool:
@@ -516,6 +517,7 @@ def run_apply(args: argparse.Namespace) -> int:
 def _applied(results: Sequence[object]) -> str:
     """What ``apply`` did, in one line: how many were accepted and rejected, and whether
     anything changed (a command that does nothing says so)."""
+    from generator.corpus.proposal import Op
     from generator.extracting.plan import PassageDecision
     from generator.synthesis.sections import OperationResult
 
@@ -530,7 +532,7 @@ def _applied(results: Sequence[object]) -> str:
     if not operations:
         return "nothing was applied: the proposal holds no operation (or passage)"
     accepted = [r for r in operations if r.accepted]
-    changing = [r for r in accepted if r.operation.op != "NoChange"]
+    changing = [r for r in accepted if r.operation.op is not Op.NO_CHANGE]
     only = ": NoChange only" if accepted and not changing else ""
     tail = "" if changing else ": the article was not changed"
     return (f"{len(changing)} operation(s) applied ({len(accepted)} accepted{only}, "
@@ -578,7 +580,7 @@ def run_build(args: argparse.Namespace) -> int:
     import os
     import time
 
-    from generator.cache import BuildCache, build_options, default_cache_path, unchanged_build
+    from generator.engine.cache import BuildCache, build_options, default_cache_path, unchanged_build
     from generator.site import DEFAULT_THEME
 
     started = time.perf_counter()
@@ -593,7 +595,7 @@ def run_build(args: argparse.Namespace) -> int:
             result = unchanged_build(cache, args.content, args.out, theme_root, options)
     try:
         if result is None:
-            from generator.jobs import available_cores
+            from generator.engine.jobs import available_cores
             from generator.pipeline import build
 
             result = build(args.content, args.out, strict=args.strict, base_url=args.base_url,
@@ -642,7 +644,7 @@ def run_check(args: argparse.Namespace) -> int:
         pages = sum(1 for _ in args.site.rglob("*.html"))
         print(f"checked the links of {pages} pages: {len(problems)} broken", file=sys.stderr)
         return EXIT_CONTENT if problems else EXIT_OK
-    from generator.jobs import available_cores
+    from generator.engine.jobs import available_cores
 
     with few_collections():
         analysis = check_content(args.content, jobs=available_cores())  # a large corpus is read on every core

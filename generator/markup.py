@@ -18,6 +18,8 @@ from markdown_it.rules_block import table as gfm_table
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
+from generator.kinds import WikiKind
+
 ALLOWED_SCHEMES = ("http", "https", "mailto")
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.\-]*):")
 _CONTROL = re.compile(r"[\x00-\x20\x7f]")
@@ -55,7 +57,7 @@ def site_address_problem(url: str) -> str | None:
     return None
 
 
-CITATION_KINDS = ("ext", "com", "quote")
+CITATION_KINDS = (WikiKind.EXT, WikiKind.COM, WikiKind.QUOTE)
 """What a ``[[kind:ID]]`` citation marker can name (anything else names a note)."""
 
 
@@ -70,7 +72,7 @@ class WikiTarget:
         fragment: ``#…`` part of a note link, without the ``#``.
     """
 
-    kind: str
+    kind: WikiKind
     key: str
     fragment: str = ""
 
@@ -81,7 +83,7 @@ def parse_wiki_target(raw: str) -> WikiTarget:
         if raw.startswith(kind + ":"):
             return WikiTarget(kind, raw[len(kind) + 1:].strip())
     slug, _, fragment = raw.partition("#")
-    return WikiTarget("note", slug.strip(), fragment.strip())
+    return WikiTarget(WikiKind.NOTE, slug.strip(), fragment.strip())
 
 
 def _wikilink_rule(state: StateInline, silent: bool) -> bool:

@@ -18,8 +18,6 @@ from pathlib import Path
 from typing import Final, NamedTuple, TypeVar
 
 from generator.anchoring import AnchoredNote, AnchorFacts, anchor_note
-from generator.anchoring.recalled import Recalled
-from generator.cache import BuildCache, build_options, unchanged_build
 from generator.corpus.links import CorpusIndex, LinkTarget, LinkUse, collect_links, image_hosts, resolve_link
 from generator.corpus.load import KnownFiles, load_corpus
 from generator.corpus.model import Corpus, Note, NoteType
@@ -30,17 +28,10 @@ from generator.corpus.publication import (
     publish,
 )
 from generator.corpus.validate import validate_corpus
-from generator.jobs import RecordingMemo, fork_iter, fork_map, replay, workers_for
-from generator.markup import site_address_problem
-from generator.memo import NO_MEMO, KindsOnly, Memo, digest_of, same
-from generator.problems import ContentError, Problem, SettingsError, sorted_problems
-from generator.result import BuildResult, BuildSummary
-from generator.selection.oppositions import private_opposition_problems, published_pairs
-from generator.selection.select import Likeness, Selection, arrange, likeness, perimeter_quotes, selection_threshold
-from generator.selection.vectors import embeddings_settings, load_cache
-from generator.site import reads
-from generator.site.addresses import address_problems, content_behind
-from generator.site.emitters import (
+from generator.digest import digest_of
+from generator.engine import reads
+from generator.engine.cache import BuildCache, build_options, unchanged_build
+from generator.engine.emitters import (
     EMITTERS,
     Emitter,
     FiledOutputs,
@@ -50,10 +41,10 @@ from generator.site.emitters import (
     graph_started,
     note_outputs,
 )
-from generator.site.headers import meta_content_security_policy
-from generator.site.markdown_html import BodyTemplate, body_template, note_marks, raw_html_on
-from generator.site.model import SiteModel
-from generator.site.output import (
+from generator.engine.jobs import RecordingMemo, fork_iter, fork_map, replay, workers_for
+from generator.engine.memo import NO_MEMO, Kind, KindsOnly, Memo, same
+from generator.engine.notes import notes_parser
+from generator.engine.output import (
     SiteFiles,
     Staged,
     check_output_dir,
@@ -62,11 +53,24 @@ from generator.site.output import (
     staging_tree,
     written_state,
 )
+from generator.engine.recall import pairs_recalled, recalled_by_key
+from generator.engine.recalled import Recalled
+from generator.engine.search import index_site
+from generator.engine.summary import summarise, weighed
+from generator.engine.tracking import Tracking, tracked_keys, world_digest
+from generator.kinds import LinkKind, WikiKind
+from generator.markup import site_address_problem
+from generator.problems import ContentError, Problem, SettingsError, sorted_problems
+from generator.result import BuildResult, BuildSummary
+from generator.selection.oppositions import private_opposition_problems, published_pairs
+from generator.selection.select import Likeness, Selection, arrange, likeness, perimeter_quotes, selection_threshold
+from generator.selection.vectors import embeddings_settings, load_cache
+from generator.site.addresses import address_problems, content_behind
+from generator.site.headers import meta_content_security_policy
+from generator.site.markdown_html import BodyTemplate, body_template, note_marks, raw_html_on
+from generator.site.model import SiteModel
 from generator.site.paging import page_budget
-from generator.site.search import index_site
-from generator.site.summary import summarise, weighed
 from generator.site.theme import Theme, check_theme
-from generator.site.tracking import Tracking, tracked_keys, world_digest
 from generator.synthesis.audit import ArticleAudit, audit_articles
 from generator.synthesis.coverage import coverage_of
 from generator.verification.assess import Assessment, assess, min_balanced_accuracy, pairs_key, verification_strict
@@ -126,7 +130,7 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1,
     if not content_dir.is_dir():
         raise SettingsError(f"content directory not found: {content_dir}")
     # 1. load and validate every file, collecting all problems
-    corpus, problems = load_corpus(content_dir, memo, partial(fork_map, jobs=jobs), known)
+    corpus, problems = load_corpus(content_dir, notes_parser(memo, jobs), known)
     problems += validate_corpus(corpus)
     problems += address_problems(corpus)  # content taking a name the site writes for itself
     # 2. anchor: elements of each note, each extraction's quote → portions; and the links it makes
@@ -136,7 +140,7 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1,
     # each key taken once: asked whether the memo holds it, then to recall or store
     anchors_key = functools.cache(lambda slug: source_key("anchors", corpus.source_of(slug)))
     def held(slug: str) -> bool:
-        return memo.holds("anchors", partial(anchors_key, slug)) and memo.holds("note-facts", partial(anchors_key, slug))
+        return memo.holds(Kind.ANCHORS, partial(anchors_key, slug)) and memo.holds(Kind.NOTE_FACTS, partial(anchors_key, slug))
 
     afresh = [slug for slug in corpus.notes if not held(slug)] if jobs > 1 else []  # every note, without a memo
     done = (dict(zip(afresh, fork_map(partial(_anchor_and_collect, corpus), afresh, jobs), strict=True))
@@ -150,7 +154,7 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1,
             return collect_links(anchored[slug].document.tokens, line)  # the tokens: parsed again if dropped
 
         facts_of: Callable[[], AnchorFacts]
-        if made is None and memo.keep("anchors", key) and memo.holds("note-facts", key):
+        if made is None and memo.keep(Kind.ANCHORS, key) and memo.holds(Kind.NOTE_FACTS, key):
             anchored.later(slug, parse)  # held: its parsed body is read only if a later step asks for it
             facts_of = partial(_facts_of, parse)
         else:
@@ -158,7 +162,7 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1,
             anchored.now(slug, parsed)
             facts_of = partial(same, made.facts) if made else partial(AnchorFacts.of, parsed, anchor_problems)
         # what every build reads of a note's anchoring and links: one entry (one read from the cache's pack)
-        facts[slug], uses[slug] = memo.memo("note-facts", key,
+        facts[slug], uses[slug] = memo.memo(Kind.NOTE_FACTS, key,
                                             partial(_facts_and_uses, facts_of, partial(same, made.uses) if made else collect))
         problems += facts[slug].problems
     # 3. links between notes, to extractions and to assets
@@ -179,7 +183,8 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1,
     # 4. wikis and syntheses: claims, citation index, perimeters, discarded, lifecycle
     audit_keys: dict[str, str] = {}
     perimeter_keys: dict[str, str] = {}
-    articles, article_problems = audit_articles(corpus, anchored, memo, audit_keys, perimeter_keys)
+    articles, article_problems = audit_articles(corpus, anchored, recalled_by_key(memo, Kind.AUDIT, audit_keys),
+                                                recalled_by_key(memo, Kind.CLAIMS), perimeter_keys)
     if reads.checking() and audit_keys and (articles, article_problems) != audit_articles(corpus, anchored):
         raise reads.StaleOutputs("an audit recalled differs from the one made again: a read is missing from "
                                  "generator/synthesis/audit.py:_Lookup.key")
@@ -190,7 +195,7 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1,
     bar, _problem = min_balanced_accuracy(corpus.settings.extra)  # (assess reports the problem)
     pairs_keys = {slug: pairs_key(key, strict, corpus.verification, slug, bar) for slug, key in audit_keys.items()}
     assessments, verification_problems = assess(corpus, anchored, articles, corpus.verification, strict,
-                                                memo, pairs_keys)
+                                                pairs_recalled(memo, pairs_keys))
     if reads.checking() and audit_keys and (assessments, verification_problems) != assess(
             corpus, anchored, articles, corpus.verification, strict):
         raise reads.StaleOutputs("pairs recalled differ from the ones made again: a read is missing from "
@@ -228,7 +233,7 @@ def _source_digests(corpus: Corpus) -> dict[str, str]:
 
 def _parsed(memo: Memo, key: Callable[[], str], note: Note,
             compute: Callable[[], tuple[AnchoredNote, list[Problem]]]) -> tuple[AnchoredNote, list[Problem]]:
-    anchored, problems = memo.memo("anchors", key, compute)
+    anchored, problems = memo.memo(Kind.ANCHORS, key, compute)
     document = anchored.document
     if document.body is not note.body and document.body == note.body:
         document.body = note.body  # one copy, not a second one from a worker or the cache
@@ -290,11 +295,12 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
         if note.media:
             assets.add(note.media)
         for _use, target in uses:
-            if target.kind == "note" and target.key in published and target.key != slug:
+            if target.kind is LinkKind.NOTE and target.key in published and target.key != slug:
                 backlinks.setdefault(target.key, set()).add(slug)
-            elif target.kind in ("extraction", "comment") and target.note in published and target.note != slug:
+            elif target.kind in (LinkKind.EXTRACTION, LinkKind.COMMENT) and target.note in published and \
+                    target.note != slug:
                 backlinks.setdefault(target.note, set()).add(slug)
-            elif target.kind == "asset":
+            elif target.kind is LinkKind.ASSET:
                 assets.add(target.key)
     url = base_url or publication.settings.base_url
     if not url.endswith("/"):
@@ -326,16 +332,17 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
         perimeter = analysis.perimeter_keys.get(slug)
         return None if perimeter is None else digest_of(("selection", perimeter, settings))
 
-    wikis = {slug: tuple(audit.perimeter_extractions or []) for slug, audit in articles.items() if audit.kind == "wiki"}
+    wikis = {slug: tuple(audit.perimeter_extractions or []) for slug, audit in articles.items()
+             if audit.kind is NoteType.WIKI}
     selection_keys = {slug: chosen for slug in wikis if (chosen := selection_key(slug)) is not None}
-    held = {wikis[slug] for slug, chosen in selection_keys.items() if memo.holds("selection", partial(same, chosen))}
+    held = {wikis[slug] for slug, chosen in selection_keys.items() if memo.holds(Kind.SELECTION, partial(same, chosen))}
     perimeters = sorted(set(wikis.values()) - held)
     # each perimeter's grouping and map is heavy: one is worth a worker
-    todo = [ids for ids in perimeters if not memo.holds("likeness", partial(key, ids))] if jobs > 1 else []
+    todo = [ids for ids in perimeters if not memo.holds(Kind.LIKENESS, partial(key, ids))] if jobs > 1 else []
     made = dict(zip(todo, fork_map(compute, todo, jobs, worth=1), strict=True)) if len(todo) > 1 else {}
 
     def arranged(perimeter: tuple[str, ...], memo: Memo = memo) -> Selection:
-        like = memo.memo("likeness", partial(key, perimeter),
+        like = memo.memo(Kind.LIKENESS, partial(key, perimeter),
                          partial(made.__getitem__, perimeter) if perimeter in made else partial(compute, perimeter))
         return arrange(corpus, list(perimeter), like)
 
@@ -345,7 +352,7 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
             if recalled_by is None:
                 same_perimeter[perimeter] = arranged(perimeter)
             else:
-                same_perimeter[perimeter] = memo.memo("selection", partial(same, recalled_by),
+                same_perimeter[perimeter] = memo.memo(Kind.SELECTION, partial(same, recalled_by),
                                                       partial(arranged, perimeter))
                 if reads.checking() and same_perimeter[perimeter] != arranged(perimeter, NO_MEMO):
                     raise reads.StaleOutputs(f"the selection of {slug!r} was recalled but differs from the one made "
@@ -355,7 +362,7 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
 
     selections = {slug: selection(slug, ids) for slug, ids in wikis.items()}
     # an article's audit, selection and pairs' states, keyed by what they read (with a build cache): its
-    # pages' keys take these digests in their place (generator/site/reads.py); its pairs read its audit
+    # pages' keys take these digests in their place (generator/engine/reads.py); its pairs read its audit
     # (the notes of the passages it cites included), the records of its own files and the strict options;
     # its selection, the audit's perimeter (its key digests the perimeter's) and the settings
     evidence_keys = {slug: digest_of((analysis.pairs_keys[slug], settings))
@@ -363,7 +370,7 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
     reuse: dict[str, list[str]] = {}
     for slug, audit in articles.items():
         for link in audit.links:
-            if link.marker.kind == "ext" and not link.broken and link.extraction \
+            if link.marker.kind is WikiKind.EXT and not link.broken and link.extraction \
                     and slug not in reuse.setdefault(link.extraction, []):
                 reuse[link.extraction].append(slug)
     public = publication.extraction_ids  # a pair touching anything unpublished reaches no emitter
@@ -398,9 +405,9 @@ def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = E
                 memo: Memo = NO_MEMO, jobs: int = 1, files: SiteFiles | None = None,
                 tracking: Tracking | None = None, meanwhile: Callable[[], None] | None = None) -> SiteFiles:
     """Every output of the site, by path, added to ``files`` (a staging tree's, from
-    :func:`generator.site.output.staged_site`: each written as it comes; by default held
+    :func:`generator.engine.output.staged_site`: each written as it comes; by default held
     in memory). With a build cache as ``memo``, what is unchanged is not rendered again:
-    a note's outputs are recalled whole by what they read (:mod:`generator.site.reads`).
+    a note's outputs are recalled whole by what they read (:mod:`generator.engine.reads`).
     With ``jobs`` > 1, the notes' own outputs (page, text, annotations, siblings, mirror)
     still to make are made in that many worker processes. ``meanwhile`` is called once every
     page is made, while graph.json and graph.jsonld are (:func:`derived_outputs`)."""
@@ -442,7 +449,6 @@ def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = E
     per_note = [e for e in emitters if isinstance(e, PerNote)]
     made = every_note_outputs(site, theme, memo, per_note, jobs, take, keep if files.previous else None,
                               tracking, files if files.tree is not None else None) if per_note else {}
-    site.body_templates.clear()  # each filled, its page made: they can go
     keys = tracking.book.keys if tracking is not None and tracking.book is not None else None
     graph = graph_started(site, files, memo, made, jobs, keys)  # made by a child process while the rest is rendered
     try:
@@ -488,7 +494,7 @@ and 0.6 s; the others a few milliseconds)."""
 
 
 def _site_wide_work(site: SiteModel, theme: Theme, memo: Memo, emitters: list[Emitter], staging: SiteFiles,
-                    index: int) -> tuple[list[tuple[str, bytes | Staged]], list[tuple[str, str, object]]]:
+                    index: int) -> tuple[list[tuple[str, bytes | Staged]], list[tuple[Kind, str, object]]]:
     """One emitter's outputs, as a worker process makes them: written into ``staging``, with
     the memo entries it used (the emitter is named by its index: a test's own class is not
     pickled)."""
@@ -498,7 +504,7 @@ def _site_wide_work(site: SiteModel, theme: Theme, memo: Memo, emitters: list[Em
     return staged, recording.records
 
 
-BODIES: Final = frozenset({"bodies"})
+BODIES: Final = frozenset({Kind.BODIES})
 """What a recalled note keeps apart from its outputs: its body's HTML (another note's edit
 can change the page around it, seldom the body itself)."""
 
@@ -510,11 +516,11 @@ def every_note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: list
     """Each published note's own outputs, passed to ``take`` as they are made (it files
     them: digests, not bytes). With ``keep`` (given the last build's files of a note, it
     keeps them, or says it cannot), a note whose reads are unchanged is recalled by its
-    files' digests and its files kept, never made again (with ``CARNET_CHECK_READS=1``,
+    files' digests and its files kept, never made again (with the engine's read check on,
     made again and compared); the others are made (in ``jobs`` worker processes when
     there are enough, while this one takes what they made: with ``staging``, the files a
     worker makes are written into that staging tree by the worker). With ``tracking``, only the keys
-    of the notes an edit since the last build can reach are made (:mod:`generator.site.tracking`)."""
+    of the notes an edit since the last build can reach are made (:mod:`generator.engine.tracking`)."""
     notes = list(site.publication.notes)
     shell = reads.shell_digest(site, theme, [e.name for e in emitters])
     # each key asked twice (held?, then recalled or stored): made once, here; a functools.cache
@@ -530,9 +536,9 @@ def every_note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: list
             world = world_digest(site, shell, tracking.assets)
             digests, tracking.book = tracked_keys(site, keyed, tracking.sources, world, tracking.last, make)
         keys = {slug: partial(digests.__getitem__, slug) for slug in digests}
-    held = {slug for slug, key in keys.items() if memo.holds("note-outputs", key)} if keep is not None else set()
+    held = {slug for slug, key in keys.items() if memo.holds(Kind.NOTE_OUTPUTS, key)} if keep is not None else set()
     todo = [slug for slug in notes if slug not in held]
-    fresh: Generator[tuple[NoteOutputs, list[tuple[str, str, object]]], None, None] | None = None
+    fresh: Generator[tuple[NoteOutputs, list[tuple[Kind, str, object]]], None, None] | None = None
     if workers_for(len(todo), jobs) > 1:
         fresh = fork_iter(partial(_note_work, site, theme, memo, emitters, frozenset(keys), staging), todo, jobs)
     made: dict[str, FiledOutputs] = {}
@@ -551,7 +557,7 @@ def every_note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: list
             elif slug in held:
                 assert keep is not None
                 taken: list[FiledOutputs] = []
-                filed = memo.memo("note-outputs", keys[slug], partial(_taken, taken, take, compute))
+                filed = memo.memo(Kind.NOTE_OUTPUTS, keys[slug], partial(_taken, taken, take, compute))
                 if taken:
                     filed = _chunk_filed(memo, taken[0])
                 elif not keep(filed):  # a file of the live tree is not the one filed: made again
@@ -562,7 +568,7 @@ def every_note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: list
                 made[slug] = filed
             else:
                 made[slug] = filed = _chunk_filed(memo, take(compute()))
-                memo.memo("note-outputs", keys[slug], partial(same, filed.stored()))
+                memo.memo(Kind.NOTE_OUTPUTS, keys[slug], partial(same, filed.stored()))
     return made
 
 
@@ -577,12 +583,12 @@ def _taken(taken: list[FiledOutputs], take: Callable[[NoteOutputs], FiledOutputs
 def _chunk_filed(memo: Memo, filed: FiledOutputs) -> FiledOutputs:
     """``filed``, its page's text put in the memo apart from it (see :meth:`FiledOutputs.stored`)."""
     if filed.full_chunk is not None:
-        memo.memo("note-chunk", partial(same, filed.chunk_digest), partial(same, filed.full_chunk))
+        memo.memo(Kind.NOTE_CHUNK, partial(same, filed.chunk_digest), partial(same, filed.full_chunk))
     return filed
 
 
 def _note_work(site: SiteModel, theme: Theme, memo: Memo, emitters: list[PerNote], keyed: frozenset[str],
-               staging: SiteFiles | None, slug: str) -> tuple[NoteOutputs, list[tuple[str, str, object]]]:
+               staging: SiteFiles | None, slug: str) -> tuple[NoteOutputs, list[tuple[Kind, str, object]]]:
     """One note's outputs, as a worker process makes them, with the memo entries it used
     (with ``staging``, its files written there, sent back as digests)."""
     recording = RecordingMemo(memo)

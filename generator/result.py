@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class BuildSummary:
-    """The counts every build ends with (see :func:`generator.site.summary.summarise`).
+    """The counts every build ends with (see :func:`generator.engine.summary.summarise`).
 
     Attributes:
         pages: HTML pages written.

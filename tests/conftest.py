@@ -14,11 +14,12 @@ if os.environ.get("CI") == "true":
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-# every note an incremental build recalls is made again and compared (generator/site/reads.py): a
+# every note an incremental build recalls is made again and compared (generator/engine/reads.py): a
 # read missing from a note's key fails whichever test rebuilds after the edit that exposes it
-os.environ["CARNET_CHECK_READS"] = "1"
-
+from generator.engine.reads import check_reads  # noqa: E402
 from support.corpus import copy_fixture  # noqa: E402
+
+check_reads(True)
 
 
 @pytest.fixture

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
+import generator.engine.notes as engine_notes
 import generator.pipeline as pipeline
 from bench.corpus import Densities, plain_notes, write_carnet
-from generator.cache import BuildCache, default_cache_path
-from generator.jobs import BLAS_THREADS, fork_iter, fork_map, workers_for
+from generator.engine.cache import BuildCache, default_cache_path
+from generator.engine.jobs import BLAS_THREADS, fork_iter, fork_map, workers_for
 from generator.pipeline import build
 from generator.site.model import SiteModel
 from support.corpus import site_files
@@ -45,6 +46,7 @@ def forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         return spy
 
     monkeypatch.setattr(pipeline, "fork_map", spying(fork_map))
+    monkeypatch.setattr(engine_notes, "fork_map", spying(fork_map))  # the notes' parse
     monkeypatch.setattr(pipeline, "fork_iter", spying(fork_iter))  # the rendering: results taken as they come
     return seen
 
@@ -127,8 +129,8 @@ def test_two_workers_writing_one_path_is_the_clash_error_not_a_file_overwritten(
         corpus: Path, tmp_path: Path) -> None:
     """Two notes' outputs at one path, written by worker processes: the build refuses it
     as it refuses any clash (naming the outputs), the live site untouched."""
+    from generator.engine.emitters import EMITTERS
     from generator.problems import SettingsError
-    from generator.site.emitters import EMITTERS
 
     @dataclass(frozen=True)
     class Everyone:
@@ -157,8 +159,8 @@ def test_a_worker_that_cannot_write_is_the_builds_clear_error_and_the_site_stays
     do, no traceback), the live site as it was, no staging tree left beside it."""
     import errno
 
+    from generator.engine import output
     from generator.problems import OutputDirectoryError
-    from generator.site import output
 
     out = tmp_path / "site"
     build(corpus, out, search=False, jobs=2)
@@ -199,7 +201,7 @@ def test_a_build_runs_the_cycle_collector_less_often_and_gives_its_settings_back
     included, then set back as it was, whether the build succeeds or fails."""
     import gc
 
-    from generator.site.emitters import EMITTERS
+    from generator.engine.emitters import EMITTERS
 
     seen: list[tuple[int, ...]] = []
 
@@ -231,7 +233,7 @@ def test_the_pipeline_loads_numpy_and_scipy_only_when_a_step_uses_them() -> None
     import subprocess
     import sys
 
-    code = ("import sys, generator.pipeline, generator.cli, generator.site.emitters; "
+    code = ("import sys, generator.pipeline, generator.cli, generator.engine.emitters; "
             "print(sorted(m for m in ('numpy', 'scipy', 'http.client', 'ssl') if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert result.stdout.strip() == "[]"
@@ -242,7 +244,7 @@ def test_the_pipeline_loads_numpy_and_scipy_only_when_a_step_uses_them() -> None
 
 _BLAS_PROBE = """
 import os
-from generator.jobs import fork_map, loaded_openblas
+from generator.engine.jobs import fork_map, loaded_openblas
 
 def threads(_item):
     # what a process sees: OPENBLAS_NUM_THREADS, and the thread count of each OpenBLAS loaded
@@ -279,7 +281,7 @@ def test_a_worker_runs_its_numerical_libraries_on_one_thread(loaded_before: bool
 def test_work_is_handed_out_in_chunks_that_shrink_towards_the_end() -> None:
     """The articles come last and weigh most (a wiki's pages): the last chunks are single
     items, so no worker is left with a long tail while the others wait."""
-    from generator.jobs import _chunks
+    from generator.engine.jobs import _chunks
 
     chunks = _chunks(list(range(5100)), 2)
     assert [item for chunk in chunks for item in chunk] == list(range(5100))  # all, in order

@@ -1,4 +1,4 @@
-"""The memos on disk (generator.cache.MemoStore): a rebuild appends what it made instead
+"""The memos on disk (generator.engine.cache.MemoStore): a rebuild appends what it made instead
 of rewriting the cache, reads entries only when asked, drops what it no longer uses, and
 any damage to the store is only a slower build."""
 
@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from generator.cache import MISSING, BuildCache, MemoStore, default_cache_path
+from generator.engine import reads
+from generator.engine.cache import MISSING, BuildCache, MemoStore, default_cache_path
+from generator.engine.emitters import EMITTERS
+from generator.engine.notes import notes_parser
 from generator.pipeline import build
-from generator.site.emitters import EMITTERS
 from support.corpus import copy_fixture, site_files
 
 
@@ -177,7 +179,7 @@ def test_a_build_writes_each_value_as_it_is_made_and_holds_none(tmp_path: Path) 
 def test_every_entry_a_build_with_workers_indexed_reads_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Workers are forked while the parent's pack writer holds buffered values: they must
     never write them a second time (every offset after would be wrong)."""
-    import generator.jobs as carnet_jobs
+    import generator.engine.jobs as carnet_jobs
 
     monkeypatch.setattr(carnet_jobs, "WORTH_A_WORKER", 1)  # even this small corpus goes through workers
     content = copy_fixture("small", tmp_path)
@@ -263,11 +265,11 @@ def test_a_rebuild_reads_the_parsed_notes_it_renders_again_and_keeps_the_others(
     """Issue 23, item 1: what every note gives every build (its anchoring's problems and
     coverage) is read from a small entry; its parsed body and anchors only when a page is
     made again. The unread ones stay in the cache: the next edit again reads only its own.
-    (The suite's CARNET_CHECK_READS makes every recalled note again, reading them all: off
+    (The suite's read check (generator.engine.reads.check_reads) makes every recalled note again, reading them all: off
     here, as users run it; the whole site is compared with a full build at the end.)"""
     from bench.corpus import plain_notes, write_carnet
 
-    monkeypatch.delenv("CARNET_CHECK_READS", raising=False)
+    monkeypatch.setattr(reads, "_checking", False)
 
     content, out = tmp_path / "content", tmp_path / "site"
     write_carnet(content, plain_notes(40, seed=5))
@@ -291,7 +293,7 @@ def test_a_rebuild_compresses_only_the_heavy_pages_it_changed(tmp_path: Path, mo
     none of them again, and the summary is the one a full build gives."""
     import gzip
 
-    import generator.site.summary as summary
+    import generator.engine.summary as summary
 
     content = copy_fixture("small", tmp_path)
     out = tmp_path / "site"
@@ -390,9 +392,9 @@ def test_a_resident_cache_rebuilds_without_reading_its_store_back(tmp_path: Path
     """``carnet serve`` keeps what a rebuild recalls in memory: the next rebuild reads back
     from the store only the kinds left on disk (parsed bodies, bodies' HTML) — none for a
     note left as it was — and the site is the one a full build gives."""
-    import generator.cache as carnet_cache
+    import generator.engine.cache as carnet_cache
 
-    monkeypatch.delenv("CARNET_CHECK_READS", raising=False)  # it would read every recalled note's body
+    monkeypatch.setattr(reads, "_checking", False)  # it would read every recalled note's body
     content = copy_fixture("small", tmp_path)
     out = tmp_path / "site"
     cache = BuildCache.open(default_cache_path(out))
@@ -431,7 +433,7 @@ def test_a_sidecar_read_after_its_note_was_keyed_is_keyed_by_what_was_read(tmp_p
     """Found in review: a note's key, first taken with its sidecar unread, was kept once the
     sidecar was read, so a sidecar changed in between was remembered under its old digest."""
     import generator.corpus.load as load
-    from generator.cache import BuildCache
+    from generator.engine.cache import BuildCache
 
     content = copy_fixture("small", tmp_path)
     sidecar = content / "notes" / "conseil-a.extractions.yaml"
@@ -442,10 +444,10 @@ def test_a_sidecar_read_after_its_note_was_keyed_is_keyed_by_what_was_read(tmp_p
     files.extractions[rel] = load.Unread(sidecar, load.content_digest(digested))
     sidecar.write_bytes(digested.replace(b"quatre mille", b"cinq mille"))  # changed after it was digested
     memo = BuildCache()
-    first, _problems = load.parse_content(files, memo)
+    first, _problems = load.parse_content(files, notes_parser(memo))
     assert any("cinq mille" in e.quote for e in first.notes["conseil-a"].extractions), "parsed as read"
     sidecar.write_bytes(digested)  # back as it was digested: its parse is not the changed one's
-    again, _problems = load.parse_content(load.read_content_dir(content), memo)
+    again, _problems = load.parse_content(load.read_content_dir(content), notes_parser(memo))
     assert any("quatre mille" in e.quote for e in again.notes["conseil-a"].extractions)
 
 
@@ -471,16 +473,16 @@ def test_a_note_left_unread_that_goes_before_it_is_read_is_a_clear_problem(tmp_p
     files = load.read_content_dir(content)
     rel = "notes/conseil-a.md"
     files.notes[rel] = load.Unread(content / "gone.md", load.content_digest(files.notes[rel]))
-    from generator.cache import BuildCache
+    from generator.engine.cache import BuildCache
 
     memo = BuildCache()
-    corpus, problems = load.parse_content(files, memo)
+    corpus, problems = load.parse_content(files, notes_parser(memo))
     assert "conseil-a" not in corpus.notes
     assert [(p.file, p.code, p.is_error) for p in problems if p.code == "unreadable-file"] == [(rel, "unreadable-file", True)]
     assert sum(memo.counts.redone.values()) == len(corpus.notes), "the failed read is never remembered"
     # a file left unread whose parse the memo lost is read then, and refused if not what was digested
     files = load.read_content_dir(content, lambda path, info: "0" * 64 if path.endswith("conseil-b.md") else None)
-    corpus, problems = load.parse_content(files, _LostEntries())
+    corpus, problems = load.parse_content(files, notes_parser(_LostEntries()))
     assert "conseil-b" not in corpus.notes and "conseil-c" in corpus.notes
     assert [p.message for p in problems if p.file == "notes/conseil-b.md"] == ["changed while the build was reading it"]
 
@@ -532,7 +534,7 @@ def test_a_rebuild_reads_only_the_page_texts_llms_full_keeps_and_makes_a_lost_on
     under the file's cap. A text the cache lost is made again from its page."""
     from bench.corpus import plain_notes, write_carnet
 
-    monkeypatch.delenv("CARNET_CHECK_READS", raising=False)  # it makes every recalled note again
+    monkeypatch.setattr(reads, "_checking", False)  # it makes every recalled note again
     content, out, full = tmp_path / "content", tmp_path / "site", tmp_path / "full"
     write_carnet(content, plain_notes(60, seed=3))
     with (content / "carnet.yaml").open("a", encoding="utf-8") as stream:

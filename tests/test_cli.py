@@ -173,7 +173,7 @@ def test_build_of_a_missing_directory_says_so_without_a_traceback(tmp_path: Path
 
 
 def test_the_build_cache_digests_a_missing_folder_instead_of_failing(tmp_path: Path) -> None:
-    from generator.cache import BuildCache, build_options
+    from generator.engine.cache import BuildCache, build_options
     from generator.pipeline import build
     from generator.problems import SettingsError
     from generator.site import DEFAULT_THEME

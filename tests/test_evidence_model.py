@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 from generator.corpus.verdicts import Contestation, Verdict
+from generator.kinds import WikiKind
 from generator.pipeline import build
 from generator.verification.states import Method, PairState, Reason, State, pair_state
 
@@ -50,14 +51,14 @@ def test_a_contested_pair_judged_by_a_model_reads_human_in_every_output(tmp_path
 def test_the_verifier_is_decided_by_the_state_not_by_each_view() -> None:
     verdict = Verdict("c", "s", "supported", "r", {"method": "llm", "model": "m", "date": "2025-01-01"}, "verdicts/a.yaml", 3)
     contestation = Contestation("claim-1", "", "Hélène Garnier", "2025-02-01", "pas fini", "contestations/a.yaml", 2)
-    judged = pair_state("ext", "present", False, True, verdict, None)
+    judged = pair_state(WikiKind.EXT, "present", False, True, verdict, None)
     assert (judged.state, judged.reason) == (State.VERIFIED, Reason.SUPPORTED)
     assert judged.verifier.method is Method.LLM and judged.verifier.model == "m"
-    unjudged = pair_state("ext", "present", False, True, None, None)
+    unjudged = pair_state(WikiKind.EXT, "present", False, True, None, None)
     assert unjudged.verifier.method is Method.BUILD and unjudged.reason is Reason.NOT_JUDGED
     assert PairState(State.WEAK, Reason.VERBATIM_FAILED).verifier.method is Method.BUILD
     assert json.dumps({"state": judged.state, "reason": judged.reason}) == '{"state": "verified", "reason": "supported"}'
-    contested = pair_state("ext", "present", False, True, verdict, contestation)
+    contested = pair_state(WikiKind.EXT, "present", False, True, verdict, contestation)
     assert contested.state is State.CONTESTED and contested.verdict is verdict
     assert (contested.verifier.method, contested.verifier.author) == (Method.HUMAN, "Hélène Garnier")
 

@@ -80,7 +80,7 @@ def test_a_killed_tree_linker_is_a_clear_error_and_the_site_stays(small: Path, t
     previous = site_files(out)
     with (small / NOTE).open("a", encoding="utf-8") as note:
         note.write("\nUn paragraphe de plus.\n")
-    run = _carnet("build", small, "--out", out, "--no-search", moment=("generator.site.output:_link_tree", "after", 1))
+    run = _carnet("build", small, "--out", out, "--no-search", moment=("generator.engine.output:_link_tree", "after", 1))
     assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
     assert "killed by signal 9" in run.stderr and "left as it was" in run.stderr, run.stderr
     assert site_files(out) == previous and _leftovers(out) == []
@@ -89,12 +89,12 @@ def test_a_killed_tree_linker_is_a_clear_error_and_the_site_stays(small: Path, t
 
 
 BUILD_MOMENTS = [
-    ("generator.site.output:_write_file", "after", 3),   # a few files into the new tree
-    ("generator.site.output:_write_file", "after", 40),
-    ("generator.site.output:Staging.files", "before", 1),  # incremental: the linked tree is ready
-    ("generator.site.output:_swap_in", "before", 1),   # the new tree is complete, not yet live
-    ("generator.site.output:_swap_in", "after", 1),    # live; the old tree not yet removed
-    ("generator.cache:BuildCache.save", "before", 1),  # live; the cache still describes the old site
+    ("generator.engine.output:_write_file", "after", 3),   # a few files into the new tree
+    ("generator.engine.output:_write_file", "after", 40),
+    ("generator.engine.output:Staging.files", "before", 1),  # incremental: the linked tree is ready
+    ("generator.engine.output:_swap_in", "before", 1),   # the new tree is complete, not yet live
+    ("generator.engine.output:_swap_in", "after", 1),    # live; the old tree not yet removed
+    ("generator.engine.cache:BuildCache.save", "before", 1),  # live; the cache still describes the old site
     ("generator.files:write_atomic", "after", 1),      # one of the cache's two files saved
 ]
 

@@ -16,17 +16,17 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import generator.anchoring.elements as elements
-import generator.jobs as carnet_jobs
-import generator.site.emitters as emitters
-import generator.site.graph as graph
+import generator.engine.emitters as emitters
+import generator.engine.graph_files as graph
+import generator.engine.jobs as carnet_jobs
 import generator.site.graph_view as graph_view
 import generator.site.machine as machine
 import generator.synthesis.audit as audit
-from generator.cache import BuildCache, default_cache_path
+from generator.engine import reads
+from generator.engine.cache import BuildCache, default_cache_path
 from generator.markup import parse
 from generator.pipeline import build, check_content
 from generator.problems import ContentError
-from generator.site import reads
 from generator.verification.assess import Assessment
 from support.corpus import copy_fixture, replace, site_files
 
@@ -340,7 +340,7 @@ def test_a_read_left_out_fails_the_rebuild_that_depends_on_it(small: Path, tmp_p
                                                               edit: Callable[[Path, int], None], n: int) -> None:
     """The dependency tracking is checked, not trusted: with one read left out on purpose (a
     mutation of Carnet's code), the edit it would miss fails the rebuild (the suite's
-    CARNET_CHECK_READS makes every recalled note, graph part and audit again and compares, and
+    The engine's read check (on in the suite) makes every recalled note, graph part and audit again and compares, and
     a graph file spliced from the last build's whole again: its refusal comes from the child
     process writing it), where it would have published a stale page; without the mutation the
     same edit passes."""
@@ -362,7 +362,7 @@ def test_a_read_left_out_fails_the_rebuild_that_depends_on_it(small: Path, tmp_p
 
 def test_noop_rebuild_writes_nothing_and_an_edit_rewrites_only_what_shows_it(small: Path, tmp_path: Path,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("CARNET_CHECK_READS")  # this test counts the work done: no second making to check it
+    monkeypatch.setattr(reads, "_checking", False)  # this test counts the work done: no second making to check it
     out = tmp_path / "site"
     result = build(small, out, search=False, cache=BuildCache.open(default_cache_path(out)))
     assert result.changed == result.files
@@ -384,7 +384,7 @@ def test_noop_rebuild_writes_nothing_and_an_edit_rewrites_only_what_shows_it(sma
     assert result.changed == len(rewritten)
     assert cache.counts.reused["notes"] == len(_notes(small)) - 1  # every note but the edited one is not re-read
     assert cache.counts.redone["bodies"] == 1  # and only its body is rendered again
-    # the other notes' outputs are recalled whole, by what they read (generator/site/reads.py): all but
+    # the other notes' outputs are recalled whole, by what they read (generator/engine/reads.py): all but
     # the edited note's and those of the articles whose perimeter holds it (their coverage panel counts it)
     checked = check_content(small)
     around = [slug for slug, audit in checked.articles.items() if "conseil-c" in (audit.perimeter_notes or [])]
@@ -436,7 +436,7 @@ def test_a_note_retitled_that_no_graph_page_draws_leaves_them_as_they_were(small
     the graph pages are recalled, not laid out and rendered again (a title is in the graph's
     nodes, so they were all made again on every retitling). One a page draws is drawn anew.
     Either way the site is a full build's."""
-    monkeypatch.delenv("CARNET_CHECK_READS")  # this test counts the work done: no second making to check it
+    monkeypatch.setattr(reads, "_checking", False)  # this test counts the work done: no second making to check it
     monkeypatch.setattr(graph_view, "MAX_DRAWN", 6)  # the small corpus past the limit: some notes not drawn
     out = tmp_path / "site"
     build(small, out, search=False, cache=BuildCache.open(default_cache_path(out)))
@@ -508,7 +508,7 @@ def test_an_edit_splices_the_graph_files_from_the_last_builds(small: Path, tmp_p
     """A paragraph edited changes a few of the graph's segments: only those are made, the
     rest copied from the last build's graph.json and graph.jsonld, and the files are a full
     build's. A graph file touched in the live tree since is not spliced from (made whole)."""
-    monkeypatch.delenv("CARNET_CHECK_READS")  # this test counts the work done: no second making to check it
+    monkeypatch.setattr(reads, "_checking", False)  # this test counts the work done: no second making to check it
     told = tmp_path / "made"  # per list, made / segments: the graph is written by child processes
 
     items = graph._Writer.items
@@ -550,7 +550,7 @@ def test_a_note_retitled_outside_every_feeds_latest_entries_leaves_the_feeds_as_
     """A feed lists its latest notes only (``outputs.feed_entries``): a note retitled that
     none lists is not a read of any, so the feeds are recalled; one a feed lists makes them
     again. Either way the site is a full build's."""
-    monkeypatch.delenv("CARNET_CHECK_READS")  # this test counts the work done: no second making to check it
+    monkeypatch.setattr(reads, "_checking", False)  # this test counts the work done: no second making to check it
     with (small / "carnet.yaml").open("a", encoding="utf-8") as stream:
         stream.write("outputs:\n  feed_entries: 1\n")
     out = tmp_path / "site"

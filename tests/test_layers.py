@@ -4,8 +4,10 @@
 - no import cycle, between modules or between packages (``generator/<x>/`` or the
   top-level module ``generator/<x>.py`` is one unit);
 - ``corpus/`` (content files → model) imports none of the cores that read its model;
-- the pure cores never import the site, the commands, the pipeline or the cache;
-- ``site/`` renders a finished model: it never imports the pipeline, the commands or the cache.
+- the pure cores never import the site, the commands, the pipeline or the engine;
+- ``site/`` renders a finished model: it never imports the pipeline, the commands or the engine;
+- the engine (``engine/``: memo, cache, workers, staging, recorded keys) is the one room of
+  reuse: no function outside it (and the pipeline, which hands it the cores) takes a memo.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ def imports() -> dict[str, frozenset[str]]:
 
 
 def unit(module: str) -> str:
-    """``generator.site.pages`` → ``site``; ``generator.cache`` → ``cache``."""
+    """``generator.site.pages`` → ``site``; ``generator.engine.cache`` → ``cache``."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "generator"
 
@@ -88,15 +90,45 @@ def test_a_cycle_would_be_caught() -> None:
 def test_the_loader_imports_no_core() -> None:
     """Record files (verdicts, oppositions, proposals, analysis records) are parsed with the
     loader; the cores read the model it makes."""
-    assert unit_imports()["corpus"] <= {"problems", "text", "markup", "files", "journal", "memo"}
+    assert unit_imports()["corpus"] <= {"problems", "text", "markup", "kinds", "files", "journal", "digest"}
 
 
-@pytest.mark.parametrize("core", ["anchoring", "synthesis", "selection", "verification", "extracting"])
+@pytest.mark.parametrize("core", ["corpus", "anchoring", "synthesis", "selection", "verification", "extracting"])
 def test_cores_import_nothing_above_them(core: str) -> None:
-    above = unit_imports().get(core, set()) & {"site", "commands", "pipeline", "cache", "cli"}
+    above = unit_imports().get(core, set()) & {"site", "commands", "pipeline", "engine", "cli"}
     assert above == set(), f"{core}/ imports {sorted(above)}"
 
 
-def test_the_site_imports_no_pipeline_command_or_cache() -> None:
-    above = unit_imports()["site"] & {"pipeline", "commands", "cache", "cli"}
+def test_the_site_imports_no_pipeline_command_or_engine() -> None:
+    above = unit_imports()["site"] & {"pipeline", "commands", "engine", "cli"}
     assert above == set(), f"site/ imports {sorted(above)}"
+
+
+REUSE = ("memo", "Memo", "NO_MEMO", "KindsOnly", "RecordingMemo")
+
+
+def test_no_function_outside_the_engine_takes_a_memo() -> None:
+    """Reuse lives in one room: a parameter named ``memo`` or typed as one (or a jobs count,
+    a fork) is found only in ``engine/`` and in the pipeline that hands the engine its stages."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = _module_name(path)
+        if unit(module) in ("engine", "pipeline", "commands", "cli"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                arguments = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+                for argument in arguments:
+                    written = ast.unparse(argument.annotation) if argument.annotation else ""
+                    if argument.arg == "memo" or any(name in written for name in REUSE):
+                        found.append(f"{module}.{node.name}({argument.arg})")
+            elif isinstance(node, ast.Attribute) and node.attr in ("fork", "fork_map", "fork_iter"):
+                found.append(f"{module}: {ast.unparse(node)}")
+    assert found == []
+
+
+def test_the_memo_check_sees_a_memo() -> None:
+    """A guard for the guard."""
+    tree = ast.parse("def f(site, memo: Memo = NO_MEMO) -> None: ...")
+    function = tree.body[0]
+    assert isinstance(function, ast.FunctionDef) and function.args.args[1].arg == "memo"

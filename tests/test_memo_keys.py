@@ -1,4 +1,4 @@
-"""The key of a value (:func:`generator.memo.digest_of`) against an independent pickler that
+"""The key of a value (:func:`generator.engine.memo.digest_of`) against an independent pickler that
 looks every value's attributes up one by one: the per-type decisions must reduce every kind
 of value (closure, keyed value, bound method, enum, dataclass, date) the same way."""
 
@@ -12,7 +12,7 @@ import io
 import pickle
 from typing import Any
 
-from generator.memo import digest_of
+from generator.digest import digest_of
 
 
 class _Reference(pickle.Pickler):

@@ -1,7 +1,7 @@
-"""Note keys made only for the notes an edit can reach (generator/site/tracking.py).
+"""Note keys made only for the notes an edit can reach (generator/engine/tracking.py).
 
 Each case edits the small fixture, rebuilds with the cache and compares with a full build;
-the suite's CARNET_CHECK_READS also makes every key taken from the last build again and
+the suite's read check (generator.engine.reads.check_reads) also makes every key taken from the last build again and
 refuses one that differs (``check_tracked``), so a relation the tracker misses fails here.
 The counts show the point of it: one edit makes few keys."""
 
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from generator.cache import BuildCache, default_cache_path
+from generator.engine import reads, tracking
+from generator.engine.cache import BuildCache, default_cache_path
 from generator.pipeline import build
-from generator.site import reads, tracking
 from support.corpus import replace, site_files
 
 pytestmark = pytest.mark.slow  # builds the fixture over and over
@@ -36,7 +36,7 @@ def _full(content: Path, tmp_path: Path) -> dict[str, bytes]:
 def made(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The notes whose key a build makes (the check's second making not counted)."""
     made: list[str] = []
-    monkeypatch.setenv(reads.CHECK_READS, "0")  # counted without the check's own making, then checked below
+    monkeypatch.setattr(reads, "_checking", False)  # counted without the check's own making, then checked below
     real = reads.note_key
 
     def counted(shell: str, site: object, theme: object, slug: str) -> str:
@@ -67,7 +67,7 @@ def test_a_note_added_mends_a_broken_link_of_a_note_not_edited(small: Path, tmp_
                                                                monkeypatch: pytest.MonkeyPatch, check: str) -> None:
     """[[nouvelle]] names no note; the note added under that name is linked from then on, though
     the linking note's file did not change and the new note knew nothing of it before."""
-    monkeypatch.setenv(reads.CHECK_READS, check)
+    monkeypatch.setattr(reads, "_checking", check == "1")
     out = tmp_path / "site"
     text = (small / "notes" / "conseil-b.md").read_text(encoding="utf-8")
     (small / "notes" / "conseil-b.md").write_text(text + "\nVoir [[nouvelle]].\n", encoding="utf-8")

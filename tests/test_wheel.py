@@ -1,6 +1,8 @@
 """The package as a user installs it: a wheel built from the checkout and installed in a fresh
 virtual environment outside it carries its theme and prompts, and builds the example site byte
-for byte like the checkout does.
+for byte like the checkout does. The checkout keeps the theme and the prompts at its top level
+(``themes/``, ``prompts/``); the wheel carries them inside the package (``generator/themes``,
+``generator/prompts``), and so does a wheel built from the sdist.
 
 One wheel and one environment for the module. The fresh environment gets carnet's dependencies
 without the network: a ``.pth`` file names the site-packages of the interpreter running the
@@ -17,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +34,8 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "generator"
+BUNDLED = ("themes", "prompts")
+"""The checkout's top-level data folders the wheel carries as ``generator/<name>``."""
 
 # PEP 639's `license = "MIT"` in pyproject.toml needs setuptools 77; an older one in this
 # environment builds the wheel with pip's build isolation instead (from the package index).
@@ -96,14 +101,30 @@ def _build_isolation_needed() -> bool:
 
 
 def _copy_checkout(destination: Path) -> Path:
-    """What the wheel is built from: the checkout's top-level files and generator/. A build in
-    place would write build/ (the site's default output folder) and an .egg-info into it."""
+    """What the wheel is built from: the checkout's top-level files, generator/, themes/ and
+    prompts/. A build in place would write build/ (the site's default output folder) and an
+    .egg-info into it."""
     destination.mkdir()
     for path in ROOT.iterdir():
         if path.is_file() and not path.name.startswith("."):
             shutil.copy2(path, destination / path.name)
-    shutil.copytree(PACKAGE, destination / "generator", ignore=shutil.ignore_patterns("__pycache__", "*.py[co]"))
+    for folder in ("generator", *BUNDLED):
+        shutil.copytree(ROOT / folder, destination / folder, ignore=shutil.ignore_patterns("__pycache__", "*.py[co]"))
     return destination
+
+
+def _packaged(source: Path) -> dict[str, bytes]:
+    """What a wheel built from ``source`` must hold under generator/: every file of its
+    generator/, and of its top-level themes/ and prompts/ inside the package."""
+    expected = {f"generator/{name}": data for name, data in _tree(source / "generator").items()}
+    for folder in BUNDLED:
+        expected.update({f"generator/{folder}/{name}": data for name, data in _tree(source / folder).items()})
+    return expected
+
+
+def _wheel_files(wheel: Path) -> dict[str, bytes]:
+    with zipfile.ZipFile(wheel) as archive:
+        return {name: archive.read(name) for name in archive.namelist() if not name.endswith("/")}
 
 
 def _dependency_folders() -> list[str]:
@@ -166,20 +187,47 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
 
 
 def test_the_wheel_holds_every_file_of_the_package_and_nothing_else(installed: Installed) -> None:
-    with zipfile.ZipFile(installed.wheel) as archive:
-        entries = {name: archive.read(name) for name in archive.namelist() if not name.endswith("/")}
+    entries = _wheel_files(installed.wheel)
     version = generator.__version__
     top = {name.split("/")[0] for name in entries}
-    assert top == {"generator", f"carnet-{version}.dist-info"}, "no tests, content or other top-level entries"
+    assert top == {"generator", f"carnet-{version}.dist-info"}, "no tests, content, themes/ or prompts/ at the top"
     packaged = {name: data for name, data in entries.items() if name.startswith("generator/")}
-    expected = {f"generator/{name}": data for name, data in _tree(installed.source / "generator").items()}
+    expected = _packaged(installed.source)
     missing, extra = sorted(expected.keys() - packaged.keys()), sorted(packaged.keys() - expected.keys())
     assert not missing and not extra, f"missing from the wheel: {missing}; unexpected in it: {extra}"
     changed = sorted(name for name in expected if packaged[name] != expected[name])
     assert not changed, f"different in the wheel: {changed}"
     for folder in ("generator/themes/default/templates/", "generator/themes/default/strings/",
-                   "generator/themes/default/static/", "generator/prompts/", "generator/verification/calibration/"):
+                   "generator/themes/default/static/", "generator/prompts/en/", "generator/prompts/fr/",
+                   "generator/verification/calibration/"):
         assert any(name.startswith(folder) for name in packaged), f"nothing under {folder}"
+    for name in ("generator/themes/default/templates/layout.html", "generator/themes/default/strings/fr.yaml",
+                 "generator/prompts/fr/verify_pairs.j2", "generator/prompts/en/verify_pairs.j2"):
+        assert packaged[name] == (installed.source / name.removeprefix("generator/")).read_bytes(), name
+
+
+def test_the_sdist_holds_the_theme_and_prompts_and_builds_the_same_wheel(installed: Installed,
+                                                                         tmp_path: Path) -> None:
+    """A wheel built from the sdist (as pip does from an index without wheels) holds the same
+    files as the one built from the checkout: the sdist carries themes/, prompts/ and setup.py."""
+    if _build_isolation_needed():
+        _unavailable(f"setuptools {SETUPTOOLS_READING_PYPROJECT} or later is needed to build the sdist here")
+    source = _copy_checkout(tmp_path / "source")
+    backend = ("import sys; from setuptools import build_meta; "
+               "print(build_meta.build_sdist(sys.argv[1]))")
+    name = _run([sys.executable, "-c", backend, tmp_path / "sdist"], source, installed.env).strip().splitlines()[-1]
+    with tarfile.open(tmp_path / "sdist" / name) as archive:
+        archive.extractall(tmp_path / "unpacked", filter="data")
+    (unpacked,) = (tmp_path / "unpacked").iterdir()
+    for folder in BUNDLED:
+        assert _tree(unpacked / folder) == _tree(source / folder), f"the sdist's {folder}/ is the checkout's"
+    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet", "-w",
+          tmp_path / "dist", unpacked], installed.work, installed.env, timeout=600)
+    (wheel,) = (tmp_path / "dist").glob("carnet-*.whl")
+    from_sdist = _wheel_files(wheel)
+    assert {name.split("/")[0] for name in from_sdist} == {name.split("/")[0] for name in _wheel_files(installed.wheel)}
+    assert {n: d for n, d in from_sdist.items() if n.startswith("generator/")} == _packaged(source), \
+        "the wheel built from the sdist holds what the checkout's would"
 
 
 def test_the_installed_package_runs_from_its_own_environment_with_its_prompts(installed: Installed) -> None:
@@ -193,7 +241,7 @@ def test_the_installed_package_runs_from_its_own_environment_with_its_prompts(in
         assert Path(probe[key]).resolve().is_relative_to(installed.venv.resolve()), probe[key]
     assert "layout.html" in probe["templates"]
     here = {f"{language}/{name}": load_prompt(name, language).version
-            for language, name in prompt_files(PACKAGE / "prompts")}
+            for language, name in prompt_files(ROOT / "prompts")}
     assert {key.split("/")[0] for key in here} == {"en", "fr"}, here
     assert probe["versions"] == here, "the installed prompts are the checkout's, in each language, same versions"
 

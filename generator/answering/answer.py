@@ -22,6 +22,7 @@ from generator.anchoring import AnchoredNote
 from generator.anchoring.resolve import AnchorStatus, Portion, portions_text, project, resolve_quote
 from generator.answering.passages import Passage
 from generator.corpus.verdicts import Verdict, text_hash
+from generator.kinds import WikiKind
 from generator.synthesis.audit import SourceState
 from generator.synthesis.claims import claim_text
 from generator.text import model_words
@@ -253,7 +254,7 @@ def _states(statement: Statement, citations: Mapping[int, Citation]) -> tuple[Pa
     "not judged" until a judge says."""
     texts = [citations[n].text for n in statement.citations]
     ok = verbatim(statement.text, "", texts)
-    return tuple(pair_state("ext", SourceState.PRESENT, False, ok, None, None) for _ in statement.citations)
+    return tuple(pair_state(WikiKind.EXT, SourceState.PRESENT, False, ok, None, None) for _ in statement.citations)
 
 
 @dataclass(frozen=True)
@@ -303,7 +304,7 @@ def with_verdicts(answer: Answer, verdicts: Mapping[tuple[str, str], Verdict]) -
         states = []
         for number, state in zip(statement.citations, statement.states, strict=True):
             verdict = verdicts.get((text_hash(statement.text), text_hash(by_number[number].text)))
-            states.append(pair_state("ext", SourceState.PRESENT, False, True, verdict, None)
+            states.append(pair_state(WikiKind.EXT, SourceState.PRESENT, False, True, verdict, None)
                           if verdict is not None and state.reason is Reason.NOT_JUDGED else state)
         statements.append(dataclasses.replace(statement, states=tuple(states)))
     return dataclasses.replace(answer, statements=tuple(statements))

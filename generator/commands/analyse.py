@@ -328,7 +328,7 @@ def analyse_notes(content: Path, analysis: CheckedContent, notes: list[tuple[Not
     The requests of every note (one per chunk) are sent up to ``jobs`` at once; each note
     is resolved and written in turn, its answers in its chunks' order, whatever order they
     arrive in: what is written is the same whatever ``jobs``."""
-    from generator.jobs import in_order
+    from generator.llm.concurrent import in_order
     from generator.llm.plan import Plan
 
     readings = [_plan_note(content, analysis, note, notebook, settings, whole) for note, notebook in notes]

@@ -19,6 +19,7 @@ from typing import TextIO
 import networkx as nx
 
 from generator.corpus.model import Extraction, Note, Stance
+from generator.kinds import WikiKind
 from generator.pipeline import check_content, site_model
 from generator.site.graph import build_graph
 from generator.site.model import SiteModel, note_path
@@ -93,7 +94,7 @@ def evidence_section(site: SiteModel, theme: Theme, scores: dict[str, float], bu
     states: dict[str, str] = {}
     for items in site.assessments.values():
         for a in items:
-            if a.link.marker.kind == "ext":
+            if a.link.marker.kind is WikiKind.EXT:
                 states.setdefault(a.link.extraction, a.state.state)
     lines = []
     for ext_id, note, item in _ranked_extractions(site, scores):

@@ -31,9 +31,10 @@ from generator.commands.proposal_files import (
 )
 from generator.commands.propose_requests import Unit, pack, units
 from generator.corpus.model import Note, NoteType
-from generator.corpus.proposal import ExtractionProposal, Operation, Proposal
+from generator.corpus.proposal import ExtractionProposal, Op, Operation, Proposal
 from generator.extracting.plan import PassageDecision
 from generator.files import read_text_file
+from generator.kinds import WikiKind
 from generator.markup import comment_ranges, without_comments
 from generator.pipeline import CheckedContent, check_content
 from generator.synthesis.audit import DiscardedItem
@@ -119,7 +120,7 @@ def propose(content: Path, slug: str, provider: str = "extractive", max_operatio
         "article_sha256": file_hash(content / note.source.file),
         "perimeter": list(audit.perimeter_extractions or []),
         "provenance": provenance,
-        "operations": [{"op": o.op, "heading": o.heading, "after_heading": o.after_heading, "content": o.content,
+        "operations": [{"op": o.op.value, "heading": o.heading, "after_heading": o.after_heading, "content": o.content,
                         **({"request": o.request} if o.request else {})} for o in operations],
     }
     record["id"], path = free_proposal_path(content / "proposals" / "sections" / slug, record["id"])
@@ -135,7 +136,7 @@ def _extractive(analysis: CheckedContent, slug: str, uncited: list[DiscardedItem
     from generator.site.theme import Theme
 
     if not uncited:
-        return [Operation("NoChange")]
+        return [Operation(Op.NO_CHANGE)]
     words = Theme.load(None, analysis.corpus.settings.language)
     lines = [words.tr("propose_evidence_line", quote=" ".join(item.quote.split()), id=item.extraction)
              for item in uncited[:max_operations] if item.exists]
@@ -143,17 +144,16 @@ def _extractive(analysis: CheckedContent, slug: str, uncited: list[DiscardedItem
     body = analysis.corpus.notes[slug].body
     headings = [s.heading for s in sections(body)]
     if heading in headings:
-        return [Operation("AppendToSection", heading=heading, content="\n".join(lines))]
+        return [Operation(Op.APPEND, heading=heading, content="\n".join(lines))]
     after = next((h for h in reversed(headings) if h is not None), "")
-    return [Operation("InsertSection", heading=heading, after_heading=after, content="\n".join(lines))]
+    return [Operation(Op.INSERT, heading=heading, after_heading=after, content="\n".join(lines))]
 
 
 OPERATIONS_SCHEMA = {
     "type": "object", "required": ["operations"],
     "properties": {"operations": {"type": "array", "items": {
         "type": "object", "required": ["op", "heading", "after_heading", "content"],
-        "properties": {"op": {"type": "string", "enum": ["NoChange", "AppendToSection", "ReplaceSection",
-                                                         "InsertSection"]},
+        "properties": {"op": {"type": "string", "enum": [op.value for op in Op]},
                        "heading": {"type": "string"}, "after_heading": {"type": "string"},
                        "content": {"type": "string"}}}}},
 }
@@ -186,7 +186,7 @@ def _requests(analysis: CheckedContent, slug: str, room: int) -> tuple[list[_Req
     corpus = analysis.corpus
     uncited = {item.extraction: item for item in audit.discarded or [] if item.exists and not item.passage}
     order = list(uncited)
-    cited = {link.extraction for link in audit.links if link.marker.kind == "ext" and not link.broken}
+    cited = {link.extraction for link in audit.links if link.marker.kind is WikiKind.EXT and not link.broken}
     quotes = {e.id: e.quote for n in corpus.notes.values() for e in n.extractions}
     selection = select(corpus, audit.perimeter_extractions or [], selection_threshold(corpus.settings.extra))
 
@@ -299,7 +299,7 @@ def _from_model(analysis: CheckedContent, slug: str, max_operations: int, today:
         entry["model"] = provenance.model
         if provenance.usage:
             entry["usage"] = dict(provenance.usage)
-        operations += [Operation(o["op"], o["heading"], o["after_heading"], o["content"], number)
+        operations += [Operation(Op(o["op"]), o["heading"], o["after_heading"], o["content"], number)
                        for o in data["operations"]]
     provenance_record = {key: value for key, value in last.items() if key != "usage"} or \
         {"method": "llm", "endpoint": client.endpoint, "prompt": prompt.name, "prompt_version": prompt.version,
@@ -333,7 +333,7 @@ def operation_faults(operations: list[dict[str, Any]], max_operations: int,
                             ("after_heading", MAX_HEADING_CHARS)):
             if too_long(item[name], limit):
                 faults.append(f"operation {number} ({op}): its {name} is {too_long(item[name], limit)}")
-        if op == "NoChange":
+        if op == Op.NO_CHANGE:
             continue
         if placeholder(item["content"], examples.get("content", ())):
             faults.append(f"operation {number} ({op}): its content is a placeholder ({shown(item['content'])})")
@@ -381,11 +381,11 @@ def review(path: Path, out: TextIO | None = None) -> int:
     current = note.body
     for result in results:
         op = result.operation
-        where = op.heading if op.op != "InsertSection" else f"{op.heading} (after {op.after_heading or 'the lead'})"
+        where = op.heading if op.op is not Op.INSERT else f"{op.heading} (after {op.after_heading or 'the lead'})"
         verdict = paint("accepted", "32") if result.accepted else paint(f"rejected: {result.reason}", "31")
         # the heading as written (a model's controls are escapes already, see Fields.text): no repr doubling them
         print("\n" + visible(f"[{result.index + 1}] {op.op} '{where}'") + f": {verdict}", file=out)
-        if result.accepted and op.op != "NoChange":
+        if result.accepted and op.op is not Op.NO_CHANGE:
             after, _ = apply_operations(current, [op], sources_for(analysis, proposal.target))
             for line in difflib.unified_diff(current.split("\n"), after.split("\n"), "article", "proposed",
                                              lineterm="", n=1):

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, TextIO
 
 import yaml
 
+from generator.corpus.model import NoteType
 from generator.pipeline import CheckedContent, check_content
 from generator.problems import EXIT_MODEL, EXIT_OK, CarnetError
 from generator.selection.groups import pair_cap
@@ -58,7 +59,7 @@ def run_select(content: Path, wiki: str, threshold: float | None, oppositions: b
     out = out or sys.stdout  # looked up at the call: a caller may have redirected it
     analysis = check_content(content)
     audit = analysis.articles.get(wiki)
-    if audit is None or audit.kind != "wiki":
+    if audit is None or audit.kind is not NoteType.WIKI:
         raise CarnetError(f"{wiki!r} is not a wiki article of this content")
     quotes = {e.id: e.quote for n in analysis.corpus.notes.values() for e in n.extractions}
     setting = selection_threshold(analysis.corpus.settings.extra)

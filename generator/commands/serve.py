@@ -50,13 +50,13 @@ from watchdog.events import (
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
-from generator.cache import BuildCache, default_cache_path
-from generator.jobs import available_cores
+from generator.engine.cache import BuildCache, default_cache_path
+from generator.engine.jobs import available_cores
+from generator.engine.search import reindex_site
 from generator.llm.prompts import PROMPTS
 from generator.pipeline import build
 from generator.problems import CarnetError, ContentError, Problem, Severity, print_problems
 from generator.site.headers import content_type, headers_for
-from generator.site.search import reindex_site
 from generator.site.theme import check_theme
 from generator.terminal import visible
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from generator.corpus.fields import Fields
@@ -14,7 +15,19 @@ from generator.corpus.source import YamlList, YamlMap, plain
 from generator.problems import Problem
 from generator.text import provenance_shown
 
-STATUSES = ("draft", "adopted")
+
+class ActStatus(StrEnum):
+    """Where an article stands: a wiki and a saved answer have one status each; a
+    synthesis goes draft → adopted, and is superseded by a newer act's ``supersedes:``."""
+
+    WIKI = "wiki"
+    ANSWER = "answer"
+    DRAFT = "draft"
+    ADOPTED = "adopted"
+    SUPERSEDED = "superseded"
+
+
+STATUSES = (ActStatus.DRAFT, ActStatus.ADOPTED)
 """Statuses written in a history; "superseded" is derived, never written."""
 
 
@@ -59,7 +72,7 @@ class Adoption:
 
 @dataclass(frozen=True)
 class StatusEntry:
-    status: str
+    status: ActStatus
     date: dt.date | None
     line: int
 
@@ -160,7 +173,7 @@ class ArticleSpec:
 
     @property
     def adopted(self) -> bool:
-        return any(entry.status == "adopted" for entry in self.history)
+        return any(entry.status is ActStatus.ADOPTED for entry in self.history)
 
 
 def parse_article(f: Fields) -> ArticleSpec:
@@ -311,22 +324,23 @@ def _history(f: Fields) -> tuple[StatusEntry, ...]:
     for index, item in enumerate(raw):
         h = Fields(item, f.file, f"history step {index + 1}", f.problems, line=raw.line_of(index))
         h.check_known(("status", "date"))
-        status = h.text("status")
-        if status and status not in STATUSES:
+        status, date = h.text("status"), h.date("date")
+        if status in STATUSES:
+            entries.append(StatusEntry(ActStatus(status), date, raw.line_of(index)))
+        elif status:  # an unknown step is reported and left out of the lifecycle
             hint = ("'superseded' is never written: it follows from a newer act's 'supersedes:'."
-                    if status == "superseded" else f"Use one of: {', '.join(STATUSES)}.")
+                    if status == ActStatus.SUPERSEDED else f"Use one of: {', '.join(STATUSES)}.")
             h.error("status", "invalid-value", f"status {status!r} cannot be written in a history", hint)
-        entries.append(StatusEntry(status, h.date("date"), raw.line_of(index)))
     return tuple(entries)
 
 
 def history_problems(file: str, history: tuple[StatusEntry, ...]) -> list[Problem]:
     """The history must be a path of the lifecycle: draft → adopted, never back (INV-14)."""
     problems = []
-    rank = {"draft": 0, "adopted": 1}
+    rank = {ActStatus.DRAFT: 0, ActStatus.ADOPTED: 1}
     previous: StatusEntry | None = None
     for entry in history:
-        if entry.status not in rank:
+        if entry.status not in rank:  # the loader keeps none such: a history is only written steps
             continue
         if previous is not None:
             if rank[entry.status] < rank[previous.status]:

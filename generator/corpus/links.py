@@ -14,6 +14,7 @@ from urllib.parse import unquote, urlsplit
 from markdown_it.token import Token
 
 from generator.corpus.model import Corpus, Note, NoteType, SiteSettings
+from generator.kinds import LinkKind, WikiKind
 from generator.markup import parse_wiki_target
 from generator.problems import Problem, Severity
 
@@ -23,15 +24,14 @@ class LinkTarget:
     """What one link of a note points to.
 
     Attributes:
-        kind: ``note``, ``extraction``, ``comment``, ``asset``, ``external``, ``fragment``
-            or ``broken``.
+        kind: what it points to (a quote: a saved answer's, ``note`` being the note quoted).
         key: note slug, extraction or comment id, asset path (content-relative), URL or
             fragment.
         note: for extractions and comments, the slug of the note holding them.
         fragment: a ``#…`` to keep on a note link.
     """
 
-    kind: str
+    kind: LinkKind
     key: str
     note: str = ""
     fragment: str = ""
@@ -101,7 +101,7 @@ def resolve_link(use: LinkUse, note: Note, corpus: Corpus, index: CorpusIndex,
                  fragments: Callable[[str], set[str]]) -> tuple[LinkTarget, Problem | None]:
     """Resolve one link; ``fragments(slug)`` gives the ``#ids`` a note's page holds."""
     target, problem = _resolve(use, note, corpus, index)
-    if use.image and target.kind == "external" and not image_allowed(use.raw, image_hosts(corpus.settings)):
+    if use.image and target.kind is LinkKind.EXTERNAL and not image_allowed(use.raw, image_hosts(corpus.settings)):
         host = urlsplit(use.raw.strip()).hostname or use.raw.strip()
         return target, Problem(
             note.source.file, use.line, "blocked-image",
@@ -110,7 +110,7 @@ def resolve_link(use: LinkUse, note: Note, corpus: Corpus, index: CorpusIndex,
             f"Copy it under assets/ and link it relatively (../assets/…), or let pages show that host's images: "
             f"'csp:' then '  img_hosts: [{host[:100]}]' in carnet.yaml (and the same host after img-src in "
             "netlify.toml's Content-Security-Policy, if you publish on Netlify).", Severity.WARNING)
-    if problem is None and target.kind == "note" and target.fragment and \
+    if problem is None and target.kind is LinkKind.NOTE and target.fragment and \
             target.fragment not in fragments(target.key):
         return target, Problem(
             note.source.file, use.line, "broken-link",
@@ -124,32 +124,32 @@ def _resolve(use: LinkUse, note: Note, corpus: Corpus, index: CorpusIndex) -> tu
     file = note.source.file
     if use.wiki:
         target = parse_wiki_target(use.raw)
-        if target.kind == "note":
+        if target.kind is WikiKind.NOTE:
             if target.key in corpus.notes:
-                return LinkTarget("note", target.key, fragment=target.fragment), None
+                return LinkTarget(LinkKind.NOTE, target.key, fragment=target.fragment), None
             renamed = next((n.slug for n in corpus.notes.values() if target.key in n.aliases), None)
             if renamed:  # a former slug: the link follows the note
-                return LinkTarget("note", renamed, fragment=target.fragment), None
-            return LinkTarget("broken", use.raw), Problem(
+                return LinkTarget(LinkKind.NOTE, renamed, fragment=target.fragment), None
+            return LinkTarget(LinkKind.BROKEN, use.raw), Problem(
                 file, use.line, "broken-link", f"[[{use.raw}]] names no note",
                 "Fix the slug (the note's file name without .md).", Severity.WARNING)
-        if target.kind == "quote":  # a saved answer's own quote: its file says where it lies
+        if target.kind is WikiKind.QUOTE:  # a saved answer's own quote: its file says where it lies
             answer = note.article.answer if note.type is NoteType.ANSWER and note.article else None
             quote = next((q for q in answer.quotes if q.id == target.key), None) if answer else None
             if quote is not None:
-                return LinkTarget("quote", target.key, note=quote.note), None
-            return LinkTarget("broken", use.raw), Problem(
+                return LinkTarget(LinkKind.QUOTE, target.key, note=quote.note), None
+            return LinkTarget(LinkKind.BROKEN, use.raw), Problem(
                 file, use.line, "broken-citation",
                 f"[[{use.raw}]] names no quote of this answer" if answer else
                 f"[[{use.raw}]]: only a saved answer cites quotes",
                 "Cite a quote listed under 'asked: quotes:'." if answer else
                 "Cite an extraction with [[ext:ID]] (quotes belong to answers saved by 'carnet ask --save').",
                 Severity.WARNING)
-        owners = index.extraction_note if target.kind == "ext" else index.comment_note
-        kind = "extraction" if target.kind == "ext" else "comment"
+        owners = index.extraction_note if target.kind is WikiKind.EXT else index.comment_note
+        kind = LinkKind.EXTRACTION if target.kind is WikiKind.EXT else LinkKind.COMMENT
         if target.key in owners:
             return LinkTarget(kind, target.key, note=owners[target.key]), None
-        return LinkTarget("broken", use.raw), Problem(
+        return LinkTarget(LinkKind.BROKEN, use.raw), Problem(
             file, use.line, "broken-citation", f"[[{use.raw}]] names no {kind}",
             f"Fix the id, or restore the {kind}.", Severity.WARNING)
 
@@ -159,24 +159,24 @@ def _resolve(use: LinkUse, note: Note, corpus: Corpus, index: CorpusIndex) -> tu
     written = _remembered_path if len(raw) + len(folder) <= _REMEMBERED_LENGTH else _written_path
     where, path, fragment = written(folder, raw)
     if where == "external":
-        return LinkTarget("external", raw), None
+        return LinkTarget(LinkKind.EXTERNAL, raw), None
     if where == "fragment":
-        return LinkTarget("fragment", fragment), None
+        return LinkTarget(LinkKind.FRAGMENT, fragment), None
     if where == "absolute":
-        return LinkTarget("broken", raw), Problem(
+        return LinkTarget(LinkKind.BROKEN, raw), Problem(
             file, use.line, "broken-link", f"absolute path {raw!r} cannot be checked",
             "Link to notes and assets with paths relative to the note (e.g. other-note.md).",
             Severity.WARNING)
     if path in index.note_by_path:
-        return LinkTarget("note", index.note_by_path[path], fragment=fragment), None
+        return LinkTarget(LinkKind.NOTE, index.note_by_path[path], fragment=fragment), None
     if path in corpus.assets:
-        return LinkTarget("asset", path), None
+        return LinkTarget(LinkKind.ASSET, path), None
     if path.startswith("../") or path == "..":
-        return LinkTarget("broken", raw), Problem(
+        return LinkTarget(LinkKind.BROKEN, raw), Problem(
             file, use.line, "invalid-path", f"link {raw!r} leaves the content directory",
             "Link only to notes and to files under assets/.")
     what = "image" if use.image else "link"
-    return LinkTarget("broken", raw), Problem(
+    return LinkTarget(LinkKind.BROKEN, raw), Problem(
         file, use.line, "broken-link", f"{what} target {raw!r} does not exist ({path})",
         "Fix the path (relative to this note); notes end in .md, other files live under assets/.",
         Severity.WARNING)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import errno
-import functools
 import hashlib
 import os
 import posixpath
@@ -17,9 +16,8 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from generator.corpus.article import ANSWER_KEYS, ArticleSpec, parse_answer, parse_article
 from generator.corpus.assets import AssetRefusal, asset_refusal, shown_name
@@ -48,7 +46,6 @@ from generator.corpus.source import YamlList, YamlMap, parse_yaml, split_front_m
 from generator.corpus.verdicts import VerificationRecords, parse_contestations, parse_verdicts
 from generator.files import decode_text
 from generator.markup import comment_ranges, link_is_safe, site_address_problem, without_comments
-from generator.memo import NO_MEMO, Memo
 from generator.problems import Problem, Severity
 from generator.text import FORBIDDEN_CHARACTERS, category_slug, without_forbidden
 
@@ -89,7 +86,7 @@ def _key(rel: str, data: bytes | Unread, sidecar_rel: str | None, sidecar: bytes
     return hashlib.sha256(repr((rel, sidecar_rel, *digests)).encode("utf-8")).hexdigest()
 
 
-class _Unreadable(Exception):
+class Unreadable(Exception):
     """A file read late is gone, or is not the bytes its digest was taken of: ``problem`` says so."""
 
     def __init__(self, problem: Problem) -> None:
@@ -104,14 +101,14 @@ def _read(rel: str, data: bytes | Unread) -> bytes:
     try:
         return data.read()
     except OSError as exc:
-        raise _Unreadable(_unreadable(rel, exc)) from exc
+        raise Unreadable(_unreadable(rel, exc)) from exc
 
 
 def _verified(rel: str, data: bytes | Unread) -> bytes:
     """As :func:`_read`, refused unless they are the bytes the file was digested as."""
     read = _read(rel, data)
     if isinstance(data, Unread) and hashlib.sha256(read).hexdigest() != data.sha:
-        raise _Unreadable(Problem(rel, None, "unreadable-file", "changed while the build was reading it",
+        raise Unreadable(Problem(rel, None, "unreadable-file", "changed while the build was reading it",
                                   "Build again."))
     return read
 
@@ -299,57 +296,106 @@ def _kind_of(rel: str) -> str | None:
     return None
 
 
-Mapper = Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]]
-"""``mapper(f, items)`` is ``[f(item) for item in items]``, made however the caller likes
-(the build's worker processes): the notes are parsed through it."""
+@dataclass(frozen=True)
+class NoteFiles:
+    """One note's files as the loader found them: what its parse is a pure function of.
+
+    Attributes:
+        rel: the note's content-relative path.
+        slug: its slug (its file name).
+        data: its bytes, or :class:`Unread` (known unchanged: read only if it must be parsed).
+        sidecar_rel: its extractions file's path, if it has one.
+        sidecar: that file's bytes (or :class:`Unread`).
+        digest: the digest of both, by name and content: the note's source digest
+            (:attr:`Corpus.sources`), and the key its parse is remembered by.
+    """
+
+    rel: str
+    slug: str
+    data: bytes | Unread
+    sidecar_rel: str | None
+    sidecar: bytes | Unread | None
+    digest: str
+
+    @classmethod
+    def of(cls, rel: str, slug: str, data: bytes | Unread, sidecar_rel: str | None,
+           sidecar: bytes | Unread | None) -> NoteFiles:
+        return cls(rel, slug, data, sidecar_rel, sidecar, _key(rel, data, sidecar_rel, sidecar))
+
+    def read(self) -> NoteFiles:
+        """The same files with their bytes, read now where they were left unread (keyed by the
+        bytes read: a file may have changed since it was digested). Raises :class:`Unreadable`."""
+        if not isinstance(self.data, Unread) and not isinstance(self.sidecar, Unread):
+            return self
+        sidecar = _read(self.sidecar_rel, self.sidecar) if self.sidecar_rel and self.sidecar is not None else None
+        return NoteFiles.of(self.rel, self.slug, _read(self.rel, self.data), self.sidecar_rel, sidecar)
 
 
-def _serial(function: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
-    return [function(item) for item in items]
+class ParsedNote(NamedTuple):
+    """A note's parse.
+
+    Attributes:
+        note: the note, ``None`` when its files cannot be read as one.
+        problems: what its files hold that is wrong.
+        digest: the digest of the files parsed (:attr:`NoteFiles.digest` of the bytes read).
+    """
+
+    note: Note | None
+    problems: list[Problem]
+    digest: str
+
+NotesParser = Callable[[Sequence[NoteFiles]], list["ParsedNote | Problem"]]
+"""``parser(notes)`` gives each note's :func:`parse_note_files`, in order, or the problem that
+kept its files from being read; made however the caller likes (the build's engine recalls
+the notes its cache holds and parses the others in worker processes: :mod:`generator.engine`)."""
 
 
-def load_corpus(root: Path, memo: Memo = NO_MEMO, mapper: Mapper = _serial,
+def parse_note_files(files: NoteFiles) -> ParsedNote:
+    """A note's parse, a pure function of its files (one left unread is read now, and refused
+    with :class:`Unreadable` unless it is the bytes it was digested as)."""
+    found: list[Problem] = []
+    sidecar = None
+    text = _verified(files.rel, files.data)
+    if files.sidecar_rel is not None and files.sidecar is not None:
+        readable, value = _read_yaml(files.sidecar_rel, _verified(files.sidecar_rel, files.sidecar), found)
+        if readable:
+            sidecar = (files.sidecar_rel, value)
+    return ParsedNote(_parse_note(files.rel, files.slug, text, sidecar, found), found, files.digest)
+
+
+def parse_each(notes: Sequence[NoteFiles]) -> list[ParsedNote | Problem]:
+    """Every note parsed here, one after the other (the :data:`NotesParser` of a plain load)."""
+    parsed: list[ParsedNote | Problem] = []
+    for files in notes:
+        try:
+            parsed.append(parse_note_files(files.read()))
+        except Unreadable as exc:  # moved or deleted since it was listed: said, never remembered
+            parsed.append(exc.problem)
+    return parsed
+
+
+def load_corpus(root: Path, parser: NotesParser = parse_each,
                 known: KnownFiles | None = None) -> tuple[Corpus, list[Problem]]:
     """Read and parse every content file under ``root``. Never raises on bad content.
-    With ``memo`` (a build cache), a note whose files are unchanged is not parsed again;
-    with ``known`` too, not even read (:class:`Unread`)."""
+    With ``known`` (a build cache's), a note whose files are unchanged is left unread
+    (:class:`Unread`) for ``parser``, which may recall its parse."""
     files = read_content_dir(root, known)
-    return parse_content(files, memo, mapper)
+    return parse_content(files, parser)
 
 
-def parse_content(files: ContentFiles, memo: Memo = NO_MEMO, mapper: Mapper = _serial) -> tuple[Corpus, list[Problem]]:
-    """The pure half of loading: bytes by kind → model + problems. The notes not in
-    ``memo`` are parsed through ``mapper``, their results taken in file order."""
+def parse_content(files: ContentFiles, parser: NotesParser = parse_each) -> tuple[Corpus, list[Problem]]:
+    """The pure half of loading: bytes by kind → model + problems; the notes are parsed by
+    ``parser``, their results taken in file order."""
     problems = list(files.problems)
     settings = _parse_settings(files.settings, problems)
     bases = _parse_keyed(files.bases, "base", _parse_base, problems)
     notebooks = _parse_keyed(files.notebooks, "notebook", _parse_notebook, problems)
 
     sidecars = {rel[: -len(EXTRACTIONS_SUFFIX)]: rel for rel in sorted(files.extractions)}
-
-    def parse_note(rel: str, slug: str, data: bytes | Unread, sidecar_rel: str | None) -> tuple[Note | None, list[Problem]]:
-        found: list[Problem] = []
-        sidecar = None
-        # a file left unread (its parse lost from the cache): read now, and refused if it is not
-        # what was digested (raised: nothing is remembered under a digest of other bytes)
-        text = _verified(rel, data)
-        sidecar_data = _verified(sidecar_rel, files.extractions[sidecar_rel]) if sidecar_rel is not None else b""
-        if sidecar_rel is not None:
-            readable, value = _read_yaml(sidecar_rel, sidecar_data, found)
-            if readable:
-                sidecar = (sidecar_rel, value)
-        return _parse_note(rel, slug, text, sidecar, found), found
-
-    keyed = functools.cache(_key)  # taken once: asked whether the memo holds it, then to recall or store
-
-    def key(rel: str, data: bytes | Unread, sidecar_rel: str | None) -> str:
-        # of the two files as they are now: a sidecar read since its note was first keyed is keyed anew
-        return keyed(rel, data, sidecar_rel, files.extractions[sidecar_rel] if sidecar_rel else None)
-
     notes: dict[str, Note] = {}
     note_files: dict[str, str] = {}
     sources: dict[str, str] = {}
-    wanted: list[tuple[str, str, bytes | Unread, str | None]] = []  # (rel, slug, bytes, sidecar): the notes to read
+    wanted: list[NoteFiles] = []
     slugs: dict[str, str] = {}
     for rel, data in sorted(files.notes.items()):
         stem = rel[: -len(".md")]
@@ -364,40 +410,21 @@ def parse_content(files: ContentFiles, memo: Memo = NO_MEMO, mapper: Mapper = _s
                 "Rename one of the files: a note's slug is its file name and must be unique."))
             continue
         slugs[slug] = rel
-        wanted.append((rel, slug, data, sidecar_rel))
-    todo = []
-    unreadable: set[str] = set()
-    for at, (rel, slug, data, sidecar_rel) in enumerate(wanted):
-        if not memo.holds("notes", partial(key, rel, data, sidecar_rel)):
-            # to parse: read now, and keyed by the bytes read (the file may have changed since it was digested)
-            try:
-                if sidecar_rel is not None:
-                    files.extractions[sidecar_rel] = _read(sidecar_rel, files.extractions[sidecar_rel])
-                wanted[at] = item = (rel, slug, _read(rel, data), sidecar_rel)
-            except _Unreadable as exc:  # moved or deleted since it was listed: said, never remembered
-                problems.append(exc.problem)
-                unreadable.add(rel)
-                continue
-            todo.append(item)
-    made = dict(zip((item[0] for item in todo), mapper(_unpack(parse_note), todo), strict=True))
-    for rel, slug, data, sidecar_rel in wanted:
-        if rel in unreadable:
+        wanted.append(NoteFiles.of(rel, slug, data, sidecar_rel,
+                                   files.extractions[sidecar_rel] if sidecar_rel is not None else None))
+    for note_files_of, parsed in zip(wanted, parser(wanted), strict=True):
+        if isinstance(parsed, Problem):
+            problems.append(parsed)
             continue
-        try:
-            note, found = memo.memo("notes", partial(key, rel, data, sidecar_rel), partial(made.pop, rel)
-                                    if rel in made else partial(parse_note, rel, slug, data, sidecar_rel))
-        except _Unreadable as exc:
-            problems.append(exc.problem)
-            continue
-        problems += found
-        if note is not None:
-            notes[slug] = note
-            note_files[slug] = rel
-            sources[slug] = key(rel, data, sidecar_rel)
+        problems += parsed.problems
+        if parsed.note is not None:
+            notes[note_files_of.slug] = parsed.note
+            note_files[note_files_of.slug] = note_files_of.rel
+            sources[note_files_of.slug] = parsed.digest
     for stem, rel in sorted(sidecars.items()):
         try:
             data = _read(rel, files.extractions[rel])
-        except _Unreadable as exc:
+        except Unreadable as exc:
             problems.append(exc.problem)
             continue
         readable, _value = _read_yaml(rel, data, problems)
@@ -447,12 +474,6 @@ def parse_content(files: ContentFiles, memo: Memo = NO_MEMO, mapper: Mapper = _s
         sources=dict(sorted(sources.items())),
     )
     return corpus, problems
-
-
-def _unpack(function: Callable[..., R]) -> Callable[[tuple[Any, ...]], R]:
-    def unpacked(arguments: tuple[Any, ...]) -> R:
-        return function(*arguments)
-    return unpacked
 
 
 def _read_yaml(rel: str, data: bytes, problems: list[Problem]) -> tuple[bool, Any]:

@@ -153,7 +153,7 @@ class Base:
         return self.item_lines.get((key, value), self.source.line)
 
 
-class NoteType(str, Enum):
+class NoteType(StrEnum):  # StrEnum: str() and f-strings give the value, as for the other kinds
     NOTE = "note"
     WIKI = "wiki"
     SYNTHESIS = "synthesis"

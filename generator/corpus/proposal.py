@@ -6,6 +6,7 @@ Parsed here; applied by ``carnet apply``."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from generator.corpus.fields import Fields
@@ -14,15 +15,26 @@ from generator.problems import Problem
 from generator.text import provenance_shown
 
 METHODS = ("llm", "scripted", "human")
-OPERATIONS = ("NoChange", "AppendToSection", "ReplaceSection", "InsertSection")
-"""The section operations a proposal may hold (applied by :mod:`generator.synthesis.sections`)."""
+
+
+class Op(StrEnum):
+    """The section operations a proposal may hold (applied by :mod:`generator.synthesis.sections`),
+    spelled as the proposal's YAML writes them."""
+
+    NO_CHANGE = "NoChange"
+    APPEND = "AppendToSection"
+    REPLACE = "ReplaceSection"
+    INSERT = "InsertSection"
+
+
+OPERATIONS = tuple(Op)
 
 
 @dataclass(frozen=True)
 class Operation:
     """One proposed change. Fields an operation does not use are empty strings."""
 
-    op: str
+    op: Op
     heading: str = ""
     after_heading: str = ""
     content: str = ""
@@ -162,8 +174,9 @@ def parse_proposal(rel: str, value: Any, problems: list[Problem]) -> Proposal | 
             o.error("request", "wrong-type", f"'request' must be the number of the request that proposed it, not "
                     f"{request!r}", "Leave the number 'carnet propose' wrote, or remove the line.")
             request = 0
-        operations.append(Operation(op, o.text("heading", ""), o.text("after_heading", ""), o.text("content", ""),
-                                    request))
+        texts = o.text("heading", ""), o.text("after_heading", ""), o.text("content", "")
+        if op in OPERATIONS:  # an unknown one is reported above, and review and apply refuse the file
+            operations.append(Operation(Op(op), *texts, request))
     applied_on, decisions = _decisions(f)
     return Proposal(parts[-1][: -len(".yaml")], f.text("kind", parts[1] if len(parts) > 1 else "sections"), target,
                     rel, f.text("article_sha256", ""), tuple(f.text_list("perimeter")), provenance,

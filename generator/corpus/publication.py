@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from generator.corpus.authors import NotePeople, display_names, governing_notebook, laxer_notebooks
 from generator.corpus.model import Base, Corpus, Note, Notebook, SiteSettings, members_by_notebook
+from generator.kinds import LinkKind
 from generator.problems import Problem
 from generator.text import natural_key
 
@@ -156,11 +157,11 @@ def private_link_problems(publication: Publication, corpus: Corpus,
     shown: dict[str, frozenset[str]] = {}  # a note's ids, made once for all the links to it (a wiki makes hundreds)
     for slug, note in publication.notes.items():
         for use, target in links.get(slug, []):
-            if target.kind == "note" and target.key in publication.unpublished:
+            if target.kind is LinkKind.NOTE and target.key in publication.unpublished:
                 what = f"note {target.key!r}, which is in no public notebook"
-            elif target.kind in ("extraction", "comment", "quote") and target.note in publication.unpublished:
+            elif target.kind in (LinkKind.EXTRACTION, LinkKind.COMMENT, LinkKind.QUOTE) and target.note in publication.unpublished:
                 what = f"{target.kind} {target.key!r} of note {target.note!r}, which is in no public notebook"
-            elif target.kind in ("extraction", "comment") and target.note in publication.notes and \
+            elif target.kind in (LinkKind.EXTRACTION, LinkKind.COMMENT) and target.note in publication.notes and \
                     target.key not in _shown_ids(shown, publication.notes[target.note]):
                 what = f"{target.kind} {target.key!r}, which is masked"
             else:

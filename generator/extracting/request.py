@@ -15,7 +15,7 @@ from generator.extracting.chunks import Chunk
 from generator.extracting.passages import MAX_PASSAGES
 
 PROMPT = "analyse_passages"
-"""``generator/prompts/analyse_passages.j2``."""
+"""``prompts/<language>/analyse_passages.j2``."""
 
 DEFAULT_KINDS = ("fait", "proposition", "décision", "objection", "risque", "critère")
 

@@ -1,5 +1,6 @@
-"""Prompt templates: ``generator/prompts/<language>/<name>.j2`` (jinja2, package data of
-``generator``), one per task and language, versioned by the hash of their text.
+"""Prompt templates: ``prompts/<language>/<name>.j2`` (jinja2; ``generator/prompts/`` in an
+installed wheel, see :mod:`generator.bundled`), one per task and language, versioned by the
+hash of their text.
 
 A site speaks one language (``language:`` in carnet.yaml), its prompts included: each
 prompt is asked in that language and tells the model to answer in it. A regional tag
@@ -19,9 +20,10 @@ from pathlib import Path
 
 import jinja2
 
+from generator.bundled import bundled
 from generator.terminal import visible
 
-PROMPTS = Path(__file__).resolve().parent.parent / "prompts"
+PROMPTS = bundled("prompts")
 FALLBACK = "en"
 """The prompts' language for a site whose language has none."""
 

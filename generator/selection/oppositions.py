@@ -195,8 +195,8 @@ def find_oppositions(client: LLMClient, prompt: Prompt, items: list[tuple[str, s
 
     Up to ``jobs`` requests are in flight at once; the answers are checked in the requests'
     order whatever order they arrive in, so the pass is the one a request at a time gives."""
-    from generator.jobs import in_order
     from generator.llm import LLMError, LLMTransportError, Provenance
+    from generator.llm.concurrent import in_order
     from generator.llm.errors import BudgetSpent
     from generator.llm.schema import bounded, fold, prompt_examples, shown
 

@@ -1,7 +1,7 @@
 """Rendering the site: page contexts, templates, emitters, machine outputs, writing."""
 
-from pathlib import Path
+from generator.bundled import bundled
 
-DEFAULT_THEME = Path(__file__).resolve().parent.parent / "themes" / "default"
-"""The bundled theme, package data of ``generator`` (``generator/themes/default``): found the same
-way in a checkout, an editable install and an installed wheel."""
+DEFAULT_THEME = bundled("themes") / "default"
+"""The bundled theme: ``themes/default`` at the checkout's top level, ``generator/themes/default``
+in an installed wheel (:func:`~generator.bundled.bundled` finds either)."""

@@ -16,6 +16,7 @@ from typing import Any
 
 from generator.anchoring.timing import time_range
 from generator.corpus.authors import MACHINE_AUTHORS
+from generator.kinds import WikiKind
 from generator.site.model import SiteModel, annotations_path, note_path, text_path
 
 CONTEXT = "http://www.w3.org/ns/anno.jsonld"
@@ -46,7 +47,7 @@ def _assessing(site: SiteModel, slug: str, collection_id: str, page_iri: str,
         # an extraction or comment is an annotation of its note; an answer's quote, the note's words
         # themselves: its element on the page, refined by the quote
         source_iri: str | dict[str, Any] = f"{site.base_url}{annotations_path(link.note)}#{link.fragment}"
-        if link.marker.kind == "quote":
+        if link.marker.kind is WikiKind.QUOTE:
             source_iri = {"type": "SpecificResource", "source": site.base_url + note_path(link.note),
                           "selector": {"type": "FragmentSelector", "conformsTo": HTML_FRAGMENT, "value": link.element,
                                        "refinedBy": {"type": "TextQuoteSelector", "exact": link.text}}} \

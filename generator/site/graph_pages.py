@@ -1,6 +1,6 @@
 """The graph pages (``site-graph.html`` for the site, ``notebooks/<slug>.graph.html`` for each
 notebook) and each note page's local graph: their contexts, from the site model's note
-graph (:func:`site_graph`, made once per build)."""
+graph (:attr:`SiteModel.note_graph`, made once per build)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 
 from generator.site import graph_view
 from generator.site.graph_svg import legend, svg, text_alternative
-from generator.site.graph_view import Drawing, NoteGraph, note_graph
-from generator.site.model import SiteModel, note_path, notebook_path
+from generator.site.graph_view import Drawing, NodeKind, NoteGraph
+from generator.site.model import SiteModel, note_path
 from generator.site.theme import Theme
 
 SITE_GRAPH = "site-graph.html"  # graph.html would give a graph.json sibling: the typed graph's name
@@ -21,25 +21,6 @@ def notebook_graph_path(slug: str) -> str:
     return f"notebooks/{slug}.graph.html"
 
 
-def site_graph(site: SiteModel) -> NoteGraph:
-    """The published notes and notebooks, with the citations (article → note), body links
-    (note → note, or to a note's extractions and comments) and memberships between them."""
-    publication = site.publication
-    notebooks = {slug: nb.title for slug, nb in publication.notebooks.items()}
-    paths = {f"note:{slug}": note_path(slug) for slug in publication.notes}
-    paths.update({f"notebook:{slug}": notebook_path(slug) for slug in notebooks})
-    cites = [(slug, link.note) for slug, audit in site.articles.items() if slug in publication.notes
-             for link in audit.links if link.note and not link.broken]
-    links = []
-    for slug, uses in site.links.items():
-        for _use, target in uses:
-            if target.kind == "note":
-                links.append((slug, target.key))
-            elif target.kind in ("extraction", "comment") and target.note and slug not in site.articles:
-                links.append((slug, target.note))  # an article's markers are its citations, counted above
-    return note_graph(publication.notes, notebooks, paths, cites, links)
-
-
 def _drawn(drawing: Drawing, page: str, theme: Theme, label: str) -> dict[str, Any]:
     return {"svg": svg(drawing, page, theme.tr, label), "legend": legend(drawing, theme.tr),
             "nodes": text_alternative(drawing, page, theme.tr), "count": len(drawing.nodes),
@@ -48,11 +29,8 @@ def _drawn(drawing: Drawing, page: str, theme: Theme, label: str) -> dict[str, A
 
 
 def graph_of(site: SiteModel) -> NoteGraph:
-    """The site's note graph, made the first time it is asked for and kept on the site."""
-    if site.note_graph is None:
-        site.note_graph = site_graph(site)
-    graph: NoteGraph = site.note_graph
-    return graph
+    """The site's note graph (:attr:`SiteModel.note_graph`, made once)."""
+    return site.note_graph
 
 
 def graph_title(site: SiteModel, theme: Theme, notebook: str = "") -> str:
@@ -70,7 +48,7 @@ def graph_context(site: SiteModel, theme: Theme, ctx: dict[str, Any], notebook: 
     (:func:`generator.site.pages.common` of its path and title), from its ``drawing``
     (:func:`~generator.site.graph_view.page_drawing`)."""
     path, title = graph_path(notebook), graph_title(site, theme, notebook)
-    aggregated = sum(n.count for n in drawing.nodes if n.kind == "more")
+    aggregated = sum(n.count for n in drawing.nodes if n.kind is NodeKind.MORE)
     ctx["graph"] = {**_drawn(drawing, path, theme, title), "title": title, "aggregated": aggregated,
                     "notebook_titles": {slug: nb.title for slug, nb in site.publication.notebooks.items()},
                     "others": [{"title": nb.title, "url": ctx["url"](notebook_graph_path(slug))}

@@ -25,10 +25,9 @@ import hashlib
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
-from functools import partial
 from operator import attrgetter
 from typing import TYPE_CHECKING, Final
 
@@ -37,7 +36,7 @@ if TYPE_CHECKING:
 # numpy is imported where used: a rebuild that lays no graph out never loads it
 
 from generator.corpus.model import Note, NoteType
-from generator.memo import NO_MEMO, Memo, digest_of
+from generator.digest import digest_of
 
 MAX_DRAWN = 600
 """Nodes a graph page draws; past it, each notebook's least connected notes are aggregated."""
@@ -326,7 +325,7 @@ def disc_layout(graph: NoteGraph, centre: str, members: list[str]) -> dict[str, 
     return placed
 
 
-def _disc_key(graph: NoteGraph, centre: str, members: list[str]) -> str:
+def disc_key(graph: NoteGraph, centre: str, members: list[str]) -> str:
     """What :func:`disc_layout` reads: the members in order, each one's degree and edges."""
     return digest_of(("disc-centred", centre, [(m, graph.degree(m), [(e.source, e.target, e.kind, e.weight)
                                                                for e in graph.around.get(m, ())]) for m in members]))
@@ -384,11 +383,16 @@ def shared_over(total: int) -> int:
     return -(-total // step) * step
 
 
-def page_drawing(graph: NoteGraph, notebook: str = "", width: int = 960, memo: Memo = NO_MEMO) -> Drawing:
-    """The graph of the site (every public notebook) or of one ``notebook``, laid out. A
-    build cache as ``memo`` keeps each disc's layout by what it is made from (its members
-    and their edges, not their titles: a note retitled or added elsewhere lays no disc out
-    again)."""
+DiscLayout = Callable[[NoteGraph, str, list[str]], dict[str, tuple[float, float]]]
+"""``lay_out(graph, centre, members)`` is :func:`disc_layout`'s, made however the caller likes
+(a build recalls each disc's layout by what it is made from, :func:`disc_key`: its members and
+their edges, not their titles, so a note retitled or added elsewhere lays no disc out again)."""
+
+
+def page_drawing(graph: NoteGraph, notebook: str = "", width: int = 960, lay_out: DiscLayout | None = None) -> Drawing:
+    """The graph of the site (every public notebook) or of one ``notebook``, laid out, each
+    notebook a disc (laid out by ``lay_out``, :func:`disc_layout` by default)."""
+    lay_out = disc_layout if lay_out is None else lay_out
     books = [k for k, n in graph.nodes.items() if n.kind is NodeKind.NOTEBOOK
              and (not notebook or n.notebook == notebook)]
     clusters: dict[str, list[str]] = {b: [] for b in books}
@@ -422,8 +426,7 @@ def page_drawing(graph: NoteGraph, notebook: str = "", width: int = 960, memo: M
         angle += share
         members, rest = _kept(graph, clusters[book], room[book])
         keys = [book, *members]
-        for key, (x, y) in memo.memo("disc-layout", partial(_disc_key, graph, book, members),
-                                     partial(disc_layout, graph, book, members)).items():
+        for key, (x, y) in lay_out(graph, book, members).items():
             positions[key] = (centre[0] + x * sizes[book] * 0.92, centre[1] + y * sizes[book] * 0.92)
         nodes.append(graph.nodes[book])
         nodes += [graph.nodes[m] for m in members]

@@ -6,18 +6,16 @@ sorted everything, dates from the content, never from the clock."""
 from __future__ import annotations
 
 import functools
-import hashlib
 import heapq
 import posixpath
 import re
 from collections import Counter
-from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from html import escape, unescape
 from typing import Any
 
 from generator.corpus.model import Note, NoteType
-from generator.memo import NO_MEMO, Memo
 from generator.site.htmlmd import page_heading
 from generator.site.jsonout import ENCODER, dumps
 from generator.site.model import (
@@ -173,37 +171,7 @@ def _absolute_url(base_url: str, directory: str, href: str) -> str | None:
     return base_url + target
 
 
-def siblings(site: SiteModel, files: Mapping[str, bytes], memo: Memo = NO_MEMO,
-             skip: Container[str] = (), digests: Mapping[str, str] | None = None,
-             lines_of: Callable[[str], tuple[str, ...]] | None = None) -> Iterator[tuple[str, bytes]]:
-    """``x.txt`` (unless a note's text projection is already there) and ``x.json`` for
-    every ``x.html`` (but those whose ``x.json`` is in ``skip``: made already); with a
-    build cache, a page whose bytes and citations are unchanged reuses its siblings
-    (``digests``: the pages' sha256, when the caller has them; ``lines_of``: a page's
-    :func:`note_body_lines`, when the caller has them)."""
-    for path in sorted(files):
-        if not path.endswith(".html") or path == "404.html" or path[: -len(".html")] + ".json" in skip:
-            continue
-        stem = path[: -len(".html")]
-        kind = _kind(site, path)
-        citations = _citations(site, path)
-        evidence = _evidence(site, path)
-        has_text = f"{stem}.txt" in files
-        def key(path: str = path, kind: str = kind, citations: list[dict[str, str]] = citations,
-                has_text: bool = has_text, evidence: dict[str, Any] = evidence) -> str:
-            page = digests[path] if digests is not None else hashlib.sha256(files[path]).hexdigest()
-            return hashlib.sha256(repr((path, site.base_url, kind, citations, has_text, evidence)).encode("utf-8")
-                                  + page.encode()).hexdigest()
-
-        # the memo calls both at once; this page's values are bound all the same, as in ``key``
-        def compute(path: str = path, kind: str = kind, citations: list[dict[str, str]] = citations,
-                    has_text: bool = has_text, evidence: dict[str, Any] = evidence) -> list[tuple[str, bytes]]:
-            return list(_page_siblings(site, path, files[path], kind, citations, has_text, evidence, lines_of))
-
-        yield from memo.memo("siblings", key, compute)
-
-
-def _page_siblings(site: SiteModel, path: str, html: bytes, kind: str, citations: list[dict[str, str]],
+def page_siblings(site: SiteModel, path: str, html: bytes, kind: str, citations: list[dict[str, str]],
                    has_text: bool, evidence: dict[str, Any],
                    lines_of: Callable[[str], tuple[str, ...]] | None = None) -> Iterator[tuple[str, bytes]]:
     stem = path[: -len(".html")]
@@ -221,7 +189,7 @@ def _page_siblings(site: SiteModel, path: str, html: bytes, kind: str, citations
     yield f"{stem}.json", dumps(record, levels=2)
 
 
-def _evidence(site: SiteModel, path: str) -> dict[str, Any]:
+def page_evidence(site: SiteModel, path: str) -> dict[str, Any]:
     """What a note's or an article's ``.json`` says of its evidence, read from the core's
     model (never from the page): an article's every claim — unsourced ones included —
     with each pair's state, reason and verifier; a note's published extractions, where
@@ -282,7 +250,7 @@ def _evidence(site: SiteModel, path: str) -> dict[str, Any]:
     return {"extractions": extractions}
 
 
-def _kind(site: SiteModel, path: str) -> str:
+def page_kind(site: SiteModel, path: str) -> str:
     if path == "index.html":
         return "home"
     if path.startswith("bases/"):
@@ -297,7 +265,7 @@ def _kind(site: SiteModel, path: str) -> str:
     return note.type.value if note else "page"
 
 
-def _citations(site: SiteModel, path: str) -> list[dict[str, str]]:
+def page_citations(site: SiteModel, path: str) -> list[dict[str, str]]:
     """The article's pairs, flat (kept as they were for readers of earlier sites; the
     ``claims`` of :func:`_evidence` say more)."""
     slug = posixpath.basename(path)[: -len(".html")]
@@ -440,11 +408,11 @@ def full_order(site: SiteModel, files: Iterable[str], pages: Sequence[str] | Non
         by_slug = sorted(paths)
         return sorted(by_slug, key=lambda p: _page_date(site, p), reverse=True)  # stable: slug order within a date
 
-    kinds = {p: _kind(site, p) for p in pages if is_note(p)}
+    kinds = {p: page_kind(site, p) for p in pages if is_note(p)}
     articles = [p for p, kind in kinds.items() if kind != NoteType.NOTE.value]
     plain = [p for p, kind in kinds.items() if kind == NoteType.NOTE.value]
     listings = sorted((p for p in pages if not is_note(p)),
-                      key=lambda p: (_LISTING_RANK.get(_kind(site, p), 5), reading_order(p)))
+                      key=lambda p: (_LISTING_RANK.get(page_kind(site, p), 5), reading_order(p)))
     return newest_first(articles) + newest_first(plain) + listings
 
 
@@ -654,5 +622,5 @@ def not_found_page(site: SiteModel, theme: Theme) -> bytes:
 
 
 __all__ = ["canonical_url", "escape", "feeds", "feeds_reads", "full_order", "full_order_reads", "llms_full",
-           "llms_txt", "llms_txt_reads", "manifest", "manifest_lines", "note_body_lines", "robots", "siblings", "site_pages", "sitemap",
+           "llms_txt", "llms_txt_reads", "manifest", "manifest_lines", "note_body_lines", "page_siblings", "robots", "site_pages", "sitemap",
            "sitemap_reads"]

@@ -13,6 +13,7 @@ import functools
 from collections.abc import Iterator, Mapping
 from html import unescape
 
+from generator.corpus.article import ActStatus
 from generator.corpus.model import Note, NoteType
 from generator.site.htmlmd import H1, MAIN, TITLE, Citation, absolute_href, html_markdown, page_heading
 from generator.site.machine import canonical_url, note_body_fragment
@@ -105,7 +106,7 @@ def note_mirror_text(site: SiteModel, theme: Theme, slug: str, html: bytes) -> s
             continue  # a private notebook: named nowhere
         categories = "; ".join(", ".join(values) for _axis, values in sorted(membership.categories.items()))
         out.append(_field(theme, "md_notebook", _line(notebook.title) + (f" ({categories})" if categories else "")))
-    if audit is not None and audit.status in ("adopted", "superseded"):
+    if audit is not None and audit.status in (ActStatus.ADOPTED, ActStatus.SUPERSEDED):
         out.append(_field(theme, "md_status", theme.tr(f"md_status_{audit.status}"))
                    + "".join(f" — {theme.tr('supersedes')} {canonical_url(site, note_path(s))}"
                              for s in ([audit.supersedes] if audit.supersedes else []))

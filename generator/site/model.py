@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import quote, urlencode
 
 from generator.anchoring import AnchoredNote, AnchorStatus
@@ -18,7 +18,9 @@ from generator.corpus.model import Extraction, Note, members_by_notebook
 from generator.corpus.oppositions import OppositionRecord
 from generator.corpus.proposal import Proposal
 from generator.corpus.publication import Publication
+from generator.kinds import LinkKind, WikiKind
 from generator.selection.select import Selection
+from generator.site.graph_view import NoteGraph, note_graph
 from generator.synthesis.audit import ArticleAudit, CitationLink, DiscardedItem
 from generator.synthesis.coverage import Coverage
 from generator.text import category_slug
@@ -37,7 +39,7 @@ def source_address(link: CitationLink) -> str:
     """Where a citation lands, site-relative: its note's page at the extraction's highlight
     or the comment; for a saved answer's quote, at the element it starts in, with the
     note's text there in ``?quote=`` (what the page's script highlights)."""
-    if link.marker.kind != "quote":
+    if link.marker.kind is not WikiKind.QUOTE:
         return f"{note_path(link.note)}#{link.fragment}"
     if not link.element:  # the quote no longer lands: the note's page, nowhere in it
         return note_path(link.note)
@@ -150,7 +152,7 @@ def _relpath(path: str, directory: str) -> str:
     return posixpath.relpath(path, directory)
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)  # eq=False: compared and hashed by identity (a build has one)
 class SiteModel:
     """Attributes:
         publication: the public corpus.
@@ -169,7 +171,7 @@ class SiteModel:
             unsourced claims).
         evidence_keys: article slug → a digest its audit, selection, assessments and tally
             are a function of (what they read), when a build cache keyed its audit: what an
-            incremental build's keys take in their place (generator.site.reads.article_reads).
+            incremental build's keys take in their place (generator.engine.reads.article_reads).
 
     Every evidence fact is decided here, by the core, before any page is made: ``site/``
     renders these fields and computes none of them (a test holds it to that).
@@ -194,23 +196,73 @@ class SiteModel:
     evidence_keys: dict[str, str] = field(default_factory=dict)
     # published note slug → its body rendered, links left as holes, by the worker process that
     # parsed it (generator.site.markdown_html.body_template): its page need not parse it again
-    body_templates: dict[str, BodyTemplate] = field(default_factory=dict, compare=False, repr=False)
-    # the note graph of the graph pages and local graphs, made once when first asked
-    # (generator.site.graph_pages.graph_of): site/graph_pages.py imports this module
-    note_graph: Any = None
-    # each notebook's listing order and its categories' notes, made once when first asked
-    # (generator.site.pages.ordered_notes, category_notes): every category page and llms.txt read them
-    listings: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
-    # (note, notebook) → what the note's entry in the notebook's listings shows, made once when first
-    # asked (generator.site.reads.summary_reads): its notebook's listing and its categories' read it
-    entries: dict[tuple[str, str], tuple[object, ...]] = field(default_factory=dict, compare=False, repr=False)
-    # article → digest of what its outputs read, made once when first asked (generator.site.reads.article_digest)
-    read_digests: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
-    # notes → digest of their files, made once when first asked (generator.site.reads.sources_digest):
-    # the wikis on one perimeter all read its notes
-    source_digests: dict[frozenset[str], str] = field(default_factory=dict, compare=False, repr=False)
-    # a selection (by its id: the wikis on one perimeter share it) → the notes its extractions are in
-    selection_notes: dict[int, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
+    body_templates: Mapping[str, BodyTemplate] = field(default_factory=dict, repr=False)
+
+    # Derived indices below: each made once, when first asked for (a build that recalls every
+    # page asks for few of them), and never changed after; the model itself is frozen.
+
+    @functools.cached_property
+    def note_graph(self) -> NoteGraph:
+        """The note graph of the graph pages and local graphs: the published notes and
+        notebooks, with the citations (article → note), body links (note → note, or to a
+        note's extractions and comments) and memberships between them."""
+        publication = self.publication
+        notebooks = {slug: nb.title for slug, nb in publication.notebooks.items()}
+        paths = {f"note:{slug}": note_path(slug) for slug in publication.notes}
+        paths.update({f"notebook:{slug}": notebook_path(slug) for slug in notebooks})
+        cites = [(slug, link.note) for slug, audit in self.articles.items() if slug in publication.notes
+                 for link in audit.links if link.note and not link.broken]
+        links = []
+        for slug, uses in self.links.items():
+            for _use, target in uses:
+                if target.kind is LinkKind.NOTE:
+                    links.append((slug, target.key))
+                elif target.kind in (LinkKind.EXTRACTION, LinkKind.COMMENT) and target.note \
+                        and slug not in self.articles:
+                    links.append((slug, target.note))  # an article's markers are its citations, counted above
+        return note_graph(publication.notes, notebooks, paths, cites, links)
+
+    @functools.cached_property
+    def listings(self) -> dict[str, tuple[Note, ...]]:
+        """Published notebook → its notes in listing order: pinned first (in their order),
+        then the manual order, then the rest newest first."""
+        listed = {}
+        for slug, notebook in self.publication.notebooks.items():
+            notes = {n.slug: n for n in self.members.get(slug, ())}
+            head = [s for s in dict.fromkeys((*notebook.pinned, *notebook.order)) if s in notes]
+            rest = sorted((n for s, n in notes.items() if s not in head),
+                          key=lambda n: (n.date.isoformat() if n.date else "", n.slug), reverse=True)
+            listed[slug] = (*(notes[s] for s in head), *rest)
+        return listed
+
+    @functools.cached_property
+    def category_members(self) -> dict[tuple[str, str], dict[str, tuple[Note, ...]]]:
+        """(notebook, axis key) → category → its notes, in the notebook's listing order
+        (a note naming a category twice is listed once)."""
+        found: dict[tuple[str, str], dict[str, list[Note]]] = {}
+        for slug, notebook in self.publication.notebooks.items():
+            for note in self.listings.get(slug, ()):
+                membership = note.membership(slug)
+                if membership is None:
+                    continue
+                for axis in notebook.axes:
+                    for category in dict.fromkeys(membership.categories.get(axis.key, ())):
+                        found.setdefault((slug, axis.key), {}).setdefault(category, []).append(note)
+        return {axis: {category: tuple(notes) for category, notes in by_name.items()}
+                for axis, by_name in found.items()}
+
+    @functools.cached_property
+    def selection_notes(self) -> dict[str, frozenset[str]]:
+        """Wiki slug → the notes its selection's extractions are in."""
+        extractions = self.extractions
+        made: dict[int, frozenset[str]] = {}  # one selection for the wikis of a perimeter: by identity
+        found = {}
+        for slug, selection in self.selections.items():
+            if id(selection) not in made:
+                made[id(selection)] = frozenset(extractions[i][0].slug for i in selection.order
+                                                if i in extractions)
+            found[slug] = made[id(selection)]
+        return found
 
     @functools.cached_property
     def extractions(self) -> dict[str, tuple[Note, Extraction]]:

@@ -9,7 +9,7 @@ import json
 import posixpath
 import re
 from collections.abc import Callable, Iterable
-from functools import partial
+from dataclasses import dataclass
 from html import escape
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -22,10 +22,11 @@ from generator.corpus.links import LinkTarget
 from generator.corpus.model import Note, NoteType
 from generator.corpus.proposal import OperationDecision, Proposal
 from generator.corpus.publication import shows
-from generator.memo import NO_MEMO, Memo, digest_of
+from generator.kinds import LinkKind, WikiKind
 from generator.site import paging
 from generator.site.graph_pages import local_graph
 from generator.site.markdown_html import (
+    BodyTemplate,
     CitationView,
     Href,
     RenderState,
@@ -141,26 +142,8 @@ def common(site: SiteModel, theme: Theme, path: str, title: str, kind: str, abso
 
 
 def ordered_notes(site: SiteModel, notebook: str) -> list[Note]:
-    """Pinned first (in their order), then the manual order, then the rest newest first
-    (sorted once per build: each category page lists some of them)."""
-    if notebook not in site.listings:
-        site.listings[notebook] = _ordered_notes(site, notebook)
-    return list(site.listings[notebook])
-
-
-def _ordered_notes(site: SiteModel, notebook: str) -> list[Note]:
-    nb = site.publication.notebooks[notebook]
-    notes = {n.slug: n for n in site.notes_of(notebook)}
-    head = [s for s in (*nb.pinned, *nb.order) if s in notes]
-    seen: set[str] = set()
-    ordered = []
-    for slug in head:
-        if slug not in seen:
-            seen.add(slug)
-            ordered.append(notes[slug])
-    rest = sorted((n for s, n in notes.items() if s not in seen),
-                  key=lambda n: (n.date.isoformat() if n.date else "", n.slug), reverse=True)
-    return ordered + rest
+    """A notebook's notes in listing order (:attr:`SiteModel.listings`)."""
+    return list(site.listings.get(notebook, ()))
 
 
 RELATED_CATEGORIES = 10
@@ -207,17 +190,11 @@ def note_summary(site: SiteModel, theme: Theme, note: Note, notebook: str,
 
 
 def _distinct_categories(site: SiteModel, note: Note, notebook: str) -> list[tuple[str, str]]:
-    """A note's categories in ``notebook`` in the notebook's order, each once (a note may name
-    one twice); made once a build per note and notebook, not once per category page."""
-    key = ("categories", note.slug, notebook)
-    if key not in site.listings:
-        membership = note.membership(notebook)
-        assert membership is not None, f"{note.slug} is not in notebook {notebook}"
-        site.listings[key] = list(dict.fromkeys(
-            (axis.key, category) for axis in site.publication.notebooks[notebook].axes
-            for category in membership.categories.get(axis.key, ())))
-    found: list[tuple[str, str]] = site.listings[key]
-    return found
+    """A note's categories in ``notebook`` in the notebook's order, each once (a note may name one twice)."""
+    membership = note.membership(notebook)
+    assert membership is not None, f"{note.slug} is not in notebook {notebook}"
+    return list(dict.fromkeys((axis.key, category) for axis in site.publication.notebooks[notebook].axes
+                              for category in membership.categories.get(axis.key, ())))
 
 
 def act_summary(site: SiteModel, theme: Theme, slug: str, url: Callable[[str], str]) -> dict[str, Any] | None:
@@ -357,16 +334,8 @@ def method_label(theme: Theme, method: object) -> str:
 
 
 def category_notes(site: SiteModel, notebook: str, axis_key: str, category: str) -> list[Note]:
-    """The notes a category page lists, in the notebook's order (each axis's categories
-    found in one pass over the notebook's notes, not one per category)."""
-    axis = (notebook, axis_key)
-    if axis not in site.listings:
-        listed: dict[str, list[Note]] = {}
-        for note in ordered_notes(site, notebook):
-            for name in dict.fromkeys(_member_categories(note, notebook, axis_key)):
-                listed.setdefault(name, []).append(note)
-        site.listings[axis] = listed
-    return list(site.listings[axis].get(category, ()))
+    """The notes a category page lists, in the notebook's order (:attr:`SiteModel.category_members`)."""
+    return list(site.category_members.get((notebook, axis_key), {}).get(category, ()))
 
 
 def category_context(site: SiteModel, theme: Theme, notebook: str, axis_key: str, category: str) -> dict[str, Any]:
@@ -384,7 +353,30 @@ def category_context(site: SiteModel, theme: Theme, notebook: str, axis_key: str
     return ctx
 
 
-def note_context(site: SiteModel, theme: Theme, slug: str, memo: Memo = NO_MEMO) -> dict[str, Any]:
+@dataclass(frozen=True, eq=False)
+class BodyWork:
+    """A note's body to render (:func:`note_context`).
+
+    Attributes:
+        state: everything its HTML reads.
+        template: its body rendered already with links left as holes, by the worker process
+            that parsed it (``None``: rendered from its tokens).
+        inputs: what its HTML is a function of (what a build cache recalls it by).
+    """
+
+    state: RenderState
+    template: BodyTemplate | None
+    inputs: tuple[object, ...]
+
+    def render(self) -> str:
+        return fill_body(self.template, self.state) if self.template is not None else render_body(self.state)
+
+
+BodyRenderer = Callable[[BodyWork], str]
+"""``body_of(work)`` is ``work.render()``, made however the caller likes (a build recalls it)."""
+
+
+def note_context(site: SiteModel, theme: Theme, slug: str, body_of: BodyRenderer = BodyWork.render) -> dict[str, Any]:
     publication = site.publication
     note = publication.notes[slug]
     path = note_path(slug)
@@ -461,10 +453,9 @@ def note_context(site: SiteModel, theme: Theme, slug: str, memo: Memo = NO_MEMO)
     state = RenderState(anchored, marks, resolve, covered=covered.covered, citations=citations,
                         after_inline=after_inline, raw_html=raw_html)
     # the body's HTML is a function of its text and of these resolved inputs only
-    body = memo.memo("bodies", lambda: digest_of((
+    body = body_of(BodyWork(state, site.body_templates.get(slug), (
         note.body, note.body_line, note.media is not None, sorted(marks.items()), sorted(hrefs.items()), unchecked,
-        sorted(covered.covered), sorted(citations.items()), sorted(after_inline.items()), raw_html)),
-        partial(render_body, state) if slug not in site.body_templates else partial(fill_body, site.body_templates[slug], state))
+        sorted(covered.covered), sorted(citations.items()), sorted(after_inline.items()), raw_html)))
     for entry in extractions:
         entry["cited_by"] = [{"title": title, "url": url(note_path(a)), "count": count}
                              for a, title, count in cited_by(site, entry["id"])]
@@ -538,7 +529,7 @@ def cited_by(site: SiteModel, extraction: str) -> list[tuple[str, str, int]]:
     """The published articles citing an extraction: (slug, title, how many times)."""
     return [(a, site.publication.notes[a].title,
              sum(1 for link in site.articles[a].links
-                 if link.extraction == extraction and link.marker.kind == "ext" and not link.broken))
+                 if link.extraction == extraction and link.marker.kind is WikiKind.EXT and not link.broken))
             for a in site.reuse.get(extraction, [])]
 
 
@@ -588,7 +579,7 @@ def citation_views(site: SiteModel, theme: Theme, audit: ArticleAudit, page: str
             reason = theme.tr(f"citation_broken_{link.broken}")
             views[key] = CitationView(None, None, reason, state, "citation broken state-unsourced", after)
             continue
-        if link.marker.kind == "quote":
+        if link.marker.kind is WikiKind.QUOTE:
             views[key] = _quote_view(site, theme, link, number, state, after, page, assessment)
             continue
         source = published.get(link.note)
@@ -599,14 +590,14 @@ def citation_views(site: SiteModel, theme: Theme, audit: ArticleAudit, page: str
                                       {"quote": frozen, "note": theme.tr("source_deleted"), **state},
                                       "citation deleted state-unsourced", after)
             continue
-        if link.marker.kind == "com":
+        if link.marker.kind is WikiKind.COM:
             fragment = f"com-{link.marker.key}"
         elif link.state is SourceState.PRESENT:
             fragment = f"ext-{link.extraction}"
         else:
             fragment = f"entry-{link.extraction}"
         preview = dict(_preview(site, theme, link.note, link.extraction, extraction.quote), **state)
-        if link.marker.kind == "com":
+        if link.marker.kind is WikiKind.COM:
             comment = next(c for c in extraction.comments if c.id == link.marker.key)
             preview["quote"] = comment.text or theme.tr("comment_withdrawn")
             preview["kind"] = theme.tr("debate_sourced")
@@ -614,7 +605,7 @@ def citation_views(site: SiteModel, theme: Theme, audit: ArticleAudit, page: str
         if preview["debate"]:  # INV-8: the debate on the evidence rises to the citation
             title += f" — {preview['debate']}"
         css = "citation" + ("" if link.state is SourceState.PRESENT else f" {link.state}") + \
-            (" debate" if link.marker.kind == "com" else "") + (" disputed" if preview["debate"] else "") + \
+            (" debate" if link.marker.kind is WikiKind.COM else "") + (" disputed" if preview["debate"] else "") + \
             _state_class(assessment)
         views[key] = CitationView(number, relative(f"{note_path(link.note)}#{fragment}", page), title, preview, css,
                                   after)
@@ -978,7 +969,7 @@ def audit_context(site: SiteModel, theme: Theme, audit: ArticleAudit, page: str)
     broken = [{"claim": link.claim_text, "marker": f"{link.marker.kind}:{link.marker.key}",
                "reason": theme.tr(f"citation_broken_{link.broken}")} for link in audit.links if link.broken]
     status = None
-    if audit.kind == "synthesis":
+    if audit.kind is NoteType.SYNTHESIS:
         adoption: Adoption | None = article.adoption if article else None
         status = {
             "status": audit.status, "label": theme.tr(f"status_{audit.status}"),
@@ -991,7 +982,7 @@ def audit_context(site: SiteModel, theme: Theme, audit: ArticleAudit, page: str)
                               for s in audit.superseded_by if s in publication.notes],
             "changed": audit.changed, "changed_label": theme.tr("changed_evidence"),
         }
-    elif audit.kind == "answer":
+    elif audit.kind is NoteType.ANSWER:
         status = {"status": "answer", "label": theme.tr("status_answer"),
                   "meaning": theme.tr("status_meaning_answer"), "adoption": None, "supersedes": None,
                   "superseded_by": [], "changed": audit.changed, "changed_label": theme.tr("changed_since_answer")}
@@ -1039,23 +1030,24 @@ def audit_context(site: SiteModel, theme: Theme, audit: ArticleAudit, page: str)
 def link_href(site: SiteModel, theme: Theme, target: LinkTarget, page: str) -> Href:
     """A link of a note's body as ``page`` shows it (what the page reads of the link's target)."""
     published = site.publication.notes
-    if target.kind == "note":
+    if target.kind is LinkKind.NOTE:
         if target.key not in published:
             return Href(None, title=theme.tr("link_unpublished"))
         fragment = f"#{target.fragment}" if target.fragment else ""
         return Href(relative(note_path(target.key) + fragment, page))
-    if target.kind in ("extraction", "comment"):
+    if target.kind in (LinkKind.EXTRACTION, LinkKind.COMMENT):
         note = published.get(target.note)
         if note is None:
             return Href(None, title=theme.tr("link_source_unpublished"))
         if not shows(note, target.key):
             return Href(None, title=theme.tr("link_source_unpublished"))
-        fragment = f"com-{target.key}" if target.kind == "comment" else extraction_fragment(site.statuses, target.key)
+        fragment = f"com-{target.key}" if target.kind is LinkKind.COMMENT else \
+            extraction_fragment(site.statuses, target.key)
         return Href(relative(f"{note_path(target.note)}#{fragment}", page), css_class="citation")
-    if target.kind == "asset":
+    if target.kind is LinkKind.ASSET:
         return Href(relative(target.key, page))
-    if target.kind == "external":
+    if target.kind is LinkKind.EXTERNAL:
         return Href(target.key, css_class="external")
-    if target.kind == "fragment":
+    if target.kind is LinkKind.FRAGMENT:
         return Href(f"#{target.key}")
     return Href(None, title=theme.tr("link_broken"))

@@ -1,5 +1,5 @@
 """A theme: jinja2 templates and static files (``<theme>/templates``, ``static``); the bundled
-one is ``generator/themes/default``.
+one is ``themes/default`` (:data:`DEFAULT_THEME`).
 
 Static files are published under fingerprinted names (``static/style.1a2b3c4d.css``)
 so they can be cached for a long time and still change with the theme.
@@ -19,7 +19,6 @@ import jinja2
 import jinja2.bccache
 import yaml
 
-from generator.memo import NO_MEMO, Memo, digest_of
 from generator.problems import SettingsError, ThemeError
 from generator.site import DEFAULT_THEME as DEFAULT_THEME  # re-exported (explicitly, for mypy): tests import it here
 from generator.site.headers import META_CONTENT_SECURITY_POLICY
@@ -186,14 +185,13 @@ class Theme:
         return self.static[name][0]
 
     def memo_key(self) -> str:
-        """What a page rendered with this theme is keyed by (:class:`generator.memo.Keyed`)."""
+        """What a page rendered with this theme is keyed by (:class:`generator.digest.Keyed`)."""
         return "theme:" + self.fingerprint
 
-    def render(self, template: str, memo: Memo = NO_MEMO, **context: object) -> bytes:
-        """``template`` rendered with ``context``; with a build cache as ``memo``, a page whose
-        template, context and theme are unchanged is not rendered again."""
-        return memo.memo("pages", lambda: digest_of((template, self.fingerprint, context)),
-                         lambda: self._render(template, context))
+    def render(self, template: str, **context: object) -> bytes:
+        """``template`` rendered with ``context`` (a page is a function of its template, its
+        context and the theme's :attr:`fingerprint`: what a build cache recalls it by)."""
+        return self._render(template, context)
 
     def _render(self, template: str, context: dict[str, object]) -> bytes:
         try:

@@ -9,13 +9,14 @@ import functools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from generator.anchoring import AnchoredNote, Portion
 from generator.anchoring.elements import SEPARATOR, Element
 from generator.anchoring.normalise import normalise, normalise_quote
 from generator.anchoring.resolve import AnchorStatus, portions_text, project, resolve_quote
 from generator.corpus.article import (
+    ActStatus,
     AnswerQuote,
     AnswerRecord,
     ArticleSpec,
@@ -25,7 +26,8 @@ from generator.corpus.article import (
 )
 from generator.corpus.model import Corpus, Extraction, Note, NoteType
 from generator.corpus.verdicts import text_hash
-from generator.memo import NO_MEMO, Memo, digest_of
+from generator.digest import digest_of
+from generator.kinds import WikiKind
 from generator.problems import Problem, Severity
 from generator.synthesis.claims import Claim, Marker, content_words, quoted_fragments, read_claims
 from generator.synthesis.coverage import Coverage, coverage, masked_elements
@@ -79,9 +81,9 @@ class CitationLink:
     def fragment(self) -> str:
         """Where the link lands on its note's page: the extraction's highlight, the
         comment, or (a saved answer's quote) the element the quote starts in."""
-        if self.marker.kind == "quote":
+        if self.marker.kind is WikiKind.QUOTE:
             return self.element
-        return f"com-{self.marker.key}" if self.marker.kind == "com" else f"ext-{self.extraction}"
+        return f"com-{self.marker.key}" if self.marker.kind is WikiKind.COM else f"ext-{self.extraction}"
 
 
 @dataclass(frozen=True)
@@ -120,7 +122,7 @@ class ArticleAudit:
     """
 
     slug: str
-    kind: str
+    kind: NoteType
     claims: list[Claim]
     links: list[CitationLink]
     numbers: dict[tuple[str, str], int]
@@ -131,7 +133,7 @@ class ArticleAudit:
     coverage: dict[str, Coverage]
     said_here: list[SaidHere]
     changed: list[str] = field(default_factory=list)
-    status: str = "wiki"
+    status: ActStatus = ActStatus.WIKI
     superseded_by: list[str] = field(default_factory=list)
     supersedes: str | None = None
 
@@ -145,22 +147,34 @@ def default_spec(note: Note) -> PerimeterSpec | None:
     return PerimeterSpec(first.notebook, dict(first.categories), first.line)
 
 
-def audit_articles(corpus: Corpus, anchored: Mapping[str, AnchoredNote], memo: Memo = NO_MEMO,
-                   keys: dict[str, str] | None = None,
+R = TypeVar("R")
+
+Made = Callable[[str, Callable[[], str], Callable[[], R]], R]
+"""``made(slug, key, compute)`` is ``compute()``, made however the caller likes: a build recalls
+it by ``key()``, the digest of everything it reads (declared here, beside the code that reads
+it: :meth:`_Lookup.key`, :meth:`_Lookup.claims`)."""
+
+
+def made_here(slug: str, key: Callable[[], str], compute: Callable[[], R]) -> R:
+    """A :data:`Made` that makes everything, here and now."""
+    return compute()
+
+
+def audit_articles(corpus: Corpus, anchored: Mapping[str, AnchoredNote],
+                   audit_of: Made[tuple[ArticleAudit, list[Problem]]] = made_here,
+                   claims_of: Made[list[Claim]] = made_here,
                    perimeters: dict[str, str] | None = None) -> tuple[dict[str, ArticleAudit], list[Problem]]:
-    """Every article's audit, with the problems it finds. With a build cache as ``memo``, a
-    wiki's or synthesis's audit is recalled by what it reads (:meth:`_Lookup.key`), so an
-    edit elsewhere neither parses the article nor anchors its perimeter again; ``keys``
-    (when given) receives each recalled or stored audit's key: the audit is a function of
-    it, which the pages' keys use in its place (an audit weighs megabytes). ``perimeters``
-    (when given, with a build cache) receives the key of each live perimeter's extractions
-    (:meth:`_Lookup._perimeter_holders`), by article."""
+    """Every article's audit, with the problems it finds. A wiki's or synthesis's audit is made
+    by ``audit_of`` with its key (what it reads: :meth:`_Lookup.key`), so that a build can recall
+    it and an edit elsewhere neither parses the article nor anchors its perimeter again; its
+    claims, by ``claims_of``. ``perimeters`` (when given) receives, for each article whose key
+    was taken, the key of its live perimeter's extractions (:meth:`_Lookup._perimeter_holders`)."""
     problems: list[Problem] = []
     extraction_of, comment_of = corpus.holders.extraction, corpus.holders.comment
     articles = {slug: note for slug, note in corpus.notes.items() if note.type is not NoteType.NOTE}
     succession = superseded_by({slug: n.article.supersedes for slug, n in articles.items()
                                 if n.type is NoteType.SYNTHESIS and n.article})
-    lookup = _Lookup(corpus, memo, extraction_of, comment_of, succession)
+    lookup = _Lookup(corpus, claims_of, extraction_of, comment_of, succession)
     audits = {}
     for slug, note in articles.items():
         if note.type is NoteType.ANSWER:
@@ -173,11 +187,8 @@ def audit_articles(corpus: Corpus, anchored: Mapping[str, AnchoredNote], memo: M
                           succession, found, lookup.live)
             return made, found
 
-        key = functools.partial(lookup.key, note, anchored)
-        audit, found = memo.memo("audit", key, compute)
-        if keys is not None and memo is not NO_MEMO:
-            keys[slug] = key()
-        if perimeters is not None and memo is not NO_MEMO and slug in lookup.perimeter_keys:
+        audit, found = audit_of(slug, functools.partial(lookup.key, note, anchored), compute)
+        if perimeters is not None and slug in lookup.perimeter_keys:
             perimeters[slug] = lookup.perimeter_keys[slug]
         audits[slug] = audit
         problems += found
@@ -188,9 +199,9 @@ class _Lookup:
     """What the audits of one build share: each perimeter's notes (wikis share perimeters),
     each article's claims and key (read once for both its key and its audit)."""
 
-    def __init__(self, corpus: Corpus, memo: Memo, extraction_of: dict[str, tuple[Note, Extraction]],
+    def __init__(self, corpus: Corpus, claims_of: Made[list[Claim]], extraction_of: dict[str, tuple[Note, Extraction]],
                  comment_of: dict[str, tuple[Note, Extraction]], succession: dict[str, list[str]]) -> None:
-        self.corpus, self.memo, self.succession = corpus, memo, succession
+        self.corpus, self.claims_of, self.succession = corpus, claims_of, succession
         self.extraction_of, self.comment_of = extraction_of, comment_of
         self._perimeters: dict[str, list[str]] = {}
         self._indexes: dict[str, NotebookIndex] = {}
@@ -211,8 +222,8 @@ class _Lookup:
     def claims(self, note: Note, anchored: Mapping[str, AnchoredNote]) -> list[Claim]:
         """The article's claims, read from its body, recalled by its files alone."""
         if note.slug not in self._claims:
-            self._claims[note.slug] = self.memo.memo(
-                "claims", lambda: digest_of(("claims", note.slug, self.corpus.source_of(note.slug))),
+            self._claims[note.slug] = self.claims_of(
+                note.slug, lambda: digest_of(("claims", note.slug, self.corpus.source_of(note.slug))),
                 lambda: read_claims(note.slug, anchored[note.slug].document.tokens, note.body_line))
         return self._claims[note.slug]
 
@@ -230,7 +241,7 @@ class _Lookup:
         live = self.live(perimeter) if perimeter and known else None
         frozen = [e.id for e in spec.recorded.extractions] if spec.recorded else []
         named = [*((m.kind, m.key) for claim in self.claims(note, anchored) for m in claim.markers),
-                 *(("ext", e) for e in frozen)]
+                 *((WikiKind.EXT, e) for e in frozen)]
         holders = [(kind, key, self._holder(kind, key)) for kind, key in named]
         perimeter_notes, perimeter_key = self._perimeter_holders(live or [])
         if live is not None:
@@ -262,15 +273,15 @@ class _Lookup:
                 held = "unique"
             else:
                 ids = perimeter_extractions(corpus, live)
-                holders = [self._holder("ext", e) for e in ids]
+                holders = [self._holder(WikiKind.EXT, e) for e in ids]
                 notes |= {h for h in holders if h}
                 held = digest_of((ids, holders))
             sources = sorted((slug, corpus.source_of(slug)) for slug in notes if slug in corpus.notes)
             self._held[shared] = (notes, digest_of(("perimeter", held, sources)))
         return self._held[shared]
 
-    def _holder(self, kind: str, key: str) -> str | None:
-        holder = (self.extraction_of if kind == "ext" else self.comment_of).get(key)
+    def _holder(self, kind: WikiKind, key: str) -> str | None:
+        holder = (self.extraction_of if kind is WikiKind.EXT else self.comment_of).get(key)
         return holder[0].slug if holder else None
 
 
@@ -303,9 +314,9 @@ def _audit_answer(note: Note, corpus: Corpus, anchored: Mapping[str, AnchoredNot
     numbers: dict[tuple[str, str], int] = {}
     for claim in claims:
         for marker in claim.markers:
-            quote = quotes.get(marker.key) if marker.kind == "quote" else None
+            quote = quotes.get(marker.key) if marker.kind is WikiKind.QUOTE else None
             if quote is None:
-                if marker.kind != "quote":
+                if marker.kind is not WikiKind.QUOTE:
                     problems.append(Problem(file, marker.line, "broken-citation",
                                             f"[[{marker.kind}:{marker.key}]]: an answer cites its own quotes",
                                             "Cite with [[quote:ID]] a quote listed under 'asked: quotes:'.",
@@ -327,7 +338,7 @@ def _audit_answer(note: Note, corpus: Corpus, anchored: Mapping[str, AnchoredNot
              for link in links if link.portions for p in link.portions}
     # and the passages the quotes were saved from, even if they changed since (the flag says so)
     cited |= {(quotes[link.marker.key].note, quotes[link.marker.key].passage.partition("#")[2])
-              for link in links if link.marker.kind == "quote" and link.marker.key in quotes and not link.broken}
+              for link in links if link.marker.kind is WikiKind.QUOTE and link.marker.key in quotes and not link.broken}
     notes = sorted({r.note for r in record.retrieved if r.note in corpus.notes
                     and corpus.notes[r.note].type is NoteType.NOTE})
     items = []
@@ -346,8 +357,8 @@ def _audit_answer(note: Note, corpus: Corpus, anchored: Mapping[str, AnchoredNot
         problems.append(Problem(file, quotes[quote_id].line, "changed-evidence",
                                 f"the passage quote {quote_id!r} cites changed since the answer was saved",
                                 "Check that the answer still stands on it, or ask again.", Severity.WARNING))
-    return ArticleAudit(note.slug, note.type.value, claims, links, numbers, notes, "retrieved",
-                        [r.passage for r in record.retrieved], items, covered, said, changed=changed, status="answer")
+    return ArticleAudit(note.slug, note.type, claims, links, numbers, notes, "retrieved",
+                        [r.passage for r in record.retrieved], items, covered, said, changed=changed, status=ActStatus.ANSWER)
 
 
 def _element(anchored: Mapping[str, AnchoredNote], note: str, element_id: str) -> int | None:
@@ -426,11 +437,11 @@ def _audit(note: Note, claims: list[Claim], corpus: Corpus, anchored: Mapping[st
     numbers: dict[tuple[str, str], int] = {}
     for claim in claims:
         for marker in claim.markers:
-            holder = extraction_of.get(marker.key) if marker.kind == "ext" else comment_of.get(marker.key)
+            holder = extraction_of.get(marker.key) if marker.kind is WikiKind.EXT else comment_of.get(marker.key)
             broken, state, source_note, extraction_id = "", SourceState.PRESENT, "", ""
             portions: tuple[Portion, ...] = ()
             if holder is None:
-                if marker.kind == "ext" and marker.key in frozen:
+                if marker.kind is WikiKind.EXT and marker.key in frozen:
                     state, source_note, extraction_id = SourceState.DELETED, frozen[marker.key].note, marker.key
                 else:
                     state, broken = SourceState.DELETED, "unknown"
@@ -460,7 +471,7 @@ def _audit(note: Note, claims: list[Claim], corpus: Corpus, anchored: Mapping[st
                                       source_note, extraction_id, portions, state, broken))
 
     # discarded = perimeter − cited (INV-4), debated first
-    cited = {link.extraction for link in links if link.marker.kind == "ext" and not link.broken}
+    cited = {link.extraction for link in links if link.marker.kind is WikiKind.EXT and not link.broken}
     discarded = None
     if ids is not None:
         items = []
@@ -482,7 +493,7 @@ def _audit(note: Note, claims: list[Claim], corpus: Corpus, anchored: Mapping[st
     said = [SaidHere(claim, _said_here(claim, notes or [], corpus, anchored, covered))
             for claim in claims if not claim.sourced]
 
-    audit = ArticleAudit(note.slug, note.type.value, claims, links, numbers, notes, perimeter_source, ids, discarded,
+    audit = ArticleAudit(note.slug, note.type, claims, links, numbers, notes, perimeter_source, ids, discarded,
                          covered, said)
     if is_synthesis:
         _lifecycle(note, audit, frozen, extraction_of, corpus, succession, problems)
@@ -535,7 +546,8 @@ def _lifecycle(note: Note, audit: ArticleAudit, frozen: dict[str, FrozenExtracti
     problems.extend(history_problems(file, spec.history))
     audit.supersedes = spec.supersedes
     audit.superseded_by = succession.get(note.slug, [])
-    audit.status = "superseded" if audit.superseded_by else ("adopted" if spec.adopted else "draft")
+    audit.status = (ActStatus.SUPERSEDED if audit.superseded_by else
+                    ActStatus.ADOPTED if spec.adopted else ActStatus.DRAFT)
     if spec.supersedes:
         target = corpus.notes.get(spec.supersedes)
         if target is None or target.type is not NoteType.SYNTHESIS:
@@ -563,7 +575,7 @@ def _lifecycle(note: Note, audit: ArticleAudit, frozen: dict[str, FrozenExtracti
                                 "(its body or adoption block no longer matches the recorded hash)",
                                 "Adopted acts are immutable: restore it, and write a new synthesis that "
                                 "supersedes it."))
-    cited = {link.extraction for link in audit.links if link.marker.kind == "ext"}
+    cited = {link.extraction for link in audit.links if link.marker.kind is WikiKind.EXT}
     for extraction_id, item in sorted(frozen.items()):
         holder = extraction_of.get(extraction_id)
         if holder is None and extraction_id in cited:

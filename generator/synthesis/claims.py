@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from markdown_it.token import Token
 
+from generator.kinds import WikiKind
 from generator.markup import CITATION_KINDS, leaf_text, parse_wiki_target
 
 MIN_WORDS = 5
@@ -27,13 +28,13 @@ class Marker:
     """One ``[[ext:ID]]``, ``[[com:ID]]`` or (in a saved answer) ``[[quote:ID]]`` in the body.
 
     Attributes:
-        kind: ``ext``, ``com`` or ``quote``.
+        kind: ``ext``, ``com`` or ``quote`` (never ``note``).
         key: the extraction, comment or answer quote id.
         inline: index of the inline token holding it; ``child``: its index among the children.
         line: file line.
     """
 
-    kind: str
+    kind: WikiKind
     key: str
     inline: int
     child: int
@@ -82,7 +83,7 @@ def is_statement(text: str) -> bool:
     return any(len(_WORD.findall(sentence)) >= MIN_WORDS for sentence in _SENTENCE.findall(text))
 
 
-def _is_citation(token: Token) -> tuple[str, str] | None:
+def _is_citation(token: Token) -> tuple[WikiKind, str] | None:
     if token.type != "wikilink":
         return None
     target = parse_wiki_target(token.meta["target"])

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 from markdown_it.token import Token
 
-from generator.corpus.proposal import OPERATIONS, Operation
+from generator.corpus.proposal import Op, Operation
+from generator.kinds import WikiKind
 from generator.markup import MAX_NESTING, parse, parse_checked, parse_wiki_target
 
 # In an article, what follows an operation's content is the next heading line.
@@ -56,7 +57,7 @@ class Reason:
 
 
 REJECTION_CODES: frozenset[str] = frozenset({
-    "unknown-operation", "no-sources", "source-in-article", "outside-perimeter", "carriage-return", "front-matter",
+    "no-sources", "source-in-article", "outside-perimeter", "carriage-return", "front-matter",
     "too-deep", "heading-in-content", "fence-open", "block-open", "block-open-somewhere", "indented-start",
     "heading-line-break", "heading-reads-otherwise", "changes-sections", "runs-into-next", "heading-not-found",
     "heading-ambiguous", "after-heading-not-found", "after-heading-ambiguous", "no-heading", "heading-exists",
@@ -119,7 +120,7 @@ def markers(content: str) -> tuple[tuple[str, str], ...]:
         for child in token.children or ():
             if child.type == "wikilink":
                 target = parse_wiki_target(child.meta["target"])
-                if target.kind in ("ext", "com"):
+                if target.kind in (WikiKind.EXT, WikiKind.COM):
                     found.append((target.kind, target.key))
     return tuple(found)
 
@@ -261,9 +262,7 @@ def _apply_one(body: str, index: int, operation: Operation, sources: Sources) ->
         return body, OperationResult(index, operation, False, reason.text, sources=cited, code=reason.code,
                                      values=reason.values)
 
-    if operation.op not in OPERATIONS:
-        return reject(_reason("unknown-operation", f"unknown operation {operation.op!r}", op=operation.op))
-    if operation.op == "NoChange":
+    if operation.op is Op.NO_CHANGE:
         return body, OperationResult(index, operation, True)
     problem, cited = _check_content(operation.content, sources)
     if problem:
@@ -302,7 +301,7 @@ def _apply_one(body: str, index: int, operation: Operation, sources: Sources) ->
             return reject(_merged_reason(following), cited)
         return new_body, OperationResult(index, operation, True, removed=removed, sources=cited)
 
-    if operation.op in ("AppendToSection", "ReplaceSection"):
+    if operation.op in (Op.APPEND, Op.REPLACE):
         section, problem = find(operation.heading, "heading")
         if section is None:
             assert problem is not None
@@ -311,7 +310,7 @@ def _apply_one(body: str, index: int, operation: Operation, sources: Sources) ->
         end = section.end
         while end > content_start and not lines[end - 1].strip():
             end -= 1  # keep the blank lines that separate it from the next section
-        if operation.op == "AppendToSection":
+        if operation.op is Op.APPEND:
             return accept(lines[:end] + [""] + _separated(_block(operation.content), lines[end:]), section)
         removed = "\n".join(lines[content_start:end]).strip("\n")
         lead = [] if section.heading is None else [""]

@@ -4,7 +4,7 @@ verdict, contestation and state. Pure: audits, corpus and records in."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from generator.anchoring import AnchoredNote
@@ -12,7 +12,8 @@ from generator.corpus.load import SETTINGS_FILE
 from generator.corpus.model import Corpus, NoteType
 from generator.corpus.source import YamlMap
 from generator.corpus.verdicts import Contestation, Verdict, VerificationRecords, text_hash
-from generator.memo import NO_MEMO, Memo, digest_of
+from generator.digest import digest_of
+from generator.kinds import WikiKind
 from generator.problems import Problem, Severity
 from generator.synthesis.audit import ArticleAudit, CitationLink, SourceState
 from generator.synthesis.claims import Claim
@@ -94,13 +95,13 @@ class Assessment:
     def judgeable(self) -> bool:
         """Sent to the judge: an extraction (or answer quote) pair that passed verbatim and has
         no verdict yet."""
-        return (self.link.marker.kind in ("ext", "quote") and not self.link.broken and self.link.state is SourceState.PRESENT
+        return (self.link.marker.kind in (WikiKind.EXT, WikiKind.QUOTE) and not self.link.broken and self.link.state is SourceState.PRESENT
                 and self.verbatim_ok and self.state.verdict is None and self.state.suggestion is None
                 and self.state.state is not State.CONTESTED)
 
 
 def _passage(corpus: Corpus, anchored: Mapping[str, AnchoredNote], link: CitationLink) -> str:
-    if link.marker.kind == "quote":  # an answer's quote: the note's own text where it lands now
+    if link.marker.kind is WikiKind.QUOTE:  # an answer's quote: the note's own text where it lands now
         return link.text
     note = corpus.notes.get(link.note)
     if note is None:
@@ -108,18 +109,28 @@ def _passage(corpus: Corpus, anchored: Mapping[str, AnchoredNote], link: Citatio
     extraction = next((e for e in note.extractions if e.id == link.extraction), None)
     if extraction is None:
         return ""
-    if link.marker.kind == "com":
+    if link.marker.kind is WikiKind.COM:
         comment = next((c for c in extraction.comments if c.id == link.marker.key), None)
         return (comment.text or "") if comment else ""
     return extraction.quote
 
 
+ArticlePairs = tuple[list["Assessment"], list[Problem]]
+
+PairsMaker = Callable[[str, Callable[[], ArticlePairs]], ArticlePairs]
+"""``pairs_of(article, compute)`` is ``compute()``, made however the caller likes (a build recalls
+an article's pairs by their key: :func:`pairs_key`)."""
+
+
+def pairs_made_here(article: str, compute: Callable[[], ArticlePairs]) -> ArticlePairs:
+    return compute()
+
+
 def assess(corpus: Corpus, anchored: Mapping[str, AnchoredNote], audits: dict[str, ArticleAudit],
-           records: VerificationRecords, strict: tuple[str, ...] = (), memo: Memo = NO_MEMO,
-           keys: Mapping[str, str] | None = None) -> tuple[dict[str, list[Assessment]], list[Problem]]:
-    """Every article's pairs with their states, and the problems they raise. With a build
-    cache as ``memo``, an article's pairs are recalled by their key (``keys``: article → its
-    :func:`pairs_key`)."""
+           records: VerificationRecords, strict: tuple[str, ...] = (),
+           pairs_of: PairsMaker = pairs_made_here) -> tuple[dict[str, list[Assessment]], list[Problem]]:
+    """Every article's pairs with their states (each article's made by ``pairs_of``), and the
+    problems they raise."""
     bar, bar_problem = min_balanced_accuracy(corpus.settings.extra)
     problems: list[Problem] = [bar_problem] if bar_problem else []
     result: dict[str, list[Assessment]] = {}
@@ -131,10 +142,7 @@ def assess(corpus: Corpus, anchored: Mapping[str, AnchoredNote], audits: dict[st
     for slug, audit in audits.items():
         compute = functools.partial(_article_pairs, corpus, anchored, slug, audit, records, contestations, strict,
                                     bar)
-        if keys is not None and slug in keys:
-            result[slug], found = memo.memo("pairs", functools.partial(keys.__getitem__, slug), compute)
-        else:
-            result[slug], found = compute()
+        result[slug], found = pairs_of(slug, compute)
         problems += found
     problems += stray_problems(audits, result, records)
     return result, problems

@@ -30,8 +30,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Protocol, TypedDict
 
-from generator.jobs import in_order
 from generator.llm import LLMAnswerError, LLMClient, LLMError, LLMTransportError
+from generator.llm.concurrent import in_order
 from generator.llm.errors import BudgetSpent
 from generator.llm.plan import Limits, Plan, PlannedRequest
 from generator.llm.prompts import Prompt, load_prompt

@@ -19,6 +19,7 @@ from enum import StrEnum
 
 from generator.anchoring.normalise import normalise_quote
 from generator.corpus.verdicts import Contestation, Verdict
+from generator.kinds import WikiKind
 from generator.synthesis.audit import SourceState
 from generator.synthesis.claims import quoted_fragments
 
@@ -143,7 +144,7 @@ def verbatim(claim: str, passage: str, other_passages: list[str]) -> bool:
     return all(any(fragment in source for source in sources) for fragment in fragments)
 
 
-def pair_state(kind: str, source_state: str, broken: bool, verbatim_ok: bool, verdict: Verdict | None,
+def pair_state(kind: WikiKind, source_state: str, broken: bool, verbatim_ok: bool, verdict: Verdict | None,
                contestation: Contestation | None, judge: Qualification | None = None) -> PairState:
     """The pair's state. ``judge``: the qualification of the model whose verdict ``verdict``
     is (None for a person's or a script's); when it does not qualify, the verdict is only a
@@ -157,13 +158,13 @@ def pair_state(kind: str, source_state: str, broken: bool, verbatim_ok: bool, ve
                    suggestion=state.verdict, judge=judge)
 
 
-def _state(kind: str, source_state: str, broken: bool, verbatim_ok: bool, verdict: Verdict | None,
+def _state(kind: WikiKind, source_state: str, broken: bool, verbatim_ok: bool, verdict: Verdict | None,
            contestation: Contestation | None) -> PairState:
     if contestation is not None:
         return PairState(State.CONTESTED, Reason.CONTESTED, verdict, contestation)
     if broken:  # before the kind: a [[com:…]] naming no comment (or one outside the perimeter) sources nothing
         return PairState(State.UNSOURCED, Reason.BROKEN)
-    if kind == "com":
+    if kind is WikiKind.COM:
         return PairState(State.DEBATE_SOURCED, Reason.COMMENT, verdict)
     if source_state == SourceState.DELETED:
         return PairState(State.UNSOURCED, Reason.DELETED)

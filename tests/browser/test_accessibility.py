@@ -34,7 +34,7 @@ WIKI = "notes/cvl-wiki-budget.html"
 SYNTHESIS = "notes/cvl-synthese-budget-2024-2025.html"
 ANSWER = "notes/subvention-du-foyer.html"
 
-# One page of each kind the site emits (generator/site/emitters.py), with what makes it that kind.
+# One page of each kind the site emits (generator/engine/emitters.py), with what makes it that kind.
 PAGE_KINDS = {
     "home": "index.html",
     "knowledge base": "bases/lycee-jean-moulin.html",

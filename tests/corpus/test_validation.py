@@ -418,9 +418,9 @@ def test_an_asset_name_too_long_once_normalised(small: Path, tmp_path: Path) -> 
 def test_the_last_resort_guard_names_the_content_behind_a_clash(small: Path) -> None:
     """render_site still refuses two outputs at one path (should the analysis miss one):
     its message names the content file to look at, not only the emitters."""
+    from generator.engine.emitters import NotePages
     from generator.pipeline import render_site, site_model
     from generator.problems import SettingsError
-    from generator.site.emitters import NotePages
     from generator.site.theme import Theme
 
     @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from generator.cache import BuildCache, default_cache_path
+from generator.engine.cache import BuildCache, default_cache_path
 from generator.pipeline import build
 from generator.site.graph import EDGE_TYPES
 
@@ -177,8 +177,8 @@ def test_a_recalled_part_reads_its_lines_only_when_the_graph_is_assembled() -> N
     segments they make; read, it is the part that was made, with the same digest."""
     import pickle
 
+    from generator.engine.graph_files import encoded_note_part, part_digest
     from generator.pipeline import check_content, site_model
-    from generator.site.graph import encoded_note_part, part_digest
 
     site = site_model(check_content(CONTENT), CONTENT)
     slug = next(slug for slug in site.publication.notes if site.anchored[slug].document.elements)
@@ -202,7 +202,8 @@ def test_a_record_another_part_adds_edges_to_is_the_whole_graphs_record(monkeypa
     of their own), the records are those of the whole graph encoded at once."""
     from types import SimpleNamespace
 
-    from generator.site.graph import RECORD_JOIN, TypedGraph, _Assembly, _items, encode_part, pack
+    from generator.engine.graph_files import RECORD_JOIN, _Assembly, _items, pack
+    from generator.site.graph import TypedGraph, encode_part
 
     base = "https://example.org/"
     site: Any = SimpleNamespace(base_url=base)
@@ -252,17 +253,16 @@ def test_a_node_two_parts_define_and_a_splice_across_it_give_the_whole_graphs_fi
     from array import array
     from types import SimpleNamespace
 
-    from generator.site.graph import (
+    from generator.engine.graph_files import (
         GraphLayout,
         Splicing,
-        TypedGraph,
         _Assembly,
         _Splice,
-        encode_part,
         pack,
         part_digest,
         read_layout,
     )
+    from generator.site.graph import TypedGraph, encode_part
     from generator.site.jsonout import dumps
 
     base = "https://example.org/"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import partial
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -13,6 +14,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from generator.corpus.model import Membership, Note, NoteType, SourceRef
+from generator.engine.emitters import disc_recalled
 from generator.pipeline import build
 from generator.site.graph_pages import GRAPH_BUDGET_KB, SITE_GRAPH, notebook_graph_path
 from generator.site.graph_view import (
@@ -153,9 +155,9 @@ def test_a_note_added_to_one_notebook_lays_out_no_other_notebooks_disc() -> None
         return note_graph(notes, {b: b.upper() for b in "abcd"}, paths, [], links)
 
     memo = CountingMemo()
-    before = page_drawing(graph_of(5000), memo=memo)
+    before = page_drawing(graph_of(5000), lay_out=partial(disc_recalled, memo))
     assert memo.made["disc-layout"] == 4
-    after = page_drawing(graph_of(5001), memo=memo)
+    after = page_drawing(graph_of(5001), lay_out=partial(disc_recalled, memo))
     assert memo.made["disc-layout"] <= 5, "at most the disc of the notebook that has a note more"
     assert sum(n.kind is NodeKind.NOTE for n in after.nodes) <= MAX_DRAWN
     assert sum(n.kind is NodeKind.NOTE for n in before.nodes) >= MAX_DRAWN - MAX_DRAWN // 32 - 4, "a 32nd less at most"

@@ -315,7 +315,7 @@ def test_a_note_pages_body_text_is_read_from_it_once(tmp_path: Path, example_sit
     """Its .json, its Markdown mirror and its chunk of llms-full.txt all show the body's
     text as the page shows it: read from the page once per note, not once per output,
     and the same outputs as before."""
-    import generator.site.emitters as emitters
+    import generator.engine.emitters as emitters
     import generator.site.machine as machine
 
     read: list[str] = []

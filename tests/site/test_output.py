@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from generator.cache import BuildCache, default_cache_path
+from generator.engine.cache import BuildCache, default_cache_path
+from generator.engine.emitters import EMITTERS
+from generator.engine.output import MARKER, RECORD_PREFIX, go_live, record_path, staged_site, written_state
 from generator.pipeline import build
 from generator.problems import ContentError, OutputDirectoryError
-from generator.site.emitters import EMITTERS
-from generator.site.output import MARKER, RECORD_PREFIX, go_live, record_path, staged_site, written_state
 from support.corpus import replace, site_files
 
 
@@ -336,8 +336,8 @@ def test_the_notes_heavy_pages_are_weighed_by_the_workers_that_made_them(small: 
     build's own process for its summary: the summary is the one a single process gives."""
     import hashlib
 
-    import generator.jobs as carnet_jobs
-    import generator.site.summary as summary
+    import generator.engine.jobs as carnet_jobs
+    import generator.engine.summary as summary
 
     with (small / "carnet.yaml").open("a", encoding="utf-8") as stream:
         stream.write("outputs:\n  page_budget_kb: 2\n")
@@ -462,7 +462,7 @@ def test_streams_sharing_what_they_are_made_from_are_written_side_by_side_and_st
     import os
     import time
 
-    from generator.site.output import can_tie
+    from generator.engine.output import can_tie
 
     if not can_tie():  # Linux's PR_SET_PDEATHSIG: elsewhere the files are written one after the other
         if os.environ.get("CI") == "true":
@@ -522,7 +522,7 @@ def test_a_lingering_build_leaves_its_old_tree_going_and_the_next_one_waits_for_
     import threading
     import time
 
-    from generator.site import output
+    from generator.engine import output
 
     out = tmp_path / "site"
     build(small, out, search=False, cache=BuildCache.open(default_cache_path(out)))
@@ -570,7 +570,7 @@ def test_the_linking_child_lists_the_live_tree_as_the_cache_checks_it(small: Pat
     that tree is intact; the same walk lists it, as BuildCache.output_intact would (the
     search bundle left out, a link and a stray file in): the build goes on from the linked
     tree only if that listing is the one the last build left."""
-    from generator.site.output import staging_tree
+    from generator.engine.output import staging_tree
 
     out = tmp_path / "site"
     build(small, out, search=False, cache=BuildCache.open(default_cache_path(out)))

@@ -43,7 +43,7 @@ def test_pages_declare_their_filters(example_site: Path) -> None:
 
 
 def test_an_incremental_build_reindexes_what_changed(small: Path, tmp_path: Path) -> None:
-    from generator.cache import BuildCache, default_cache_path
+    from generator.engine.cache import BuildCache, default_cache_path
     from support.corpus import replace
 
     out = tmp_path / "site"

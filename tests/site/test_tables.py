@@ -23,7 +23,7 @@ from generator.problems import Severity
 from generator.site.markdown_html import Href, RenderState, render_body
 from support.corpus import replace
 
-STYLESHEET = Path(__file__).resolve().parents[2] / "generator" / "themes" / "default" / "static" / "style.css"
+STYLESHEET = Path(__file__).resolve().parents[2] / "themes" / "default" / "static" / "style.css"
 
 
 def rendered(body: str) -> str:

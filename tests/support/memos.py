@@ -9,7 +9,7 @@ T = TypeVar("T")
 
 
 class CountingMemo:
-    """A memo in a dict that counts what it computes, by kind (a :class:`generator.memo.Memo`)."""
+    """A memo in a dict that counts what it computes, by kind (a :class:`generator.engine.memo.Memo`)."""
 
     def __init__(self) -> None:
         self.values: dict[tuple[str, str], object] = {}

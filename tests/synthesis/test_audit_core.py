@@ -13,6 +13,8 @@ import pytest
 
 from generator.anchoring import Anchor, AnchorStatus, Element, Portion
 from generator.corpus.article import PerimeterSpec
+from generator.engine.memo import Kind
+from generator.engine.recall import recalled_by_key
 from generator.markup import parse
 from generator.problems import Severity
 from generator.synthesis.audit import SAID_HERE_SHARE, DiscardedItem, SourceState, audit_articles
@@ -187,7 +189,9 @@ def test_a_perimeters_key_digests_the_note_holding_each_id_not_a_later_one_givin
         extractions = dict(EXTRACTIONS, a0=[ext("b1", first)], n2=[*EXTRACTIONS["n2"], ext("b1", third)])
         corpus, _problems = corpus_of(notes, extractions)
         perimeters: dict[str, str] = {}
-        audit_articles(corpus, anchored_of(corpus)[0], CountingMemo(), {}, perimeters)
+        memo = CountingMemo()
+        audit_articles(corpus, anchored_of(corpus)[0], recalled_by_key(memo, Kind.AUDIT, {}),
+                       recalled_by_key(memo, Kind.CLAIMS), perimeters)
         return perimeters["w"], corpus.extractions["b1"].quote
 
     key, quote = key_and_quote("Une phrase de a0", "Le foyer ouvre")

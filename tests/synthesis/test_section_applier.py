@@ -8,7 +8,7 @@ import itertools
 
 import pytest
 
-from generator.corpus.proposal import OPERATIONS, Operation
+from generator.corpus.proposal import OPERATIONS, Op, Operation
 from generator.markup import parse
 from generator.synthesis.claims import read_claims
 from generator.synthesis.sections import OperationResult, Section, Sources, apply_operations, markers, sections
@@ -64,25 +64,25 @@ def test_markers(content: str, expected: tuple[tuple[str, str], ...]) -> None:
 # ---------------------------------------------------------------- each operation
 
 ACCEPTED = [
-    ("append to a section", Operation("AppendToSection", "Montant", content=NEW),
+    ("append to a section", Operation(Op.APPEND, "Montant", content=NEW),
      ARTICLE.replace("4 200 € [[ext:a1]].\n", f"4 200 € [[ext:a1]].\n\n{NEW}\n"), ""),
-    ("append to the lead", Operation("AppendToSection", "", content=NEW),
+    ("append to the lead", Operation(Op.APPEND, "", content=NEW),
      ARTICLE.replace("foyer [[ext:a1]].\n", f"foyer [[ext:a1]].\n\n{NEW}\n", 1), ""),
-    ("replace a section, showing what it removes", Operation("ReplaceSection", "Montant", content=NEW),
+    ("replace a section, showing what it removes", Operation(Op.REPLACE, "Montant", content=NEW),
      ARTICLE.replace("Le budget s'élève à 4 200 € [[ext:a1]].", NEW), "Le budget s'élève à 4 200 € [[ext:a1]]."),
-    ("replace the last section", Operation("ReplaceSection", "Financements", content=NEW),
+    ("replace the last section", Operation(Op.REPLACE, "Financements", content=NEW),
      ARTICLE.replace("La Région finance le foyer [[ext:a2]].", NEW), "La Région finance le foyer [[ext:a2]]."),
-    ("replace the lead", Operation("ReplaceSection", "", content=NEW),
+    ("replace the lead", Operation(Op.REPLACE, "", content=NEW),
      ARTICLE.replace("Le conseil finance le foyer [[ext:a1]].", NEW), "Le conseil finance le foyer [[ext:a1]]."),
-    ("insert after a section", Operation("InsertSection", "Bilan", "Montant", NEW),
+    ("insert after a section", Operation(Op.INSERT, "Bilan", "Montant", NEW),
      ARTICLE.replace("\n## Financements", f"\n## Bilan\n\n{NEW}\n\n## Financements"), ""),
-    ("insert after the last section", Operation("InsertSection", "Bilan", "Financements", NEW),
+    ("insert after the last section", Operation(Op.INSERT, "Bilan", "Financements", NEW),
      ARTICLE + f"\n## Bilan\n\n{NEW}\n", ""),
-    ("insert after the lead: the first section", Operation("InsertSection", "Bilan", "", NEW),
+    ("insert after the lead: the first section", Operation(Op.INSERT, "Bilan", "", NEW),
      ARTICLE.replace("\n## Montant", f"\n## Bilan\n\n{NEW}\n\n## Montant"), ""),
-    ("a heading is matched stripped", Operation("AppendToSection", "  Montant ", content=NEW),
+    ("a heading is matched stripped", Operation(Op.APPEND, "  Montant ", content=NEW),
      ARTICLE.replace("4 200 € [[ext:a1]].\n", f"4 200 € [[ext:a1]].\n\n{NEW}\n"), ""),
-    ("no change", Operation("NoChange"), ARTICLE, ""),
+    ("no change", Operation(Op.NO_CHANGE), ARTICLE, ""),
 ]
 
 
@@ -96,32 +96,31 @@ def test_each_operation_kind(operation: Operation, body: str, removed: str) -> N
 
 def test_sources_are_derived_from_the_content() -> None:
     content = "Deux sources [[ext:a2]] et un avis [[com:c1|Léa]]."
-    _body, (result,) = apply_operations(ARTICLE, [Operation("AppendToSection", "Montant", content=content)], SOURCES)
+    _body, (result,) = apply_operations(ARTICLE, [Operation(Op.APPEND, "Montant", content=content)], SOURCES)
     assert result.accepted and result.sources == (("ext", "a2"), ("com", "c1"))
 
 
 # ---------------------------------------------------------------- refusals
 
 REFUSED = [
-    ("heading not found", Operation("AppendToSection", "Inconnu", content=NEW), "heading 'Inconnu' not found"),
-    ("replace: heading not found", Operation("ReplaceSection", "Inconnu", content=NEW), "heading 'Inconnu' not found"),
-    ("after_heading not found: no fallback to the end", Operation("InsertSection", "Bilan", "Inconnu", NEW),
+    ("heading not found", Operation(Op.APPEND, "Inconnu", content=NEW), "heading 'Inconnu' not found"),
+    ("replace: heading not found", Operation(Op.REPLACE, "Inconnu", content=NEW), "heading 'Inconnu' not found"),
+    ("after_heading not found: no fallback to the end", Operation(Op.INSERT, "Bilan", "Inconnu", NEW),
      "after_heading 'Inconnu' not found (no fallback to the end)"),
-    ("only InsertSection creates a section", Operation("AppendToSection", "Montant", content=f"## Bilan\n\n{NEW}"),
+    ("only InsertSection creates a section", Operation(Op.APPEND, "Montant", content=f"## Bilan\n\n{NEW}"),
      "the content holds a heading (level 2, '##', on line 1)"),
-    ("insertion under an existing heading", Operation("InsertSection", "Montant", "Financements", NEW),
+    ("insertion under an existing heading", Operation(Op.INSERT, "Montant", "Financements", NEW),
      "a section 'Montant' already exists"),
-    ("no sources", Operation("ReplaceSection", "Montant", content="Un texte sans aucune source."),
+    ("no sources", Operation(Op.REPLACE, "Montant", content="Un texte sans aucune source."),
      "no sources: the content cites no [[ext:…]] or [[com:…]]"),
-    ("a source outside the perimeter", Operation("AppendToSection", "Montant", content=f"{NEW} [[ext:zz]]"),
+    ("a source outside the perimeter", Operation(Op.APPEND, "Montant", content=f"{NEW} [[ext:zz]]"),
      "[[ext:zz]] is outside the article's perimeter"),
-    ("a source in a wiki or synthesis", Operation("AppendToSection", "Montant", content="Voir [[com:wc]]."),
+    ("a source in a wiki or synthesis", Operation(Op.APPEND, "Montant", content="Voir [[com:wc]]."),
      "[[com:wc]] points into a wiki or synthesis, which is never a source"),
-    ("no heading for the new section", Operation("InsertSection", " ", "Montant", NEW),
+    ("no heading for the new section", Operation(Op.INSERT, " ", "Montant", NEW),
      "no heading given for the new section"),
-    ("a heading on two lines", Operation("InsertSection", "Bi\nlan", "Montant", NEW), "holds a line break"),
-    ("a carriage return", Operation("AppendToSection", "Montant", content=f"Ligne\r\n{NEW}"), "carriage return"),
-    ("an unknown operation", Operation("DeleteSection", "Montant"), "unknown operation 'DeleteSection'"),
+    ("a heading on two lines", Operation(Op.INSERT, "Bi\nlan", "Montant", NEW), "holds a line break"),
+    ("a carriage return", Operation(Op.APPEND, "Montant", content=f"Ligne\r\n{NEW}"), "carriage return"),
 ]
 
 
@@ -136,8 +135,8 @@ def test_refusals_keep_the_article_and_the_content(operation: Operation, reason:
 
 def test_an_ambiguous_heading_is_refused() -> None:
     body = ARTICLE + "\n## Montant\n\nBis [[ext:a2]].\n"
-    for operation in (Operation("AppendToSection", "Montant", content=NEW),
-                      Operation("InsertSection", "Bilan", "Montant", NEW)):
+    for operation in (Operation(Op.APPEND, "Montant", content=NEW),
+                      Operation(Op.INSERT, "Bilan", "Montant", NEW)):
         new_body, (result,) = apply_operations(body, [operation], SOURCES)
         assert (new_body, result.accepted) == (body, False)
         assert "'Montant' is ambiguous: 2 sections bear it" in result.reason
@@ -152,7 +151,7 @@ def test_a_marker_the_build_does_not_read_is_no_source(content: str) -> None:
     claim is refused, not accepted on the strength of a marker in code or escaped."""
     as_built = [c for c in read_claims("w", parse(content + "\n"), 1) if "bilan" in c.text]
     assert as_built and not any(c.sourced for c in as_built), "the build reads the new claim as unsourced"
-    body, (result,) = apply_operations(ARTICLE, [Operation("AppendToSection", "Montant", content=content)], SOURCES)
+    body, (result,) = apply_operations(ARTICLE, [Operation(Op.APPEND, "Montant", content=content)], SOURCES)
     assert not result.accepted and "no sources" in result.reason
     assert body == ARTICLE
 
@@ -160,10 +159,10 @@ def test_a_marker_the_build_does_not_read_is_no_source(content: str) -> None:
 # ---------------------------------------------------------------- sequences
 
 def test_operations_apply_in_order_each_on_its_own() -> None:
-    operations = [Operation("AppendToSection", "Bilan", content=NEW),  # not there yet
-                  Operation("InsertSection", "Bilan", "Montant", NEW),
-                  Operation("AppendToSection", "Inconnu", content=NEW),  # refused: the next still applies
-                  Operation("AppendToSection", "Bilan", content="Et encore [[ext:a2]].")]
+    operations = [Operation(Op.APPEND, "Bilan", content=NEW),  # not there yet
+                  Operation(Op.INSERT, "Bilan", "Montant", NEW),
+                  Operation(Op.APPEND, "Inconnu", content=NEW),  # refused: the next still applies
+                  Operation(Op.APPEND, "Bilan", content="Et encore [[ext:a2]].")]
     body, results = apply_operations(ARTICLE, operations, SOURCES)
     assert [(r.index, r.accepted) for r in results] == [(0, False), (1, True), (2, False), (3, True)]
     assert "'Bilan' not found" in results[0].reason
@@ -172,17 +171,17 @@ def test_operations_apply_in_order_each_on_its_own() -> None:
 
 
 def test_replace_and_insert_are_idempotent_append_is_not() -> None:
-    replace = Operation("ReplaceSection", "Montant", content=NEW)
+    replace = Operation(Op.REPLACE, "Montant", content=NEW)
     once, _ = apply_operations(ARTICLE, [replace], SOURCES)
     twice, results = apply_operations(ARTICLE, [replace, replace], SOURCES)
     assert twice == once and results[1].removed == NEW
 
-    insert = Operation("InsertSection", "Bilan", "Montant", NEW)
+    insert = Operation(Op.INSERT, "Bilan", "Montant", NEW)
     once, _ = apply_operations(ARTICLE, [insert], SOURCES)
     twice, results = apply_operations(ARTICLE, [insert, insert], SOURCES)
     assert twice == once and not results[1].accepted and "already exists" in results[1].reason
 
-    append = Operation("AppendToSection", "Montant", content=NEW)
+    append = Operation(Op.APPEND, "Montant", content=NEW)
     twice, _ = apply_operations(ARTICLE, [append, append], SOURCES)
     assert text_of(twice, "Montant").count(NEW) == 2
 
@@ -203,4 +202,4 @@ def test_untouched_sections_stay_byte_identical(operation: Operation) -> None:
 
 def test_the_operation_kinds() -> None:
     assert OPERATIONS == ("NoChange", "AppendToSection", "ReplaceSection", "InsertSection")
-    assert Operation("NoChange") == Operation("NoChange", "", "", "")
+    assert Operation(Op.NO_CHANGE) == Operation(Op.NO_CHANGE, "", "", "")

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator.corpus.proposal import Operation
+from generator.corpus.proposal import Op, Operation
 from generator.markup import parse
 from generator.synthesis.sections import Sources, apply_operations, sections
 
@@ -29,22 +29,21 @@ La Région finance le foyer [[ext:a2]].
 SOURCES = Sources(perimeter=frozenset({"a1", "a2", "a3", "c1"}), articles=frozenset({"w1"}))
 
 RULES = [
-    ("heading not found", Operation("AppendToSection", heading="Inconnu", content="Texte [[ext:a3]]."),
+    ("heading not found", Operation(Op.APPEND, heading="Inconnu", content="Texte [[ext:a3]]."),
      "not found"),
-    ("after_heading not found, no fallback", Operation("InsertSection", heading="Nouveau", after_heading="Inconnu",
+    ("after_heading not found, no fallback", Operation(Op.INSERT, heading="Nouveau", after_heading="Inconnu",
                                                        content="Texte [[ext:a3]]."), "no fallback"),
-    ("content holds a heading", Operation("AppendToSection", heading="Montant", content="## Titre\n\nTexte [[ext:a3]]."),
+    ("content holds a heading", Operation(Op.APPEND, heading="Montant", content="## Titre\n\nTexte [[ext:a3]]."),
      "holds a heading"),
-    ("insertion under an existing heading", Operation("InsertSection", heading="Montant", after_heading="Financements",
+    ("insertion under an existing heading", Operation(Op.INSERT, heading="Montant", after_heading="Financements",
                                                       content="Texte [[ext:a3]]."), "already exists"),
-    ("no sources", Operation("ReplaceSection", heading="Montant", content="Un texte sans source."), "no sources"),
-    ("outside the perimeter", Operation("AppendToSection", heading="Montant", content="Texte [[ext:zz]]."),
+    ("no sources", Operation(Op.REPLACE, heading="Montant", content="Un texte sans source."), "no sources"),
+    ("outside the perimeter", Operation(Op.APPEND, heading="Montant", content="Texte [[ext:zz]]."),
      "outside the article's perimeter"),
-    ("into a wiki or synthesis", Operation("AppendToSection", heading="Montant", content="Texte [[ext:w1]]."),
+    ("into a wiki or synthesis", Operation(Op.APPEND, heading="Montant", content="Texte [[ext:w1]]."),
      "never a source"),
-    ("heading inside a code fence is not a heading", Operation("AppendToSection", heading="pas un titre",
+    ("heading inside a code fence is not a heading", Operation(Op.APPEND, heading="pas un titre",
                                                                content="Texte [[ext:a3]]."), "not found"),
-    ("unknown operation", Operation("DeleteSection", heading="Montant"), "unknown operation"),
 ]
 
 
@@ -81,7 +80,7 @@ BROKEN_CONTENT = [
 
 @pytest.mark.parametrize("name,content,reason", BROKEN_CONTENT, ids=[c[0] for c in BROKEN_CONTENT])
 def test_content_that_would_break_the_structure_is_refused(name, content, reason) -> None:
-    operation = Operation("AppendToSection", heading="Montant", content=content)
+    operation = Operation(Op.APPEND, heading="Montant", content=content)
     body, (result,) = apply_operations(ARTICLE, [operation], SOURCES)
     assert not result.accepted and reason in result.reason, result.reason
     assert result.operation.content == content and body == ARTICLE
@@ -103,9 +102,9 @@ FINE_CONTENT = [
 
 @pytest.mark.parametrize("name,content", FINE_CONTENT, ids=[c[0] for c in FINE_CONTENT])
 def test_ordinary_content_is_accepted(name, content) -> None:
-    for operation in (Operation("AppendToSection", heading="Montant", content=content),
-                      Operation("ReplaceSection", heading="", content=content),
-                      Operation("InsertSection", heading="Nouveau", after_heading="Montant", content=content)):
+    for operation in (Operation(Op.APPEND, heading="Montant", content=content),
+                      Operation(Op.REPLACE, heading="", content=content),
+                      Operation(Op.INSERT, heading="Nouveau", after_heading="Montant", content=content)):
         body, (result,) = apply_operations(ARTICLE, [operation], SOURCES)
         assert result.accepted, (operation.op, result.reason)
         assert content in body
@@ -137,7 +136,7 @@ def test_sections_follow_the_rendered_h2s(name, body, headings) -> None:
 
 def test_append_to_a_setext_section_lands_after_its_underline() -> None:
     body = "Avant [[ext:a1]].\n\nMontant\n-------\n\nTexte [[ext:a1]].\n"
-    new, (result,) = apply_operations(body, [Operation("ReplaceSection", heading="Montant",
+    new, (result,) = apply_operations(body, [Operation(Op.REPLACE, heading="Montant",
                                                        content="Nouveau [[ext:a2]].")], SOURCES)
     assert result.accepted and result.removed == "Texte [[ext:a1]]."
     assert new == "Avant [[ext:a1]].\n\nMontant\n-------\n\nNouveau [[ext:a2]].\n"
@@ -146,7 +145,7 @@ def test_append_to_a_setext_section_lands_after_its_underline() -> None:
 @pytest.mark.parametrize("heading,reason", [("Budget #", "would read 'Budget'"), ("#", "would read ''"),
                                             ("Un\nDeux", "line break")])
 def test_an_inserted_heading_must_read_as_given(heading, reason) -> None:
-    operation = Operation("InsertSection", heading=heading, after_heading="Montant", content="Texte [[ext:a3]].")
+    operation = Operation(Op.INSERT, heading=heading, after_heading="Montant", content="Texte [[ext:a3]].")
     body, (result,) = apply_operations(ARTICLE, [operation], SOURCES)
     assert not result.accepted and reason in result.reason, result.reason
     assert body == ARTICLE
@@ -156,7 +155,7 @@ def test_an_inserted_heading_must_read_as_given(heading, reason) -> None:
 def test_content_that_would_swallow_the_next_heading_in_place_is_refused() -> None:
     # alone, "1. un" is fine; before an indented heading, that heading would continue its item
     body = "## A\n\nTexte [[ext:a1]].\n   ## B\n\nSuite [[ext:a2]].\n"
-    new, (result,) = apply_operations(body, [Operation("AppendToSection", heading="A", content="1. un [[ext:a3]]")],
+    new, (result,) = apply_operations(body, [Operation(Op.APPEND, heading="A", content="1. un [[ext:a3]]")],
                                       SOURCES)
     assert not result.accepted and "would run into the next heading 'B'" in result.reason, result.reason
     assert new == body
@@ -165,13 +164,13 @@ def test_content_that_would_swallow_the_next_heading_in_place_is_refused() -> No
 def test_content_is_kept_apart_from_the_next_heading() -> None:
     # with no blank line after it, a setext heading's text line would continue the content's paragraph
     body = "## A\nB\n---\nSuite [[ext:a2]].\n"
-    new, (result,) = apply_operations(body, [Operation("AppendToSection", heading="A", content="Neuf [[ext:a3]].")],
+    new, (result,) = apply_operations(body, [Operation(Op.APPEND, heading="A", content="Neuf [[ext:a3]].")],
                                       SOURCES)
     assert result.accepted and new == "## A\n\nNeuf [[ext:a3]].\n\nB\n---\nSuite [[ext:a2]].\n"
     assert [s.heading for s in sections(new)] == [None, "A", "B"]
     body = "## A\nTexte [[ext:a1]].\n## B\nSuite [[ext:a2]].\n"
-    new, results = apply_operations(body, [Operation("ReplaceSection", heading="A", content="Neuf [[ext:a3]]."),
-                                           Operation("AppendToSection", heading="B", content="Fin [[ext:a3]].")],
+    new, results = apply_operations(body, [Operation(Op.REPLACE, heading="A", content="Neuf [[ext:a3]]."),
+                                           Operation(Op.APPEND, heading="B", content="Fin [[ext:a3]].")],
                                     SOURCES)
     assert all(r.accepted for r in results)
     assert new == "## A\n\nNeuf [[ext:a3]].\n\n## B\nSuite [[ext:a2]].\n\nFin [[ext:a3]].\n"
@@ -195,17 +194,17 @@ def test_accepted_content_never_adds_or_hides_a_heading(content, heading, kind) 
 
 def test_ambiguous_heading_is_refused() -> None:
     doubled = ARTICLE + "\n## Montant\n\nAutre [[ext:a2]].\n"
-    _, (result,) = apply_operations(doubled, [Operation("AppendToSection", heading="Montant",
+    _, (result,) = apply_operations(doubled, [Operation(Op.APPEND, heading="Montant",
                                                         content="Texte [[ext:a3]].")], SOURCES)
     assert not result.accepted and "ambiguous" in result.reason
 
 
 def test_append_replace_insert_and_no_change() -> None:
     operations = [
-        Operation("NoChange"),
-        Operation("AppendToSection", heading="Montant", content="Le solde est reporté [[ext:a3]]."),
-        Operation("ReplaceSection", heading="Financements", content="La Région a accordé 1 440 € [[ext:a2]] [[com:c1]]."),
-        Operation("InsertSection", heading="Règles", after_heading="Montant", content="Les dépenses sont votées [[ext:a1]]."),
+        Operation(Op.NO_CHANGE),
+        Operation(Op.APPEND, heading="Montant", content="Le solde est reporté [[ext:a3]]."),
+        Operation(Op.REPLACE, heading="Financements", content="La Région a accordé 1 440 € [[ext:a2]] [[com:c1]]."),
+        Operation(Op.INSERT, heading="Règles", after_heading="Montant", content="Les dépenses sont votées [[ext:a1]]."),
     ]
     body, results = apply_operations(ARTICLE, operations, SOURCES)
     assert [r.accepted for r in results] == [True, True, True, True]
@@ -217,7 +216,7 @@ def test_append_replace_insert_and_no_change() -> None:
 
 
 def test_the_lead_is_a_section() -> None:
-    body, (result,) = apply_operations(ARTICLE, [Operation("AppendToSection", heading="",
+    body, (result,) = apply_operations(ARTICLE, [Operation(Op.APPEND, heading="",
                                                            content="Il est voté chaque année [[ext:a1]].")], SOURCES)
     assert result.accepted
     lead = sections(body)[0]
@@ -225,8 +224,8 @@ def test_the_lead_is_a_section() -> None:
 
 
 def test_a_rejected_operation_does_not_stop_the_next() -> None:
-    operations = [Operation("AppendToSection", heading="Inconnu", content="X [[ext:a1]]."),
-                  Operation("AppendToSection", heading="Montant", content="Y [[ext:a3]].")]
+    operations = [Operation(Op.APPEND, heading="Inconnu", content="X [[ext:a1]]."),
+                  Operation(Op.APPEND, heading="Montant", content="Y [[ext:a3]].")]
     body, results = apply_operations(ARTICLE, operations, SOURCES)
     assert [r.accepted for r in results] == [False, True] and "Y [[ext:a3]]." in body
 

@@ -18,6 +18,7 @@ import yaml
 from bs4 import BeautifulSoup
 
 from generator.corpus.verdicts import CALIBRATIONS_FILE, VERDICTS, Calibration, Verdict, VerificationRecords
+from generator.kinds import WikiKind
 from generator.pipeline import check_content
 from generator.problems import Severity
 from generator.verification.assess import MIN_BALANCED_ACCURACY, qualification
@@ -331,16 +332,16 @@ def test_human_and_scripted_verdicts_and_contestations_need_no_calibration() -> 
     for method in ("human", "scripted"):
         verdict = Verdict("c", "s", "unsupported", "r", {"method": method}, "verdicts/w.yaml", 3)
         assert qualification(VerificationRecords(), verdict, 0.7) is None
-        state = pair_state("ext", "present", False, True, verdict, None, None)
+        state = pair_state(WikiKind.EXT, "present", False, True, verdict, None, None)
         assert (state.state, state.verifier.method) == (State.UNSOURCED, Method(method))
     model = Verdict("c", "s", "unsupported", "r", {"method": "llm", "model": "m"}, "verdicts/w.yaml", 3)
     judge = qualification(VerificationRecords(), model, 0.7)
     assert judge is not None and not judge.qualified
-    suggested = pair_state("ext", "present", False, True, model, None, judge)
+    suggested = pair_state(WikiKind.EXT, "present", False, True, model, None, judge)
     assert (suggested.state, suggested.reason, suggested.verdict, suggested.suggestion) == \
         (State.WEAK, Reason.NOT_JUDGED, None, model)
     records = VerificationRecords(calibrations=[Calibration("m", "", "2025-01-01", 0.8, {}, CALIBRATIONS_FILE, 2)])
-    qualified = pair_state("ext", "present", False, True, model, None, qualification(records, model, 0.7))
+    qualified = pair_state(WikiKind.EXT, "present", False, True, model, None, qualification(records, model, 0.7))
     assert qualified.state is State.UNSOURCED and qualified.verifier.accuracy == 0.8
 
 

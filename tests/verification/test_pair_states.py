@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from generator.corpus.verdicts import Calibration, Contestation, Verdict, VerificationRecords, text_hash
+from generator.kinds import WikiKind
 from generator.problems import Problem, Severity
 from generator.synthesis.audit import SourceState
 from generator.synthesis.claims import Claim, Marker
@@ -57,7 +58,7 @@ TABLE = [
                          ids=[t[0] for t in TABLE])
 def test_state_table(kind: str, source: SourceState, broken: bool, ok: bool, judged: Verdict | None,
                      contest: Contestation | None, state: State, reason: Reason, kept: str) -> None:
-    result = pair_state(kind, source, broken, ok, judged, contest)
+    result = pair_state(WikiKind(kind), source, broken, ok, judged, contest)
     assert (result.state, result.reason) == (state, reason)
     # the records that decided it travel with it, and only those
     assert result.verdict is (judged if "verdict" in kept else None)
@@ -71,7 +72,7 @@ def test_every_state_and_reason_is_reachable() -> None:
 
 @pytest.mark.parametrize("source", [DELETED, PRESENT], ids=["unknown comment", "comment outside the perimeter"])
 def test_a_broken_comment_citation_is_unsourced(source: SourceState) -> None:
-    result = pair_state("com", source, True, False, None, None)
+    result = pair_state(WikiKind.COM, source, True, False, None, None)
     assert (result.state, result.reason) == (State.UNSOURCED, Reason.BROKEN)
 
 
@@ -129,7 +130,7 @@ class Fake:
 
 
 def _claim(rank: int, sourced: bool) -> Claim:
-    markers = (Marker("ext", "x", 0, 0, rank),) if sourced else ()
+    markers = (Marker(WikiKind.EXT, "x", 0, 0, rank),) if sourced else ()
     return Claim(f"claim-{rank}", "", 0, rank, f"claim {rank}", markers, rank)
 
 

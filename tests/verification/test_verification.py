@@ -11,6 +11,7 @@ import yaml
 from bs4 import BeautifulSoup
 
 from generator.corpus.verdicts import Contestation, Verdict
+from generator.kinds import WikiKind
 from generator.llm import LLMClient, LLMSettings
 from generator.pipeline import build, check_content
 from generator.problems import Severity
@@ -42,7 +43,7 @@ TABLE = [
 
 @pytest.mark.parametrize("kind,source,broken,ok,verdict,contest,state,reason", TABLE)
 def test_state_mapping(kind, source, broken, ok, verdict, contest, state, reason) -> None:
-    result = pair_state(kind, source, broken, ok, verdict, contest)
+    result = pair_state(WikiKind(kind), source, broken, ok, verdict, contest)
     assert (result.state, result.reason) == (state, reason)
 
 

@@ -14,8 +14,8 @@ or a date, so a stale entry can only be missed, never wrongly reused:
   values) and the theme's fingerprint → the rendered bytes.
 - **siblings**: a page's bytes and citations → its ``.txt``/``.json`` siblings.
 
-A :class:`BuildCache` is the :class:`generator.memo.Memo` an incremental build passes to
-its steps (a full build passes :data:`generator.memo.NO_MEMO`). In memory for ``carnet
+A :class:`BuildCache` is the :class:`generator.engine.memo.Memo` an incremental build passes to
+its steps (a full build passes :data:`generator.engine.memo.NO_MEMO`). In memory for ``carnet
 serve``; on disk for ``carnet build`` under ``.carnet-cache/``: a small state pickle,
 written atomically, and a :class:`MemoStore` whose values are written as they are made
 and read when asked, so a build holds no more of the cache than it is using. Deleting it
@@ -39,11 +39,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Final, TypeVar
 
 from generator import __version__
+from generator.engine.memo import Kind
 from generator.files import UNLISTED, listing_digest, listing_line, write_atomic
 from generator.result import BuildResult
 
 if TYPE_CHECKING:
-    from generator.site.tracking import KeyBook
+    from generator.engine.tracking import KeyBook
 
 T = TypeVar("T")
 BuildOptions = tuple[bool, str | None, bool, str, list[str] | None]
@@ -56,7 +57,7 @@ _FORMAT = 1
 def _source_digest() -> str:
     """The generator's own code: an edited generator never reuses what an older one made."""
     digest = hashlib.sha256(f"{__version__}|{sys.version}|{_FORMAT}".encode())
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parent.parent  # the whole generator package, engine included
     for path in sorted(package.rglob("*.py")):
         digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
@@ -69,7 +70,7 @@ class CacheStats:
     reused: dict[str, int] = field(default_factory=dict)
     redone: dict[str, int] = field(default_factory=dict)
 
-    def count(self, kind: str, hit: bool) -> None:
+    def count(self, kind: Kind, hit: bool) -> None:
         bucket = self.reused if hit else self.redone
         bucket[kind] = bucket.get(kind, 0) + 1
 
@@ -100,7 +101,7 @@ class BuildCache:
             without unpickling (``carnet serve``: a rebuild then reads nothing back from disk).
         save_error: why the last :meth:`save` could not write (read-only or full disk), or ``None``.
         keys: the last build's note keys, with what each note's reads consulted
-            (:mod:`generator.site.tracking`): a rebuild makes again only those an edit can reach.
+            (:mod:`generator.engine.tracking`): a rebuild makes again only those an edit can reach.
     """
 
     path: Path | None = None
@@ -236,8 +237,8 @@ class BuildCache:
 
     # -- memos -------------------------------------------------------------------------------
 
-    def memo(self, kind: str, key: Callable[[], str], compute: Callable[[], T]) -> T:
-        """The value of ``compute()`` remembered under ``key()`` (see :class:`generator.memo.Memo`)."""
+    def memo(self, kind: Kind, key: Callable[[], str], compute: Callable[[], T]) -> T:
+        """The value of ``compute()`` remembered under ``key()`` (see :class:`generator.engine.memo.Memo`)."""
         if not self.memo_file_loaded:
             self._load_memos()
         entries = self.memos.setdefault(kind, {})
@@ -258,16 +259,16 @@ class BuildCache:
         result: T = value
         return result
 
-    def _resident(self, kind: str) -> bool:
+    def _resident(self, kind: Kind) -> bool:
         return self.resident and kind not in NOT_RESIDENT
 
-    def holds(self, kind: str, key: Callable[[], str]) -> bool:
+    def holds(self, kind: Kind, key: Callable[[], str]) -> bool:
         if not self.memo_file_loaded:
             self._load_memos()
         digest = key()
         return digest in self.memos.get(kind, {}) or (self.store is not None and self.store.has(kind, digest))
 
-    def keep(self, kind: str, key: Callable[[], str]) -> bool:
+    def keep(self, kind: Kind, key: Callable[[], str]) -> bool:
         digest = key()
         if not self.holds(kind, lambda: digest):
             return False
@@ -358,7 +359,7 @@ RACY_NS: Final = 2_000_000_000
 """A file modified less than this before its stats were taken is read again, not trusted by
 them: two writes within one tick of a coarse clock (or FAT's 2 s) leave the same mtime."""
 
-NOT_RESIDENT: Final = frozenset({"anchors", "bodies"})
+NOT_RESIDENT: Final = frozenset({Kind.ANCHORS, Kind.BODIES})
 """Kinds a resident cache leaves on disk: a note's parsed body and its body's HTML, large,
 read back only for the notes an edit redoes."""
 
@@ -433,10 +434,10 @@ class MemoStore:
     def pack_path(self) -> Path:
         return self.index_path.with_name(self.pack)
 
-    def has(self, kind: str, key: str) -> bool:
+    def has(self, kind: Kind, key: str) -> bool:
         return key in self.where.get(kind, {})
 
-    def get(self, kind: str, key: str) -> Any:
+    def get(self, kind: Kind, key: str) -> Any:
         place = self.where.get(kind, {}).get(key)
         if place is None:
             return MISSING
@@ -450,7 +451,7 @@ class MemoStore:
         except Exception:  # a damaged entry is only a miss: its step runs again
             return MISSING
 
-    def put(self, kind: str, key: str, value: Any) -> bool:
+    def put(self, kind: Kind, key: str, value: Any) -> bool:
         """Write ``value`` at the end of the pack; ``False`` when this process may not
         (a worker: the parent writes what it returns) or the disk refused (see ``failed``)."""
         if self.failed is not None or os.getpid() != self._owner:

@@ -1,7 +1,7 @@
 """Which notes an edit can reach: a rebuild makes again the keys (:func:`reads.note_key`)
 of those alone, and takes the last build's for the others.
 
-A plain note's reads (:mod:`generator.site.reads`) consult the note itself and the notes
+A plain note's reads (:mod:`generator.engine.reads`) consult the note itself and the notes
 around it: its links' targets, its backlinks, its neighbours in the note graph (notes it
 cites or links, notes citing or linking it) and the articles reusing its extractions
 (:func:`consulted`). Everything else they read is shared by every note: the shell, the
@@ -25,7 +25,7 @@ that digest changed, or a note of ``C`` is among those notes now or was in the l
 build (a note added to its perimeter is one it did not consult then).
 
 Every other note's key is the last build's. The rule is checked, not trusted: with
-``CARNET_CHECK_READS=1`` (the test suite) every key is made again and compared
+the engine's read check (:func:`generator.engine.reads.check_reads`, on in the test suite) every key is made again and compared
 (:func:`check_tracked`), so an edit the rule misses fails any test that makes it.
 """
 
@@ -34,8 +34,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from generator.memo import digest_of
-from generator.site import reads
+from generator.digest import digest_of
+from generator.engine import reads
+from generator.kinds import LinkKind
 from generator.site.graph_pages import graph_of
 from generator.site.model import SiteModel
 
@@ -95,7 +96,7 @@ def consulted(site: SiteModel, slug: str) -> set[str]:
     """The notes a note's reads consult besides itself (see the module's docstring)."""
     around: set[str] = set()
     for _use, target in site.links.get(slug, []):
-        if target.kind == "note":
+        if target.kind is LinkKind.NOTE:
             around.add(target.key)
         elif target.note:
             around.add(target.note)
@@ -181,7 +182,7 @@ def check_book(site: SiteModel, keyed: list[str], book: KeyBook) -> None:
     if book.keys.keys() != consults.keys() or book.consults != consults or \
             book.readers != {note: frozenset(slugs) for note, slugs in readers.items()}:
         raise reads.StaleOutputs("the notes each note consults, as the last build's book was mended, differ from "
-                                 "what they consult now: generator/site/tracking.py:tracked_keys")
+                                 "what they consult now: generator/engine/tracking.py:tracked_keys")
 
 
 def check_tracked(keyed: list[str], keys: Mapping[str, str], fresh: set[str], key: Callable[[str], str]) -> None:
@@ -190,4 +191,4 @@ def check_tracked(keyed: list[str], keys: Mapping[str, str], fresh: set[str], ke
         if slug not in fresh and keys[slug] != key(slug):
             raise reads.StaleOutputs(f"the key of note {slug!r} was taken from the last build, but an edit "
                                      "changed what it reads: a relation is missing from "
-                                     "generator/site/tracking.py:consulted")
+                                     "generator/engine/tracking.py:consulted")

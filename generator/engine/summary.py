@@ -10,11 +10,11 @@ from collections.abc import Iterable, Mapping
 from functools import partial
 
 from generator.anchoring import AnchorStatus
-from generator.memo import NO_MEMO, Memo
+from generator.engine.memo import NO_MEMO, Kind, Memo
+from generator.engine.output import SiteFiles
 from generator.problems import Problem, Severity
 from generator.result import BuildSummary
 from generator.site.model import SiteModel
-from generator.site.output import SiteFiles
 from generator.site.paging import page_budget
 
 
@@ -29,7 +29,7 @@ def weighed(pages: Iterable[tuple[str, bytes]], budget: int, memo: Memo = NO_MEM
     summary (1,100 pages of a cold build at 5,000 notes with evidence, 2.7 s of the build's
     own process when it read them back to gzip them itself)."""
     return {path: compressed_size(data) for path, data in pages if path.endswith(".html") and len(data) > budget
-            and not memo.holds("gzipped-size", partial(_sha256, data))}
+            and not memo.holds(Kind.GZIPPED_SIZE, partial(_sha256, data))}
 
 
 def _sha256(data: bytes) -> str:
@@ -47,7 +47,7 @@ def gzipped_size(files: Mapping[str, bytes], path: str, memo: Memo = NO_MEMO,
             return known[digests[path]]
         return compressed_size(files[path])
 
-    return memo.memo("gzipped-size", lambda: digests[path], size) if digests is not None else size()
+    return memo.memo(Kind.GZIPPED_SIZE, lambda: digests[path], size) if digests is not None else size()
 
 
 def over_budget(files: Mapping[str, bytes], sizes: Mapping[str, int], budget: int, memo: Memo = NO_MEMO,

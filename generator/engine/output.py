@@ -741,7 +741,7 @@ def _alive(pid: int) -> bool:
 def _link_tree(source: Path, target: Path, skip: set[str]) -> str:
     """Recreate ``source`` under ``target`` with hard links (directories made anew),
     leaving out the relative paths in ``skip`` (files, or whole directories). Returns the
-    listing digest of ``source`` as :meth:`generator.cache.BuildCache.output_intact` makes
+    listing digest of ``source`` as :meth:`generator.engine.cache.BuildCache.output_intact` makes
     it, from the same walk: the build asks whether the live tree is the one it left while
     it is being linked, not before (25,000 stats at 5,000 notes)."""
     lines: list[str] = []

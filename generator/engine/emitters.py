@@ -1,8 +1,8 @@
 """One emitter per output: each reads the finished site model and yields ``(site path,
 bytes)`` pairs. What an incremental build redoes: a note's own outputs (:func:`note_outputs`)
-and the listings are recalled by what they read (:mod:`generator.site.reads`, checked in the
+and the listings are recalled by what they read (:mod:`generator.engine.reads`, checked in the
 tests by making every recalled note again); other pages are rendered again only when their
-template, whole context or theme changed (the keys of the :class:`generator.memo.Memo` they
+template, whole context or theme changed (the keys of the :class:`generator.engine.memo.Memo` they
 are given). The writer replaces only the files whose bytes changed.
 """
 
@@ -13,16 +13,19 @@ import functools
 import hashlib
 import os
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 from urllib.parse import urlsplit
 
-from generator.memo import NO_MEMO, Memo, digest_of, same
-from generator.site import pages, reads
+from generator.digest import digest_of
+from generator.engine import reads
+from generator.engine.graph_files import NotePart, Splicing, encoded_note_part, graph_outputs, part_digest, read_layout
+from generator.engine.memo import NO_MEMO, Kind, Memo, same
+from generator.engine.output import SiteFiles, Staged
+from generator.site import pages
 from generator.site.annotations import note_annotations
-from generator.site.graph import NotePart, Splicing, encoded_note_part, graph_outputs, part_digest, read_layout
 from generator.site.jsonout import dumps
 from generator.site.machine import (
     DEFAULT_FULL_CAP,
@@ -38,8 +41,11 @@ from generator.site.machine import (
     manifest_lines,
     not_found_page,
     note_body_lines,
+    page_citations,
+    page_evidence,
+    page_kind,
+    page_siblings,
     robots,
-    siblings,
     site_pages,
     sitemap,
     sitemap_reads,
@@ -55,7 +61,6 @@ from generator.site.model import (
     notebook_path,
     text_path,
 )
-from generator.site.output import SiteFiles, Staged
 from generator.site.selection_page import selection_pages
 from generator.site.theme import Theme
 
@@ -63,7 +68,57 @@ Output = Iterator[tuple[str, bytes]]
 T = TypeVar("T")
 
 if TYPE_CHECKING:
-    from generator.site.graph_view import Drawing
+    from generator.site.graph_view import Drawing, NoteGraph
+
+
+def siblings(site: SiteModel, files: Mapping[str, bytes], memo: Memo = NO_MEMO,
+             skip: Container[str] = (), digests: Mapping[str, str] | None = None,
+             lines_of: Callable[[str], tuple[str, ...]] | None = None) -> Iterator[tuple[str, bytes]]:
+    """``x.txt`` (unless a note's text projection is already there) and ``x.json`` for
+    every ``x.html`` (but those whose ``x.json`` is in ``skip``: made already); with a
+    build cache, a page whose bytes and citations are unchanged reuses its siblings
+    (``digests``: the pages' sha256, when the caller has them; ``lines_of``: a page's
+    :func:`note_body_lines`, when the caller has them)."""
+    for path in sorted(files):
+        if not path.endswith(".html") or path == "404.html" or path[: -len(".html")] + ".json" in skip:
+            continue
+        stem = path[: -len(".html")]
+        kind = page_kind(site, path)
+        citations = page_citations(site, path)
+        evidence = page_evidence(site, path)
+        has_text = f"{stem}.txt" in files
+        def key(path: str = path, kind: str = kind, citations: list[dict[str, str]] = citations,
+                has_text: bool = has_text, evidence: dict[str, Any] = evidence) -> str:
+            page = digests[path] if digests is not None else hashlib.sha256(files[path]).hexdigest()
+            return hashlib.sha256(repr((path, site.base_url, kind, citations, has_text, evidence)).encode("utf-8")
+                                  + page.encode()).hexdigest()
+
+        # the memo calls both at once; this page's values are bound all the same, as in ``key``
+        def compute(path: str = path, kind: str = kind, citations: list[dict[str, str]] = citations,
+                    has_text: bool = has_text, evidence: dict[str, Any] = evidence) -> list[tuple[str, bytes]]:
+            return list(page_siblings(site, path, files[path], kind, citations, has_text, evidence, lines_of))
+
+        yield from memo.memo(Kind.SIBLINGS, key, compute)
+
+
+def disc_recalled(memo: Memo, graph: NoteGraph, centre: str, members: list[str]) -> dict[str, tuple[float, float]]:
+    """A disc of a graph drawing laid out, recalled from ``memo`` by what it is made from."""
+    from generator.site.graph_view import disc_key, disc_layout  # as the graph pages' emitter: loaded when drawn
+
+    return memo.memo(Kind.DISC_LAYOUT, partial(disc_key, graph, centre, members),
+                     partial(disc_layout, graph, centre, members))
+
+
+def body_recalled(memo: Memo, work: pages.BodyWork) -> str:
+    """A note's body's HTML, recalled from ``memo`` by what it is a function of."""
+    return memo.memo(Kind.BODIES, lambda: digest_of(work.inputs), work.render)
+
+
+def rendered(memo: Memo, theme: Theme, template: str, **context: object) -> bytes:
+    """A page: ``template`` rendered with ``context``, recalled from ``memo`` when its template,
+    context and theme are unchanged."""
+    return memo.memo(Kind.PAGES, lambda: digest_of((template, theme.fingerprint, context)),
+                     lambda: theme.render(template, **context))
 
 
 class Emitter(Protocol):
@@ -100,7 +155,7 @@ class HomePage:
     name: str = "home"
 
     def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
-        yield "index.html", theme.render("home.html", memo, **pages.home_context(site, theme))
+        yield "index.html", rendered(memo, theme, "home.html", **pages.home_context(site, theme))
 
 
 @dataclass(frozen=True)
@@ -109,7 +164,7 @@ class BasePages:
 
     def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
         for slug in site.publication.bases:
-            yield base_path(slug), theme.render("base.html", memo, **pages.base_context(site, theme, slug))
+            yield base_path(slug), rendered(memo, theme, "base.html", **pages.base_context(site, theme, slug))
 
 
 @dataclass(frozen=True)
@@ -124,7 +179,7 @@ class NotebookPages:
         for slug in site.publication.notebooks:
             path = notebook_path(slug)
             key = partial(reads.listing_key, shell, site, theme, path, slug, pages.ordered_notes(site, slug))
-            yield path, memo.memo("listings", key, partial(_render, theme, "notebook.html", pages.notebook_context,
+            yield path, memo.memo(Kind.LISTINGS, key, partial(_render, theme, "notebook.html", pages.notebook_context,
                                                            site, theme, slug))
 
 
@@ -142,14 +197,14 @@ class CategoryPages:
                     path = category_path(slug, axis.key, category)
                     key = partial(reads.listing_key, shell, site, theme, path, slug,
                                   pages.category_notes(site, slug, axis.key, category))
-                    yield path, memo.memo("listings", key, partial(_render, theme, "category.html",
+                    yield path, memo.memo(Kind.LISTINGS, key, partial(_render, theme, "category.html",
                                                                    pages.category_context, site, theme, slug,
                                                                    axis.key, category))
 
 
 def _render(theme: Theme, template: str, context: Callable[..., dict[str, Any]], *args: Any) -> bytes:
     # the listing is kept whole under its key: not a second time under its context's
-    return theme.render(template, NO_MEMO, **context(*args))
+    return theme.render(template, **context(*args))
 
 
 @runtime_checkable
@@ -169,7 +224,7 @@ class NotePages:
 
     def emit_notes(self, site: SiteModel, theme: Theme, memo: Memo, slugs: Iterable[str]) -> Output:
         for slug in slugs:
-            yield note_path(slug), theme.render("note.html", memo, **pages.note_context(site, theme, slug, memo))
+            yield note_path(slug), rendered(memo, theme, "note.html", **pages.note_context(site, theme, slug, partial(body_recalled, memo)))
             site.anchored[slug].document.drop_tokens()  # its page is made: the largest part of the note can go
 
 
@@ -203,7 +258,7 @@ class WebAnnotations:
             # pickling for the key is several times faster than the JSON layout. The memo calls
             # both at once; partial binds this note's ``data`` all the same (typed, unlike a lambda
             # with a default argument)
-            yield annotations_path(slug), memo.memo("annotations", partial(digest_of, data),
+            yield annotations_path(slug), memo.memo(Kind.ANNOTATIONS, partial(digest_of, data),
                                                     partial(dumps, data, levels=3))
 
 
@@ -221,7 +276,7 @@ class SelectionPages:
         for slug in slugs:
             if slug in site.selections:  # a wiki's: the heaviest page of a large perimeter, made beside its note
                 for path, context in selection_pages(site, theme, slug):
-                    yield path, theme.render("selection.html", memo, **context)
+                    yield path, rendered(memo, theme, "selection.html", **context)
 
 
 @dataclass(frozen=True)
@@ -238,7 +293,7 @@ class DiscardedPages:
     def emit_notes(self, site: SiteModel, theme: Theme, memo: Memo, slugs: Iterable[str]) -> Output:
         for slug in slugs:
             for path, context in pages.discarded_pages(site, theme, slug):
-                yield path, theme.render("discarded.html", memo, **context)
+                yield path, rendered(memo, theme, "discarded.html", **context)
 
 
 @dataclass(frozen=True)
@@ -261,7 +316,7 @@ class GraphPages:
 
         def drawing(notebook: str) -> Drawing:  # laid out once a build: for the key, then the page
             if notebook not in drawings:
-                drawings[notebook] = page_drawing(graph, notebook, memo=memo)
+                drawings[notebook] = page_drawing(graph, notebook, lay_out=partial(disc_recalled, memo))
             return drawings[notebook]
 
         @functools.cache
@@ -278,13 +333,13 @@ class GraphPages:
 
         def key(notebook: str, path: str) -> str:
             # the drawing's digest was made with the titles of then: the key takes those of now
-            shown, digest = memo.memo("graph-drawing", lambda: digest_of((layout(), notebook)), partial(drawn, notebook))
+            shown, digest = memo.memo(Kind.GRAPH_DRAWING, lambda: digest_of((layout(), notebook)), partial(drawn, notebook))
             return digest_of((shell(), path, digest,
                               [graph.nodes[k].title for k in shown if k in graph.nodes],
                               [(s, book.title) for s, book in site.publication.notebooks.items()]))
 
         for slug, path in [("", SITE_GRAPH), *((s, notebook_graph_path(s)) for s in site.publication.notebooks)]:
-            yield path, memo.memo("graph-pages", partial(key, slug, path),
+            yield path, memo.memo(Kind.GRAPH_PAGES, partial(key, slug, path),
                                   partial(_render, theme, "graph.html", _graph_page, site, theme, slug,
                                           partial(drawing, slug)))
 
@@ -313,7 +368,7 @@ class SearchPage:
         context = common(site, theme, "search.html", theme.tr("search"), "search")
         context["results_label"] = theme.tr("search_results", n=2)
         context["facets"] = [list(facet) for facet in search_facets(site, theme)]
-        yield "search.html", theme.render("search.html", memo, **context)
+        yield "search.html", rendered(memo, theme, "search.html", **context)
 
 
 @dataclass(frozen=True)
@@ -324,7 +379,7 @@ class Feeds:
     name: str = "feeds"
 
     def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
-        yield from recalled(memo, "feeds", partial(feeds_reads, site, theme), lambda: list(feeds(site, theme)),
+        yield from recalled(memo, Kind.FEEDS, partial(feeds_reads, site, theme), lambda: list(feeds(site, theme)),
                             "feeds_reads")
 
 
@@ -352,7 +407,7 @@ class Redirects:
             for alias in sorted(note.aliases):
                 lines.append(f"{root}{note_path(alias)} {root}{note_path(slug)} 301!")
                 target = f"{slug}.html"
-                yield note_path(alias), theme.render("redirect.html", memo, target=target, title=note.title,
+                yield note_path(alias), rendered(memo, theme, "redirect.html", target=target, title=note.title,
                                                      canonical=site.base_url + note_path(slug),
                                                      language=site.publication.settings.language)
         if lines:
@@ -501,11 +556,11 @@ def _read_from_pages(site: SiteModel, files: SiteFiles, memo: Memo, theme: Theme
             continue
         # a function of the page's bytes, its address and the words of its header
         derived[mirror_path(page)] = memo.memo(
-            "page-mirror", partial(digest_of, (page, files.digests[page], site.base_url, strings.memo_key())),
+            Kind.PAGE_MIRROR, partial(digest_of, (page, files.digests[page], site.base_url, strings.memo_key())),
             partial(page_mirror, page))
     everything = _Both(derived, pages)
     cap = site.publication.settings.output_size("llms_full_cap", DEFAULT_FULL_CAP)
-    derived["llms.txt"] = recalled(memo, "llms-txt",
+    derived["llms.txt"] = recalled(memo, Kind.LLMS_TXT,
                                    partial(llms_txt_reads, site, everything, files.digests, theme, listed),
                                    partial(llms_txt, site, everything, theme, listed), "llms_txt_reads")
 
@@ -515,13 +570,13 @@ def _read_from_pages(site: SiteModel, files: SiteFiles, memo: Memo, theme: Theme
         what = chunk_reads(site, path, strings)
         if what is None:
             return make()
-        return recalled(memo, "full-chunk", lambda: (what, files.digests[path]), make, "chunk_reads")
+        return recalled(memo, Kind.FULL_CHUNK, lambda: (what, files.digests[path]), make, "chunk_reads")
 
-    order = recalled(memo, "full-order", partial(full_order_reads, site, listed),
+    order = recalled(memo, Kind.FULL_ORDER, partial(full_order_reads, site, listed),
                      partial(full_order, site, everything, listed), "full_order_reads")
     texts = {note_path(slug): o for slug, o in made.items() if o.chunk_digest}
     for filed in texts.values():  # kept for the next build, read or not (only those under the cap are)
-        memo.keep("note-chunk", partial(same, filed.chunk_digest))
+        memo.keep(Kind.NOTE_CHUNK, partial(same, filed.chunk_digest))
 
     def mirrored(page: str) -> str:
         """A page's chunk of llms-full.txt: its mirror, made above or with its note, then a blank line."""
@@ -532,19 +587,19 @@ def _read_from_pages(site: SiteModel, files: SiteFiles, memo: Memo, theme: Theme
         if filed.full_chunk is not None:
             return filed.full_chunk
         # the text of a page is a function of its files: read again from its mirror if the cache lost it
-        return memo.memo("note-chunk", partial(same, filed.chunk_digest), lambda: mirrored(page).encode("utf-8"))
+        return memo.memo(Kind.NOTE_CHUNK, partial(same, filed.chunk_digest), lambda: mirrored(page).encode("utf-8"))
 
     derived["llms-full.txt"] = llms_full(site, everything, mirrored, cap, theme,
                                          {page: f.chunk_size for page, f in texts.items()}, text, chunk, order)
-    derived["sitemap.xml"] = recalled(memo, "sitemap", partial(sitemap_reads, site, listed),
+    derived["sitemap.xml"] = recalled(memo, Kind.SITEMAP, partial(sitemap_reads, site, listed),
                                       partial(sitemap, site, everything, listed), "sitemap_reads")
     return derived
 
 
-def recalled(memo: Memo, kind: str, what: Callable[[], object], make: Callable[[], T], reads_name: str) -> T:
+def recalled(memo: Memo, kind: Kind, what: Callable[[], object], make: Callable[[], T], reads_name: str) -> T:
     """A site-wide output (or a step of one) recalled by the digest of what it reads,
     ``what()``: an edit that changes none of it costs the digest, not the output, which
-    walks every page or note. With ``CARNET_CHECK_READS=1`` a recalled one is made again
+    walks every page or note. With the engine's read check on a recalled one is made again
     and compared (``reads_name``: the function of :mod:`generator.site.machine` that
     lists the reads, named when one is missing)."""
     value = memo.memo(kind, lambda: digest_of(what()), make)
@@ -581,7 +636,7 @@ def graph_started(site: SiteModel, files: SiteFiles, memo: Memo = NO_MEMO,
                           None if memo is NO_MEMO else partial(_article_key, site, keys or {}),
                           reads.check_graph_part if reads.checking() else None, jobs, splicing)
     # 330 MB at 50,000 notes: streamed
-    return _kept_or_started(files, memo, "graph-files", graph.key, graph.streams, graph.prepare, splicing)
+    return _kept_or_started(files, memo, Kind.GRAPH_FILES, graph.key, graph.streams, graph.prepare, splicing)
 
 
 def _article_key(site: SiteModel, keys: Mapping[str, str], slug: str) -> str:
@@ -608,8 +663,8 @@ def _splicing(files: SiteFiles, memo: Memo) -> Splicing | None:
     key = _layout_key({path: files.previous[path][0] for path in GRAPH_FILES if path in files.previous})
     where = {path: files.last_file(path) for path in GRAPH_FILES}
     last = None
-    if key is not None and all(where.values()) and memo.holds("graph-layout", lambda: key):
-        last = memo.memo("graph-layout", lambda: key, _no_layout)
+    if key is not None and all(where.values()) and memo.holds(Kind.GRAPH_LAYOUT, lambda: key):
+        last = memo.memo(Kind.GRAPH_LAYOUT, lambda: key, _no_layout)
     return Splicing(last, {path: str(place) for path, place in where.items() if place}, {}, reads.checking())
 
 
@@ -617,7 +672,7 @@ def _no_layout() -> None:
     return None
 
 
-def _kept_or_started(files: SiteFiles, memo: Memo, kind: str, key: str,
+def _kept_or_started(files: SiteFiles, memo: Memo, kind: Kind, key: str,
                      streams: Mapping[str, Iterable[bytes]], prepare: Callable[[], object] | None = None,
                      splicing: Splicing | None = None) -> Pending:
     """Files made from what ``key`` digests: the last build's kept when it made them from
@@ -627,7 +682,7 @@ def _kept_or_started(files: SiteFiles, memo: Memo, kind: str, key: str,
     last: dict[str, str] = memo.memo(kind, lambda: key, dict) if memo.holds(kind, lambda: key) else {}
     if last.keys() == streams.keys() and all(files.can_keep(path, digest) for path, digest in last.items()):
         if splicing is not None and (kept := _layout_key(last)) is not None:
-            memo.keep("graph-layout", lambda: kept)  # the files kept: their layout too
+            memo.keep(Kind.GRAPH_LAYOUT, lambda: kept)  # the files kept: their layout too
         return Pending(partial(_keep_all, files, sorted(last)), _nothing)
     folder = None
     if splicing is not None:
@@ -642,7 +697,7 @@ def _kept_or_started(files: SiteFiles, memo: Memo, kind: str, key: str,
                 memo.memo(kind, lambda: key, lambda: {path: files.digests[path] for path in streams})
             if splicing is not None and (layout := read_layout(splicing)) is not None \
                     and (laid := _layout_key(files.digests)) is not None:
-                memo.memo("graph-layout", lambda: laid, lambda: layout)
+                memo.memo(Kind.GRAPH_LAYOUT, lambda: laid, lambda: layout)
         finally:
             _removed(folder, splicing)
 

@@ -2,7 +2,7 @@
 recalls them by, whole, without building the page's context again.
 
 A plain note's page, text, annotations, siblings, mirror, llms-full chunk and graph part
-(:func:`generator.site.emitters.note_outputs`) are a function of the note itself (its
+(:func:`generator.engine.emitters.note_outputs`) are a function of the note itself (its
 file and sidecars: body, front matter, extractions, comments, hence its anchors) and of
 a few facts about the rest of the site, gathered by :func:`note_reads`:
 
@@ -19,10 +19,10 @@ a few facts about the rest of the site, gathered by :func:`note_reads`:
 An edit anywhere else changes none of them, so the note's outputs are recalled as they
 were: one edited note costs its own outputs, plus those of the notes whose reads it
 changes (a retitled note: the notes linking to it and linked from it). Which notes those
-can be is known without gathering every note's reads: :mod:`generator.site.tracking`.
+can be is known without gathering every note's reads: :mod:`generator.engine.tracking`.
 
-A read forgotten here would publish a stale page. The list is enforced: with
-``CARNET_CHECK_READS=1`` in the environment (the test suite sets it) every recalled
+A read forgotten here would publish a stale page. The list is enforced: with the engine's
+test hook on (:func:`check_reads`; the test suite turns it on) every recalled
 note is made again, without any memo, and compared with what was recalled
 (:func:`check_recalled`), so any test that rebuilds after an edit fails on a missing read.
 
@@ -37,18 +37,27 @@ the article's part of the graph too, checked the same way (:func:`check_graph_pa
 
 from __future__ import annotations
 
-import os
+import weakref
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from generator.corpus.model import Note, NoteType
-from generator.memo import digest_of
+from generator.digest import digest_of
 from generator.site.graph_pages import local_reads
 from generator.site.model import SiteModel, note_path
 from generator.site.pages import act_summary, cited_by, link_href
 from generator.site.theme import Theme
 
-CHECK_READS = "CARNET_CHECK_READS"
-"""The environment variable that makes every recalled note's outputs be made again and compared."""
+_checking = False
+"""Whether every recalled output is made again and compared (:func:`check_reads`)."""
+
+
+def check_reads(on: bool = True) -> None:
+    """The engine's test hook: with it on, every note's outputs, audit, pairs, selection and graph
+    part an incremental build recalls is made again, without any memo, and compared with what was
+    recalled (:class:`StaleOutputs` when they differ). Costly: for tests, never set by Carnet itself."""
+    global _checking
+    _checking = on
 
 
 class StaleOutputs(AssertionError):
@@ -57,7 +66,7 @@ class StaleOutputs(AssertionError):
 
 
 def checking() -> bool:
-    return os.environ.get(CHECK_READS) == "1"
+    return _checking
 
 
 def keyed(site: SiteModel, slug: str) -> bool:
@@ -150,24 +159,45 @@ def article_inputs(site: SiteModel, slug: str) -> str | None:
     return digest_of(_article_inputs(site, slug))
 
 
+@dataclass
+class _Made:
+    """Digests of reads made once a build and asked for many times (the model is frozen:
+    they are kept here, for as long as the model lives).
+
+    Attributes:
+        sources: a set of notes → :func:`sources_digest` (the wikis on one perimeter read its notes).
+        articles: article → :func:`article_digest`.
+        entries: (note, notebook) → :func:`summary_reads` (its notebook's listing and its
+            categories' read it).
+    """
+
+    sources: dict[frozenset[str], str] = field(default_factory=dict)
+    articles: dict[str, str] = field(default_factory=dict)
+    entries: dict[tuple[str, str], tuple[object, ...]] = field(default_factory=dict)
+
+
+_MADE: weakref.WeakKeyDictionary[SiteModel, _Made] = weakref.WeakKeyDictionary()
+
+
+def _made(site: SiteModel) -> _Made:
+    made = _MADE.get(site)
+    if made is None:
+        made = _MADE[site] = _Made()
+    return made
+
+
 def _selection_notes(site: SiteModel, slug: str) -> frozenset[str]:
     """The notes of a wiki's selection's extractions (its page quotes them)."""
-    selection = site.selections.get(slug)
-    if selection is None:
-        return frozenset()
-    if id(selection) not in site.selection_notes:  # one selection for the wikis of a perimeter
-        extractions = site.extractions
-        site.selection_notes[id(selection)] = frozenset(extractions[i][0].slug for i in selection.order
-                                                        if i in extractions)
-    return site.selection_notes[id(selection)]
+    return site.selection_notes.get(slug, frozenset())
 
 
 def sources_digest(site: SiteModel, notes: frozenset[str]) -> str:
     """Digest of each of ``notes`` with its files' digest (``None``: not published), made
     once a build for each set (the wikis on one perimeter read the same notes)."""
-    if notes not in site.source_digests:
-        site.source_digests[notes] = digest_of(_sources(site, notes))
-    return site.source_digests[notes]
+    made = _made(site).sources
+    if notes not in made:
+        made[notes] = digest_of(_sources(site, notes))
+    return made[notes]
 
 
 def _sources(site: SiteModel, notes: Iterable[str]) -> list[tuple[str, object]]:
@@ -179,9 +209,10 @@ def _sources(site: SiteModel, notes: Iterable[str]) -> list[tuple[str, object]]:
 def article_digest(site: SiteModel, slug: str) -> str:
     """Digest of :func:`article_reads`, made once a build: an article's pages and its part
     of the graph are both keyed by it (its audit and selection weigh megabytes)."""
-    if slug not in site.read_digests:
-        site.read_digests[slug] = digest_of(article_reads(site, slug))
-    return site.read_digests[slug]
+    made = _made(site).articles
+    if slug not in made:
+        made[slug] = digest_of(article_reads(site, slug))
+    return made[slug]
 
 
 def note_key(shell: str, site: SiteModel, theme: Theme, slug: str) -> str:
@@ -193,7 +224,7 @@ def check_graph_part(slug: str, recalled: object, made: object) -> None:
     """Refuse an article's part of the graph recalled for ``slug`` that differs from ``made``."""
     if recalled != made:
         raise StaleOutputs(f"the part of the graph recalled for article {slug!r} differs from the one it gives "
-                           "now: a read is missing from generator/site/reads.py:article_reads")
+                           "now: a read is missing from generator/engine/reads.py:article_reads")
 
 
 def listing_key(shell: str, site: SiteModel, theme: Theme, page: str, notebook: str, notes: list[Note]) -> str:
@@ -205,10 +236,11 @@ def listing_key(shell: str, site: SiteModel, theme: Theme, page: str, notebook: 
 def summary_reads(site: SiteModel, theme: Theme, note: Note, notebook: str) -> tuple[object, ...]:
     """What a note's entry in a listing of ``notebook`` shows of it (:func:`pages.note_summary`);
     made once a build for each note and notebook (its notebook's listing and its categories' read it)."""
-    made = site.entries.get((note.slug, notebook))
+    entries = _made(site).entries
+    made = entries.get((note.slug, notebook))
     if made is None:
         membership = note.membership(notebook)
-        made = site.entries[(note.slug, notebook)] = (
+        made = entries[(note.slug, notebook)] = (
             note.slug, note.title, note.date, note.type.value, note.summary,
             # by digest: a note in k categories is listed on k category pages, each key reads them
             digest_of(membership.categories) if membership else None, len(note.extractions),
@@ -220,4 +252,4 @@ def check_recalled(slug: str, recalled: object, made: object) -> None:
     """Refuse outputs recalled for ``slug`` that differ from ``made`` (made again, from scratch)."""
     if recalled != made:
         raise StaleOutputs(f"the outputs recalled for note {slug!r} differ from the ones it gives now: "
-                           "a read is missing from generator/site/reads.py:note_reads")
+                           "a read is missing from generator/engine/reads.py:note_reads")

@@ -39,7 +39,7 @@ def index_site(site_dir: Path, language: str, output: Path | None = None) -> Non
 def reindex_site(site_dir: Path, language: str) -> None:
     """Re-index a live site: the new index is built beside the old one and swapped in, so
     the search keeps working meanwhile."""
-    from generator.site.output import swap_directory
+    from generator.engine.output import swap_directory
 
     fresh = site_dir / ".pagefind-next"
     if fresh.exists():

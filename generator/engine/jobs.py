@@ -13,58 +13,16 @@ import gc
 import multiprocessing
 import os
 import sys
-import threading
 from collections.abc import Callable, Generator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
-from generator.memo import NO_MEMO, Memo, same
+from generator.engine.memo import NO_MEMO, Kind, Memo, same
 
 T = TypeVar("T")
 A = TypeVar("A")
 R = TypeVar("R")
-
-
-def in_order(calls: Sequence[Callable[[], T]], jobs: int = 1,
-             stop: threading.Event | None = None) -> Generator[T | None, None, None]:
-    """The results of ``calls``, in their order whatever order they finish in: up to ``jobs``
-    are made at once, on threads (with one, each is made here, when its result is asked for,
-    as a plain loop would). Once ``stop`` is set, a call not yet started is not made: its
-    result is None. An exception a call raises is raised here, at its turn.
-
-    Close the generator when leaving early (``with contextlib.closing(in_order(…))``): the
-    calls not yet started are then never made, and those in flight are waited for."""
-    if jobs <= 1 or len(calls) <= 1:
-        for call in calls:
-            yield None if stop is not None and stop.is_set() else call()
-        return
-    closed = threading.Event()
-
-    def started(call: Callable[[], T]) -> T | None:
-        return None if closed.is_set() or (stop is not None and stop.is_set()) else call()
-
-    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="carnet-job")
-    interrupted = False
-    try:
-        futures = [pool.submit(started, call) for call in calls]
-        for future in futures:
-            yield future.result()
-    except KeyboardInterrupt:  # Ctrl-C: not waited for; the caller closes what they wait on
-        interrupted = True
-        raise
-    finally:
-        closed.set()
-        pool.shutdown(wait=not interrupted, cancel_futures=True)
-
-
-# -- worker processes for the build --------------------------------------------------------
-
-WORTH_A_WORKER = 64
-"""Fewer items than this per worker are done here: starting a worker process costs more."""
-
-_TASK: Callable[[Any], Any] | None = None  # what the forked workers run (they inherit it)
 
 
 def available_cores() -> int:
@@ -77,6 +35,14 @@ def available_cores() -> int:
 
 def can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
+
+
+# -- worker processes for the build --------------------------------------------------------
+
+WORTH_A_WORKER = 64
+"""Fewer items than this per worker are done here: starting a worker process costs more."""
+
+_TASK: Callable[[Any], Any] | None = None  # what the forked workers run (they inherit it)
 
 
 def workers_for(count: int, jobs: int, worth: int | None = None) -> int:
@@ -195,9 +161,9 @@ class RecordingMemo:
 
     def __init__(self, inner: Memo) -> None:
         self.inner = inner
-        self.records: list[tuple[str, str, object]] = []
+        self.records: list[tuple[Kind, str, object]] = []
 
-    def memo(self, kind: str, key: Callable[[], str], compute: Callable[[], T]) -> T:
+    def memo(self, kind: Kind, key: Callable[[], str], compute: Callable[[], T]) -> T:
         if self.inner is NO_MEMO:
             return compute()  # a full build remembers nothing: no key to take
         digest = key()
@@ -211,10 +177,10 @@ class RecordingMemo:
         self.records.append((kind, digest, made[0] if made else _COMPUTED))
         return value
 
-    def holds(self, kind: str, key: Callable[[], str]) -> bool:
+    def holds(self, kind: Kind, key: Callable[[], str]) -> bool:
         return self.inner.holds(kind, key)
 
-    def keep(self, kind: str, key: Callable[[], str]) -> bool:
+    def keep(self, kind: Kind, key: Callable[[], str]) -> bool:
         if self.inner is NO_MEMO:
             return False
         digest = key()
@@ -224,7 +190,7 @@ class RecordingMemo:
         return kept
 
 
-def replay(memo: Memo, records: list[tuple[str, str, object]]) -> None:
+def replay(memo: Memo, records: list[tuple[Kind, str, object]]) -> None:
     """Enter what a worker's :class:`RecordingMemo` recorded into the build's memo."""
     for kind, digest, value in records:
         if value is _COMPUTED:
