@@ -266,10 +266,11 @@ def test_incremental_equals_full(steps, reopen: bool, jobs: int) -> None:
             assert not different, f"{operation.__name__}({n}): {different[:5]} differ from a full build"
 
 
-def _names_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A note's key forgets the names its people are shown by (the reads' third item)."""
+def _context_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A note's key forgets what its page reads of the rest of the site (its page's context):
+    the names its people are shown by among them."""
     note_reads = reads.note_reads
-    monkeypatch.setattr(reads, "note_reads", lambda *args: note_reads(*args)[:2] + note_reads(*args)[3:])
+    monkeypatch.setattr(reads, "note_reads", lambda *args: note_reads(*args)[:1])
 
 
 def _article_reads_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -324,7 +325,7 @@ def _foreign_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize(("mutation", "edit", "n"), [
-    (_names_left_out, edit_authors, 1),  # a person added to a note: the notebook's later pseudonyms move up one
+    (_context_left_out, edit_authors, 1),  # a person added to a note: the notebook's later pseudonyms move up one
     (_article_reads_left_out, cite_extraction, 0),  # the wiki's new claim is a node of its part of the graph
     (_perimeter_left_out, add_note, 0),  # a note added under the wiki's perimeter (conseil, theme Budget)
     (_dates_left_out, edit_date, 1),  # the sitemap's lastmod of the redated note
@@ -571,3 +572,35 @@ def test_a_note_retitled_outside_every_feeds_latest_entries_leaves_the_feeds_as_
     assert cache.counts.redone.get("feeds", 0) == 1
     assert "(renamed)" in "".join(path.read_text(encoding="utf-8") for path in (out / "feeds").glob("*.xml"))
     assert site_files(out, search=False) == _full(small, tmp_path / "full")
+
+
+def test_a_field_a_theme_shows_is_read_with_no_word_to_the_engine(small: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 58's mutation test. A theme shows a field of a note's page that no page showed
+    before (each backlink's date: in the page's context, shown by no template of the default
+    theme); an edit of only that field's source (the linking note's date), rebuilt
+    incrementally, gives the full build's bytes. Nothing in the engine names that field: a
+    note's page is keyed by its context, the record of what it reads. The read check is off:
+    the published bytes themselves are compared."""
+    from generator.site import DEFAULT_THEME
+
+    monkeypatch.setattr(reads, "_checking", False)
+    theme = tmp_path / "theme"
+    shutil.copytree(DEFAULT_THEME, theme)
+    template = theme / "templates" / "note.html"
+    shown = '<a href="{{ b.url }}">{{ b.title }}</a>'
+    assert shown in template.read_text(encoding="utf-8")
+    template.write_text(template.read_text(encoding="utf-8").replace(
+        shown, shown + ' <time class="backlink-date">{{ b.date }}</time>'), encoding="utf-8")
+    content = copy_fixture("small", tmp_path / "content")
+    out = tmp_path / "site"
+    build(content, out, search=False, theme_dir=theme, cache=BuildCache.open(default_cache_path(out)))
+    page = (out / "notes" / "conseil-a.html").read_text(encoding="utf-8")
+    assert '<time class="backlink-date">2025-01-10</time>' in page  # conseil-b links to conseil-a
+    _replace_line(content / "notes" / "conseil-b.md", r"^date: .*$", "date: 2025-01-17")
+    build(content, out, search=False, theme_dir=theme, cache=BuildCache.open(default_cache_path(out)))
+    full = tmp_path / "full"
+    build(content, full, search=False, theme_dir=theme)
+    assert '<time class="backlink-date">2025-01-17</time>' in (out / "notes" / "conseil-a.html").read_text(
+        encoding="utf-8")
+    assert site_files(out, search=False) == site_files(full, search=False)

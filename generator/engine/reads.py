@@ -3,18 +3,13 @@ recalls them by, whole, without building the page's context again.
 
 A plain note's page, text, annotations, siblings, mirror, llms-full chunk and graph part
 (:func:`generator.engine.emitters.note_outputs`) are a function of the note itself (its
-file and sidecars: body, front matter, extractions, comments, hence its anchors) and of
-a few facts about the rest of the site, gathered by :func:`note_reads`:
-
-- the shell every page shares (:func:`shell_digest`): settings, the site's address,
-  bases and notebooks, the theme, which emitters run;
-- the note's links as its page resolves them (a target unpublished, a passage detached…);
-- its backlinks, with their titles;
-- the published articles citing each of its extractions, with titles and counts;
-- the names its people are shown by (a notebook-wide rule);
-- its coverage;
-- its local graph: its neighbours (notes citing it, cited by it, linked either way, its
-  notebooks) with their titles and kinds.
+file and sidecars: body, front matter, extractions, comments, hence its anchors), of the
+shell every page shares (:func:`shell_digest`: settings, the site's address, bases and
+notebooks, the theme, which emitters run) and of what its page shows of the rest of the
+site. That last part is not listed here: it is the page's context, made as the page makes
+it (:func:`note_reads`), so whatever a page comes to show — its links as they resolve, its
+backlinks, the articles citing its passages, the names its people are shown by, its
+coverage, its local graph, or a field added tomorrow — is what its key reads.
 
 An edit anywhere else changes none of them, so the note's outputs are recalled as they
 were: one edited note costs its own outputs, plus those of the notes whose reads it
@@ -43,9 +38,9 @@ from dataclasses import dataclass, field
 
 from generator.corpus.model import Note, NoteType
 from generator.digest import digest_of
-from generator.site.graph_pages import local_reads
-from generator.site.model import SiteModel, note_path
-from generator.site.pages import act_summary, cited_by, link_href
+from generator.site import pages
+from generator.site.model import SiteModel
+from generator.site.pages import BodyWork, act_summary
 from generator.site.theme import Theme
 
 _checking = False
@@ -86,23 +81,17 @@ def shell_digest(site: SiteModel, theme: Theme, emitters: Iterable[str]) -> str:
 
 
 def note_reads(site: SiteModel, theme: Theme, slug: str) -> tuple[object, ...]:
-    """Everything a plain note's outputs read beyond the shell (see the module's docstring)."""
-    publication = site.publication
-    note = publication.notes[slug]
-    page = note_path(slug)
-    people = {*note.authors, *(e.author for e in note.extractions),
-              *(c.author for e in note.extractions for c in e.comments)}
-    coverage = site.coverage[slug]
-    return (
-        publication.source_of(slug),  # with the shell's public notebooks: the published note, anchors included
-        publication.governing[slug],
-        sorted((person, publication.name(slug, person)) for person in people),
-        [(use, target, link_href(site, theme, target, page)) for use, target in site.links.get(slug, [])],
-        [(source, publication.notes[source].title) for source in site.backlinks.get(slug, [])],
-        [(e.id, cited_by(site, e.id)) for e in note.extractions],
-        sorted(coverage.covered), coverage.total,
-        local_reads(site, slug),  # its local graph: its neighbours, their titles and kinds
-    )
+    """Everything a plain note's outputs read beyond the shell, recorded rather than listed:
+    the note's own files (its text projection, annotations, graph part and mirror read nothing
+    else of it), and what its page reads of the rest of the site — its page's context itself,
+    made as the page makes it, with its body's inputs in place of its HTML
+    (:class:`~generator.site.pages.BodyWork`: the body is a function of them). A field the
+    context gains (another note's date beside its link, say) is in the key with no word here."""
+    return (site.publication.source_of(slug), pages.note_context(site, theme, slug, _body_inputs))
+
+
+def _body_inputs(work: BodyWork) -> str:
+    return digest_of(work.inputs)
 
 
 def article_reads(site: SiteModel, slug: str) -> tuple[object, ...]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.site import graph_view
 from generator.site.graph_svg import legend, svg, text_alternative
 from generator.site.graph_view import Drawing, NodeKind, NoteGraph
 from generator.site.model import SiteModel, note_path
@@ -65,9 +64,3 @@ def local_graph(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any] | No
         return None
     page = note_path(slug)
     return _drawn(drawing, page, theme, theme.tr("local_graph_label", title=site.publication.notes[slug].title))
-
-
-def local_reads(site: SiteModel, slug: str) -> object:
-    """What a note's local graph reads of the others: its neighbours and their edges to it
-    (without laying it out: a recalled note's page is not drawn again)."""
-    return graph_view.local_reads(graph_of(site), slug)

@@ -26,9 +26,8 @@ import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from enum import StrEnum
-from operator import attrgetter
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
@@ -563,21 +562,6 @@ def local_neighbours(graph: NoteGraph, slug: str) -> tuple[tuple[Node, ...], tup
     shown = ranked[:LOCAL_NEIGHBOURS]
     return ((graph.nodes[key], *(graph.nodes[o] for o in shown)), tuple(sorted(e for o in shown for e in others[o])),
             max(len(ranked) - LOCAL_NEIGHBOURS, 0))
-
-
-_NODE_FIELDS: Final = attrgetter(*(f.name for f in fields(Node)))
-_EDGE_FIELDS: Final = attrgetter(*(f.name for f in fields(Edge)))
-
-
-def local_reads(graph: NoteGraph, slug: str) -> object:
-    """What a note's local graph (:func:`local_drawing`) is made from, as plain tuples (what a
-    note's outputs' key digests, for every note of every build): every field of its nodes and
-    edges, and how many neighbours it leaves out."""
-    found = local_neighbours(graph, slug)
-    if found is None:
-        return None
-    nodes, edges, hidden = found
-    return tuple(map(_NODE_FIELDS, nodes)), tuple(map(_EDGE_FIELDS, edges)), hidden
 
 
 def local_drawing(graph: NoteGraph, slug: str, width: int = 560, height: int = 340) -> Drawing | None:

@@ -482,7 +482,7 @@ def note_context(site: SiteModel, theme: Theme, slug: str, body_of: BodyRenderer
         "date": note.date, "authors": [name(a) for a in note.authors], "summary": note.summary,
         "body": body, "media": media, "contexts": contexts, "extractions": extractions,
         "element_count": len(elements),
-        "backlinks": [{"title": publication.notes[b].title, "url": url(note_path(b))}
+        "backlinks": [{"title": publication.notes[b].title, "url": url(note_path(b)), "date": publication.notes[b].date}
                       for b in site.backlinks.get(slug, [])],
         "author_rule": publication.notebooks[publication.governing[slug]].author_rule.value,
         # a stricter rule than some of its notebooks': said, with whose it is (shared membership)
