@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+import generator.engine.anchors as engine_anchors
 import generator.engine.notes as engine_notes
+import generator.engine.render as engine_render
 import generator.pipeline as pipeline
 from bench.corpus import Densities, plain_notes, write_carnet
 from generator.engine.cache import BuildCache, default_cache_path
@@ -45,9 +47,9 @@ def forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
             return real(task, items, jobs, worth)
         return spy
 
-    monkeypatch.setattr(pipeline, "fork_map", spying(fork_map))
     monkeypatch.setattr(engine_notes, "fork_map", spying(fork_map))  # the notes' parse
-    monkeypatch.setattr(pipeline, "fork_iter", spying(fork_iter))  # the rendering: results taken as they come
+    monkeypatch.setattr(engine_anchors, "fork_map", spying(fork_map))  # their anchoring
+    monkeypatch.setattr(engine_render, "fork_iter", spying(fork_iter))  # the rendering: results taken as they come
     return seen
 
 
@@ -61,8 +63,8 @@ def test_two_jobs_give_the_bytes_of_one(corpus: Path, tmp_path: Path, forks: lis
         (workers / f"{os.getpid()}-{args[-1]}").touch()
         return site_wide_work(*args)
 
-    site_wide_work = pipeline._site_wide_work
-    monkeypatch.setattr(pipeline, "_site_wide_work", spied)
+    site_wide_work = engine_render._site_wide_work
+    monkeypatch.setattr(engine_render, "_site_wide_work", spied)
     build(corpus, tmp_path / "one", search=False, jobs=1)
     assert forks == [] and list(workers.iterdir()) == []
     build(corpus, tmp_path / "two", search=False, jobs=2)
@@ -354,7 +356,7 @@ def test_a_body_rendered_where_it_was_parsed_is_the_body_rendered_with_its_page(
         return markdown_html.fill_body(template, state)
 
     # the workers' path, in this process: the corpus is too small for worker processes
-    monkeypatch.setattr(pipeline, "workers_for", lambda count, jobs, worth=None: 2)
+    monkeypatch.setattr(engine_anchors, "workers_for", lambda count, jobs, worth=None: 2)
     monkeypatch.setattr(pages, "fill_body", filled)
     build(small, tmp_path / "templates", search=False, jobs=2)
     serial, templated = site_files(tmp_path / "serial", search=False), site_files(tmp_path / "templates", search=False)
