@@ -8,18 +8,16 @@ reads the clock: the same content gives the same bytes.
 from __future__ import annotations
 
 import contextlib
-import functools
 import gc
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Final, TypeVar
 
 from generator.anchoring import AnchorFacts
 from generator.corpus.links import CorpusIndex, LinkTarget, LinkUse, image_hosts, resolve_link
 from generator.corpus.load import KnownFiles, load_corpus
-from generator.corpus.model import Corpus, NoteType
+from generator.corpus.model import Corpus
 from generator.corpus.publication import (
     Publication,
     private_link_problems,
@@ -35,8 +33,7 @@ from generator.engine.emitters import (
     EMITTERS,
     Emitter,
 )
-from generator.engine.jobs import fork_map
-from generator.engine.memo import NO_MEMO, Kind, Memo, same
+from generator.engine.memo import NO_MEMO, Kind, Memo
 from generator.engine.notes import notes_parser
 from generator.engine.output import (
     check_output_dir,
@@ -49,6 +46,7 @@ from generator.engine.recall import pairs_recalled, recalled_by_key
 from generator.engine.recalled import Recalled
 from generator.engine.render import render_site
 from generator.engine.search import index_site
+from generator.engine.selections import wiki_selections
 from generator.engine.summary import summarise
 from generator.engine.tracking import Tracking
 from generator.kinds import LinkKind, WikiKind
@@ -56,8 +54,6 @@ from generator.markup import site_address_problem
 from generator.problems import ContentError, Problem, SettingsError, sorted_problems
 from generator.result import BuildResult, BuildSummary
 from generator.selection.oppositions import private_opposition_problems, published_pairs
-from generator.selection.select import Likeness, Selection, arrange, likeness, perimeter_quotes, selection_threshold
-from generator.selection.vectors import embeddings_settings, load_cache
 from generator.site.addresses import address_problems
 from generator.site.headers import meta_content_security_policy
 from generator.site.markdown_html import BodyTemplate
@@ -208,61 +204,7 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
     if not url.endswith("/"):
         url += "/"
     articles = {slug: audit for slug, audit in analysis.articles.items() if slug in published}
-    threshold = selection_threshold(publication.settings.extra)
-    provider, model = embeddings_settings(publication.settings.extra)
-    vectors = load_cache(content_dir, model) if provider == "endpoint" else {}
-
-    same_perimeter: dict[tuple[str, ...], Selection] = {}  # wikis that share a perimeter share its selection
-    corpus = analysis.corpus
-    settings = digest_of((threshold, provider, vectors))  # once a build: an endpoint's vectors weigh megabytes
-
-    @functools.cache  # once a perimeter: for its key and its likeness
-    def quotes(ids: tuple[str, ...]) -> list[tuple[str, str]]:
-        return perimeter_quotes(corpus, list(ids))
-
-    @functools.cache  # taken once: asked whether the memo holds it, then to recall or store
-    def key(ids: tuple[str, ...]) -> str:
-        # the grouping and map read the quotes alone: an edit to a body, a kind or comments keeps them
-        return digest_of((quotes(ids), settings))
-
-    def compute(ids: tuple[str, ...]) -> Likeness:
-        return likeness(quotes(ids), threshold, provider, vectors)
-
-    def selection_key(slug: str) -> str | None:
-        # a selection reads its perimeter's extractions by id and the settings: recalled by its
-        # perimeter's key, no quote read nor digested (a wiki without a live perimeter has none)
-        perimeter = analysis.perimeter_keys.get(slug)
-        return None if perimeter is None else digest_of(("selection", perimeter, settings))
-
-    wikis = {slug: tuple(audit.perimeter_extractions or []) for slug, audit in articles.items()
-             if audit.kind is NoteType.WIKI}
-    selection_keys = {slug: chosen for slug in wikis if (chosen := selection_key(slug)) is not None}
-    held = {wikis[slug] for slug, chosen in selection_keys.items() if memo.holds(Kind.SELECTION, partial(same, chosen))}
-    perimeters = sorted(set(wikis.values()) - held)
-    # each perimeter's grouping and map is heavy: one is worth a worker
-    todo = [ids for ids in perimeters if not memo.holds(Kind.LIKENESS, partial(key, ids))] if jobs > 1 else []
-    made = dict(zip(todo, fork_map(compute, todo, jobs, worth=1), strict=True)) if len(todo) > 1 else {}
-
-    def arranged(perimeter: tuple[str, ...], memo: Memo = memo) -> Selection:
-        like = memo.memo(Kind.LIKENESS, partial(key, perimeter),
-                         partial(made.__getitem__, perimeter) if perimeter in made else partial(compute, perimeter))
-        return arrange(corpus, list(perimeter), like)
-
-    def selection(slug: str, perimeter: tuple[str, ...]) -> Selection:
-        if perimeter not in same_perimeter:
-            recalled_by = selection_keys.get(slug)
-            if recalled_by is None:
-                same_perimeter[perimeter] = arranged(perimeter)
-            else:
-                same_perimeter[perimeter] = memo.memo(Kind.SELECTION, partial(same, recalled_by),
-                                                      partial(arranged, perimeter))
-                if reads.checking() and same_perimeter[perimeter] != arranged(perimeter, NO_MEMO):
-                    raise reads.StaleOutputs(f"the selection of {slug!r} was recalled but differs from the one made "
-                                             "again: a read is missing from generator/synthesis/audit.py:"
-                                             "_Lookup._perimeter_holders")
-        return same_perimeter[perimeter]
-
-    selections = {slug: selection(slug, ids) for slug, ids in wikis.items()}
+    selections, settings = wiki_selections(analysis.corpus, articles, analysis.perimeter_keys, content_dir, memo, jobs)
     # an article's audit, selection and pairs' states, keyed by what they read (with a build cache): its
     # pages' keys take these digests in their place (generator/engine/reads.py); its pairs read its audit
     # (the notes of the passages it cites included), the records of its own files and the strict options;
