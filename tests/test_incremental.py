@@ -606,3 +606,30 @@ def test_a_field_a_theme_shows_is_read_with_no_word_to_the_engine(small: Path, t
     assert '<time class="backlink-date">2025-01-17</time>' in (out / "notes" / "conseil-a.html").read_text(
         encoding="utf-8")
     assert site_files(out, search=False) == site_files(full, search=False)
+
+
+def test_a_field_a_theme_shows_in_a_listing_is_read_with_no_word_to_the_engine(small: Path, tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same for the listings: a theme shows each entry's authors (in the entry, shown by no
+    default template); a note's authors edited, the notebook's and categories' listings rebuilt
+    incrementally are the full build's bytes. A listing is keyed by its entries themselves."""
+    from generator.site import DEFAULT_THEME
+
+    monkeypatch.setattr(reads, "_checking", False)
+    theme = tmp_path / "theme"
+    shutil.copytree(DEFAULT_THEME, theme)
+    template = theme / "templates" / "_note_list.html"
+    shown = '<a class="note-link" href="{{ n.url }}">{{ n.title }}</a>'
+    assert shown in template.read_text(encoding="utf-8")
+    template.write_text(template.read_text(encoding="utf-8").replace(
+        shown, shown + ' <span class="entry-authors">{{ n.authors | join(", ") }}</span>'), encoding="utf-8")
+    content = copy_fixture("small", tmp_path / "content")
+    out = tmp_path / "site"
+    build(content, out, search=False, theme_dir=theme, cache=BuildCache.open(default_cache_path(out)))
+    _replace_line(content / "notes" / "conseil-b.md", r"^authors: \[", "authors: [Auteur Ajouté, ")
+    build(content, out, search=False, theme_dir=theme, cache=BuildCache.open(default_cache_path(out)))
+    full = tmp_path / "full"
+    build(content, full, search=False, theme_dir=theme)
+    listing = (full / "notebooks" / "conseil.html").read_text(encoding="utf-8")
+    assert re.search(r'Séance B</a> <span class="entry-authors">[^<,]+, [^<,]+</span>', listing), "two people now"
+    assert site_files(out, search=False) == site_files(full, search=False)

@@ -40,7 +40,7 @@ from generator.corpus.model import Note, NoteType
 from generator.digest import digest_of
 from generator.site import pages
 from generator.site.model import SiteModel
-from generator.site.pages import BodyWork, act_summary
+from generator.site.pages import BodyWork
 from generator.site.theme import Theme
 
 _checking = False
@@ -162,7 +162,7 @@ class _Made:
 
     sources: dict[frozenset[str], str] = field(default_factory=dict)
     articles: dict[str, str] = field(default_factory=dict)
-    entries: dict[tuple[str, str], tuple[object, ...]] = field(default_factory=dict)
+    entries: dict[tuple[str, str], str] = field(default_factory=dict)
 
 
 _MADE: weakref.WeakKeyDictionary[SiteModel, _Made] = weakref.WeakKeyDictionary()
@@ -222,18 +222,16 @@ def listing_key(shell: str, site: SiteModel, theme: Theme, page: str, notebook: 
     return digest_of((shell, page, notebook, [summary_reads(site, theme, note, notebook) for note in notes]))
 
 
-def summary_reads(site: SiteModel, theme: Theme, note: Note, notebook: str) -> tuple[object, ...]:
-    """What a note's entry in a listing of ``notebook`` shows of it (:func:`pages.note_summary`);
-    made once a build for each note and notebook (its notebook's listing and its categories' read it)."""
+def summary_reads(site: SiteModel, theme: Theme, note: Note, notebook: str) -> str:
+    """What a note's entry in a listing of ``notebook`` shows of it, recorded rather than listed:
+    the digest of the entry itself, as :func:`pages.note_summary` makes it for the notebook's own
+    page, addresses left site-relative (a category page's entry shows a part of the same
+    categories, nothing else). Made once a build for each note and notebook: its notebook's
+    listing and its categories' read it."""
     entries = _made(site).entries
     made = entries.get((note.slug, notebook))
     if made is None:
-        membership = note.membership(notebook)
-        made = entries[(note.slug, notebook)] = (
-            note.slug, note.title, note.date, note.type.value, note.summary,
-            # by digest: a note in k categories is listed on k category pages, each key reads them
-            digest_of(membership.categories) if membership else None, len(note.extractions),
-            sum(len(e.comments) for e in note.extractions), act_summary(site, theme, note.slug, str))
+        made = entries[(note.slug, notebook)] = digest_of(pages.note_summary(site, theme, note, notebook, str))
     return made
 
 

@@ -185,6 +185,7 @@ def note_summary(site: SiteModel, theme: Theme, note: Note, notebook: str,
         "more_categories": more,
         "extractions": len(note.extractions),
         "comments": sum(len(e.comments) for e in note.extractions),
+        "authors": [site.publication.name(note.slug, author) for author in note.authors],
         "act": act_summary(site, theme, note.slug, url),
     }
 
