@@ -438,16 +438,15 @@ def _marker_spacing(state: Any) -> None:
         children = block.children if block.type == "inline" else None
         if not children:
             continue
-        for index, child in enumerate(children):
-            if not _hidden_marker(child):
-                continue
+        hidden = [_hidden_marker(child) for child in children]
+        for index in (i for i, is_marker in enumerate(hidden) if is_marker):
+            # back to the previous mark of the run at most (it did the rest): one walk per blank
             back = index - 1
-            while back >= 0 and (children[back].type == "softbreak" or _hidden_marker(children[back])
-                                 or (children[back].type == "text" and not children[back].content.strip())):
-                if not _hidden_marker(children[back]):
-                    children[back].type, children[back].content = "text", ""
+            while back >= 0 and not hidden[back] and (children[back].type == "softbreak" or (
+                    children[back].type == "text" and not children[back].content.strip())):
+                children[back].type, children[back].content = "text", ""
                 back -= 1
-            if back >= 0 and children[back].type == "text":
+            if back >= 0 and not hidden[back] and children[back].type == "text":
                 children[back].content = children[back].content.rstrip(" \t")
 
 

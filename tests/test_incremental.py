@@ -576,7 +576,33 @@ def test_a_note_retitled_outside_every_feeds_latest_entries_leaves_the_feeds_as_
     assert site_files(out, search=False) == _full(small, tmp_path / "full")
 
 
-def test_a_field_a_theme_shows_is_read_with_no_word_to_the_engine(small: Path, tmp_path: Path,
+def _theme_showing(tmp_path: Path, template_name: str, shown: str, added: str) -> Path:
+    """A copy of the default theme whose ``template_name`` shows ``added`` after ``shown``."""
+    from generator.site import DEFAULT_THEME
+
+    theme = tmp_path / "theme"
+    shutil.copytree(DEFAULT_THEME, theme)
+    template = theme / "templates" / template_name
+    assert shown in template.read_text(encoding="utf-8")
+    template.write_text(template.read_text(encoding="utf-8").replace(shown, shown + added), encoding="utf-8")
+    return theme
+
+
+def _edited_with_theme(tmp_path: Path, theme: Path, edit: Callable[[Path], None],
+                       first: Callable[[Path], None] = lambda out: None) -> tuple[Path, Path, Path]:
+    """The small corpus built with ``theme`` and its cache (``first`` checks that site), ``edit``ed,
+    built again incrementally; and built in full: (the content, the incremental site, the full one)."""
+    content = copy_fixture("small", tmp_path / "content")
+    out, full = tmp_path / "site", tmp_path / "full"
+    build(content, out, search=False, theme_dir=theme, cache=BuildCache.open(default_cache_path(out)))
+    first(out)
+    edit(content)
+    build(content, out, search=False, theme_dir=theme, cache=BuildCache.open(default_cache_path(out)))
+    build(content, full, search=False, theme_dir=theme)
+    return content, out, full
+
+
+def test_a_field_a_theme_shows_is_read_with_no_word_to_the_engine(tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 58's mutation test. A theme shows a field of a note's page that no page showed
     before (each backlink's date: in the page's context, shown by no template of the default
@@ -584,52 +610,30 @@ def test_a_field_a_theme_shows_is_read_with_no_word_to_the_engine(small: Path, t
     incrementally, gives the full build's bytes. Nothing in the engine names that field: a
     note's page is keyed by its context, the record of what it reads. The read check is off:
     the published bytes themselves are compared."""
-    from generator.site import DEFAULT_THEME
-
     monkeypatch.setattr(reads, "_checking", False)
-    theme = tmp_path / "theme"
-    shutil.copytree(DEFAULT_THEME, theme)
-    template = theme / "templates" / "note.html"
-    shown = '<a href="{{ b.url }}">{{ b.title }}</a>'
-    assert shown in template.read_text(encoding="utf-8")
-    template.write_text(template.read_text(encoding="utf-8").replace(
-        shown, shown + ' <time class="backlink-date">{{ b.date }}</time>'), encoding="utf-8")
-    content = copy_fixture("small", tmp_path / "content")
-    out = tmp_path / "site"
-    build(content, out, search=False, theme_dir=theme, cache=BuildCache.open(default_cache_path(out)))
-    page = (out / "notes" / "conseil-a.html").read_text(encoding="utf-8")
-    assert '<time class="backlink-date">2025-01-10</time>' in page  # conseil-b links to conseil-a
-    _replace_line(content / "notes" / "conseil-b.md", r"^date: .*$", "date: 2025-01-17")
-    build(content, out, search=False, theme_dir=theme, cache=BuildCache.open(default_cache_path(out)))
-    full = tmp_path / "full"
-    build(content, full, search=False, theme_dir=theme)
+    theme = _theme_showing(tmp_path, "note.html", '<a href="{{ b.url }}">{{ b.title }}</a>',
+                           ' <time class="backlink-date">{{ b.date }}</time>')
+    def shown_first(out: Path) -> None:  # conseil-b links to conseil-a
+        page = (out / "notes" / "conseil-a.html").read_text(encoding="utf-8")
+        assert '<time class="backlink-date">2025-01-10</time>' in page
+
+    _content, out, full = _edited_with_theme(tmp_path, theme, lambda content: _replace_line(
+        content / "notes" / "conseil-b.md", r"^date: .*$", "date: 2025-01-17"), shown_first)
     assert '<time class="backlink-date">2025-01-17</time>' in (out / "notes" / "conseil-a.html").read_text(
         encoding="utf-8")
     assert site_files(out, search=False) == site_files(full, search=False)
 
 
-def test_a_field_a_theme_shows_in_a_listing_is_read_with_no_word_to_the_engine(small: Path, tmp_path: Path,
+def test_a_field_a_theme_shows_in_a_listing_is_read_with_no_word_to_the_engine(tmp_path: Path,
                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """The same for the listings: a theme shows each entry's authors (in the entry, shown by no
     default template); a note's authors edited, the notebook's and categories' listings rebuilt
     incrementally are the full build's bytes. A listing is keyed by its entries themselves."""
-    from generator.site import DEFAULT_THEME
-
     monkeypatch.setattr(reads, "_checking", False)
-    theme = tmp_path / "theme"
-    shutil.copytree(DEFAULT_THEME, theme)
-    template = theme / "templates" / "_note_list.html"
-    shown = '<a class="note-link" href="{{ n.url }}">{{ n.title }}</a>'
-    assert shown in template.read_text(encoding="utf-8")
-    template.write_text(template.read_text(encoding="utf-8").replace(
-        shown, shown + ' <span class="entry-authors">{{ n.authors | join(", ") }}</span>'), encoding="utf-8")
-    content = copy_fixture("small", tmp_path / "content")
-    out = tmp_path / "site"
-    build(content, out, search=False, theme_dir=theme, cache=BuildCache.open(default_cache_path(out)))
-    _replace_line(content / "notes" / "conseil-b.md", r"^authors: \[", "authors: [Auteur Ajouté, ")
-    build(content, out, search=False, theme_dir=theme, cache=BuildCache.open(default_cache_path(out)))
-    full = tmp_path / "full"
-    build(content, full, search=False, theme_dir=theme)
+    theme = _theme_showing(tmp_path, "_note_list.html", '<a class="note-link" href="{{ n.url }}">{{ n.title }}</a>',
+                           ' <span class="entry-authors">{{ n.authors | join(", ") }}</span>')
+    _content, out, full = _edited_with_theme(tmp_path, theme, lambda content: _replace_line(
+        content / "notes" / "conseil-b.md", r"^authors: \[", "authors: [Auteur Ajouté, "))
     listing = (full / "notebooks" / "conseil.html").read_text(encoding="utf-8")
     assert re.search(r'Séance B</a> <span class="entry-authors">[^<,]+, [^<,]+</span>', listing), "two people now"
     assert site_files(out, search=False) == site_files(full, search=False)

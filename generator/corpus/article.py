@@ -340,8 +340,6 @@ def history_problems(file: str, history: tuple[StatusEntry, ...]) -> list[Proble
     rank = {ActStatus.DRAFT: 0, ActStatus.ADOPTED: 1}
     previous: StatusEntry | None = None
     for entry in history:
-        if entry.status not in rank:  # the loader keeps none such: a history is only written steps
-            continue
         if previous is not None:
             if rank[entry.status] < rank[previous.status]:
                 problems.append(Problem(

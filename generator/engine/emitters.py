@@ -308,10 +308,10 @@ class GraphPages:
     name: str = "graph-pages"
 
     def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
-        from generator.site.graph_pages import SITE_GRAPH, graph_of, notebook_graph_path
+        from generator.site.graph_pages import SITE_GRAPH, notebook_graph_path
         from generator.site.graph_view import drawing_digest, layout_reads, page_drawing
 
-        graph = graph_of(site)
+        graph = site.note_graph
         drawings: dict[str, Drawing] = {}
 
         def drawing(notebook: str) -> Drawing:  # laid out once a build: for the key, then the page

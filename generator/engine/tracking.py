@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 from generator.digest import digest_of
 from generator.engine import reads
 from generator.kinds import LinkKind
-from generator.site.graph_pages import graph_of
 from generator.site.model import SiteModel
 
 
@@ -101,7 +100,7 @@ def consulted(site: SiteModel, slug: str) -> set[str]:
         elif target.note:
             around.add(target.note)
     around.update(site.backlinks.get(slug, []))
-    for edge in graph_of(site).around.get(f"note:{slug}", ()):
+    for edge in site.note_graph.around.get(f"note:{slug}", ()):
         for end in (edge.source, edge.target):
             if end.startswith("note:"):
                 around.add(end[len("note:"):])

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from generator.site.graph_svg import legend, svg, text_alternative
-from generator.site.graph_view import Drawing, NodeKind, NoteGraph
+from generator.site.graph_view import Drawing, NodeKind
 from generator.site.model import SiteModel, note_path
 from generator.site.theme import Theme
 
@@ -25,11 +25,6 @@ def _drawn(drawing: Drawing, page: str, theme: Theme, label: str) -> dict[str, A
             "nodes": text_alternative(drawing, page, theme.tr), "count": len(drawing.nodes),
             "edges": len(drawing.edges), "hidden": drawing.hidden, "aggregated": 0, "notebook_titles": {},
             "notebooks": sorted({n.notebook for n in drawing.nodes if n.notebook})}
-
-
-def graph_of(site: SiteModel) -> NoteGraph:
-    """The site's note graph (:attr:`SiteModel.note_graph`, made once)."""
-    return site.note_graph
 
 
 def graph_title(site: SiteModel, theme: Theme, notebook: str = "") -> str:
@@ -59,7 +54,7 @@ def graph_context(site: SiteModel, theme: Theme, ctx: dict[str, Any], notebook: 
 
 def local_graph(site: SiteModel, theme: Theme, slug: str) -> dict[str, Any] | None:
     """A note page's local graph (its neighbours at depth 1), or ``None`` when it has none."""
-    drawing = graph_of(site).local(slug)
+    drawing = site.note_graph.local(slug)
     if drawing is None:
         return None
     page = note_path(slug)
