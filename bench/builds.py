@@ -137,18 +137,20 @@ def carnet(*args: str) -> list[str]:
     return [sys.executable, "-m", "generator", "build", *args]
 
 
-def edit_body(content: Path, n: int) -> None:
+def edit_body(content: Path, n: int) -> Path:
     note = _note(content, n)
     note.write_text(note.read_text(encoding="utf-8") + f"\nUne phrase ajoutée ({n}).\n", encoding="utf-8")
+    return note
 
 
-def edit_title(content: Path, n: int) -> None:
+def edit_title(content: Path, n: int) -> Path:
     note = _note(content, n)
     text = note.read_text(encoding="utf-8")
     note.write_text(re.sub(r"^title: (.*)$", rf"title: \1 ({n})", text, count=1, flags=re.M), encoding="utf-8")
+    return note
 
 
-def edit_category(content: Path, n: int) -> None:
+def edit_category(content: Path, n: int) -> Path:
     """The note's category swapped for another (never the one it has: that would be no edit)."""
     note = _note(content, n)
     text = note.read_text(encoding="utf-8")
@@ -156,21 +158,25 @@ def edit_category(content: Path, n: int) -> None:
     category = "Santé" if current and "Budget" in current.group(1) else "Budget"
     note.write_text(re.sub(r"^(    theme: )\[.*\]$", rf'\1["{category}"]', text, count=1, flags=re.M),
                     encoding="utf-8")
+    return note
 
 
-def add_note(content: Path, n: int) -> None:
-    (content / "notes" / f"ajout-{n}.md").write_text(
+def add_note(content: Path, n: int) -> Path:
+    note = content / "notes" / f"ajout-{n}.md"
+    note.write_text(
         f"---\ntitle: Ajout {n}\ndate: 2024-03-0{n % 9 + 1}\nauthors: [Camille Martin]\nnotebooks:\n"
         f"  conseil:\n    theme: [\"Budget\"]\n---\n## Point\n\nUne note ajoutée, numéro {n}.\n", encoding="utf-8")
+    return note
 
 
-def edit_extraction(content: Path, n: int) -> None:
+def edit_extraction(content: Path, n: int) -> Path:
     """An extraction's kind changed in a sidecar (the note's page and the wiki's selection show it)."""
     sidecar = sorted((content / "notes").glob("*.extractions.yaml"))[len(_notes(content)) // 3]
     text = sidecar.read_text(encoding="utf-8")
     current = re.search(r"^    kind: (.*)$", text, flags=re.M)
     kind = "question" if current and current.group(1).strip() == "fait" else "fait"  # never the kind it has
     sidecar.write_text(re.sub(r"^(    kind: ).*$", rf"\g<1>{kind}", text, count=1, flags=re.M), encoding="utf-8")
+    return sidecar
 
 
 def _notes(content: Path) -> list[Path]:
@@ -231,7 +237,7 @@ def measure_size(notes: int, work: Path, runs: int, mkdocs_runs: int, evidence: 
     return measures, {"notes": notes, "megabytes": round(sum(len(n.body.encode()) for n in plain) / 1e6, 1)}
 
 
-def rebuilds(measures: Measures, root: Path, corpus: str, edits: dict[str, Callable[[Path, int], None]],
+def rebuilds(measures: Measures, root: Path, corpus: str, edits: dict[str, Callable[[Path, int], Path]],
              runs: int) -> None:
     """Rebuilds from the command line with the on-disk cache beside the output, then the
     same edits in a warm process (what ``carnet serve`` does on a change)."""
@@ -270,11 +276,13 @@ def warm_rebuilds(content: Path, out: Path, edits: list[str], runs: int) -> list
         "build(content, out, search=False, cache=cache, jobs=available_cores())\n"
         "cache.save()\n"
         "cache.path = None\n"
+        "build(content, out, search=False, cache=cache, jobs=1, linger=True)  # serve's first rebuild walks\n"
         "for n in range(runs):\n"
         "    for name in sys.argv[4:]:\n"
-        "        edits[name](content, 100 + n)\n"
+        "        edited = {edits[name](content, 100 + n)}\n"
         "        started = time.perf_counter()\n"
-        "        build(content, out, search=False, cache=cache, jobs=1, linger=True)  # as serve rebuilds\n"
+        "        # as serve rebuilds: one core, the old tree left to readers, the paths its watcher saw\n"
+        "        build(content, out, search=False, cache=cache, jobs=1, linger=True, edited=edited)\n"
         "        print(json.dumps([name, time.perf_counter() - started]))\n"
     )
     result = subprocess.run([sys.executable, "-c", script, str(content), str(out), str(runs), *edits],

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, TypeVar
@@ -275,18 +275,22 @@ def few_collections() -> Iterator[None]:
 def build(content_dir: Path, out_dir: Path, *, strict: bool = False, base_url: str | None = None,
           theme_dir: Path | None = None, emitters: tuple[Emitter, ...] = EMITTERS,
           search: bool = True, cache: BuildCache | None = None,
-          progress: Callable[[str], None] | None = None, jobs: int = 1, linger: bool = False) -> BuildResult:
+          progress: Callable[[str], None] | None = None, jobs: int = 1, linger: bool = False,
+          edited: Collection[Path] | None = None) -> BuildResult:
     """A full build, or with ``cache`` an incremental one: only what changed is redone and
     rewritten, and the result is byte for byte what a full build gives. ``progress`` is
     told each stage as it starts (the CLI shows it on a terminal). ``jobs``: worker
     processes for the per-note work (parse, anchor, render), used when there are enough
     notes to redo; the bytes are the same whatever ``jobs``. With ``linger`` (``carnet
     serve``), the old tree swapped out is removed while the caller goes on (the next
-    build waits for it, if it must)."""
+    build waits for it, if it must). ``edited``: the paths (files or folders) of the content
+    and theme that changed since the last build with this ``cache`` in this process, all of
+    them (``carnet serve``'s watcher knows them): the inputs are then not walked to find out."""
     with few_collections():
         try:
             return _build(content_dir, out_dir, strict=strict, base_url=base_url, theme_dir=theme_dir,
-                          emitters=emitters, search=search, cache=cache, progress=progress, jobs=jobs, linger=linger)
+                          emitters=emitters, search=search, cache=cache, progress=progress, jobs=jobs, linger=linger,
+                          edited=edited)
         except ContentError:
             raise  # the memos made are good ones: the next build, once the content is fixed, uses them
         except BaseException:
@@ -297,7 +301,8 @@ def build(content_dir: Path, out_dir: Path, *, strict: bool = False, base_url: s
 
 def _build(content_dir: Path, out_dir: Path, *, strict: bool, base_url: str | None, theme_dir: Path | None,
            emitters: tuple[Emitter, ...], search: bool, cache: BuildCache | None,
-           progress: Callable[[str], None] | None, jobs: int, linger: bool) -> BuildResult:
+           progress: Callable[[str], None] | None, jobs: int, linger: bool,
+           edited: Collection[Path] | None) -> BuildResult:
     step = progress or (lambda stage: None)
     if base_url is not None and site_address_problem(base_url) is not None:
         raise SettingsError(f"--base-url {base_url!r} cannot be the site's address: {site_address_problem(base_url)} "
@@ -308,7 +313,7 @@ def _build(content_dir: Path, out_dir: Path, *, strict: bool, base_url: str | No
         step("checking what changed")
         options = build_options(strict, base_url, search, theme_root,
                                 None if emitters is EMITTERS else [e.name for e in emitters])
-        unchanged = unchanged_build(cache, content_dir, out_dir, theme_root, options)
+        unchanged = unchanged_build(cache, content_dir, out_dir, theme_root, options, edited)
         cache.asked = None  # the next build asks afresh
         if unchanged is not None:
             return unchanged

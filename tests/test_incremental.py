@@ -217,6 +217,15 @@ def _full(content: Path, out: Path) -> dict[str, bytes] | None:
     return site_files(out, search=False)
 
 
+def _files(content: Path) -> dict[Path, bytes]:
+    return {path: path.read_bytes() for path in content.rglob("*") if path.is_file()}
+
+
+def _changed(before: dict[Path, bytes], after: dict[Path, bytes]) -> set[Path]:
+    """The paths a watcher would name: each file written, added or removed."""
+    return {path for path in before.keys() | after.keys() if before.get(path) != after.get(path)}
+
+
 def _every_operation(test):  # type: ignore[no-untyped-def]
     """Each operation once for sure, through the workers and from disk (random draws may
     miss one: an edit a memo key forgets must fail here every time)."""
@@ -249,14 +258,17 @@ def test_incremental_equals_full(steps, reopen: bool, jobs: int) -> None:
         cache.resident = not reopen  # as carnet serve keeps it: what a rebuild recalls stays in memory
         build(content, out, search=False, cache=cache, jobs=jobs)
         for operation, n in steps:
+            files = _files(content)
             operation(content, n)
             if reopen:  # alternately the on-disk cache (carnet build) and the live one (carnet serve)
                 cache = BuildCache.open(default_cache_path(out))
             before = site_files(out, search=False)
             expected = _full(content, root / "full")
             try:
-                # carnet serve's rebuilds: its resident cache, the old tree left to readers (linger)
-                build(content, out, search=False, cache=cache, jobs=jobs, linger=not reopen)
+                # carnet serve's rebuilds: its resident cache, the old tree left to readers (linger), the
+                # paths its watcher saw change (those the operation wrote, added or removed) looked at alone
+                build(content, out, search=False, cache=cache, jobs=jobs, linger=not reopen,
+                      edited=None if reopen else _changed(files, _files(content)))
             except ContentError:
                 assert expected is None, f"{operation.__name__}({n}): only the incremental build failed"
                 assert site_files(out, search=False) == before  # the previous site stays

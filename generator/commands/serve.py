@@ -31,7 +31,7 @@ import shutil
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -361,15 +361,17 @@ def watched_folders(content: Path, theme: Path) -> tuple[Path, ...]:
 
 
 class Changes(FileSystemEventHandler):
-    """Hands the relevant events of the observer's thread to ``changed``."""
+    """Hands the relevant events of the observer's thread to ``changed``, with the paths
+    they name (a move names both)."""
 
-    def __init__(self, watched: Watched, changed: Callable[[], None]) -> None:
+    def __init__(self, watched: Watched, changed: Callable[[Iterable[str]], None]) -> None:
         super().__init__()
         self.watched, self.changed = watched, changed
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         if self.watched.relevant(event):
-            self.changed()
+            paths = [event.src_path, event.dest_path] if event.event_type == EVENT_TYPE_MOVED else [event.src_path]
+            self.changed(os.fsdecode(path) for path in paths)
 
 
 class Server:
@@ -398,6 +400,9 @@ class Server:
         self.cache = BuildCache.open(default_cache_path(out))
         self.cache.resident = True  # what a rebuild recalls stays in memory, not read back from disk each time
         self.last_changed = 0
+        # the paths the watcher saw change since the last rebuild began; ``None``: not all of them
+        # are known (the first rebuild, or one after a rebuild that stopped), the inputs are walked
+        self.paths: set[Path] | None = None
 
     @property
     def url(self) -> str:
@@ -418,24 +423,31 @@ class Server:
     def rebuild(self) -> bool:
         with self.lock:
             started = time.perf_counter()
+            with self.timer_lock:  # what changes from here on is the next rebuild's
+                changed, self.paths = self.paths, set()
             try:
-                # the old tree is removed while the publisher reads the page: the next rebuild waits for it
+                # the old tree is removed while the publisher reads the page: the next rebuild waits for it;
+                # the paths the watcher saw are looked at again, the rest of the inputs taken as it was
                 result = build(self.content, self.out, theme_dir=self.theme, search=False, cache=self.cache,
-                               linger=True)
+                               linger=True, edited=changed)
                 self.last_changed = result.changed
                 self.image_hosts[0] = result.image_hosts
-            except ContentError as exc:
-                self._print_problems(exc.problems)
-                print(f"carnet serve: rebuild stopped: {exc}; the previous site stays served",
-                      file=self.stderr, flush=True)
-                report = [p.format_text(str(self.content)) for p in exc.problems if p.stops(False)]
-                self.hub.publish("error-report", json.dumps(report, ensure_ascii=False))
-                return False
-            except CarnetError as exc:
-                print(f"carnet serve: rebuild stopped: {visible(str(exc), keep_newlines=True)}; "
-                      "the previous site stays served", file=self.stderr, flush=True)
-                self.hub.publish("error-report", json.dumps([str(exc)], ensure_ascii=False))
-                return False
+            except BaseException as exc:
+                with self.timer_lock:  # how far it went is not known: the next rebuild walks the inputs
+                    self.paths = None
+                if isinstance(exc, ContentError):
+                    self._print_problems(exc.problems)
+                    print(f"carnet serve: rebuild stopped: {exc}; the previous site stays served",
+                          file=self.stderr, flush=True)
+                    report = [p.format_text(str(self.content)) for p in exc.problems if p.stops(False)]
+                    self.hub.publish("error-report", json.dumps(report, ensure_ascii=False))
+                    return False
+                if isinstance(exc, CarnetError):
+                    print(f"carnet serve: rebuild stopped: {visible(str(exc), keep_newlines=True)}; "
+                          "the previous site stays served", file=self.stderr, flush=True)
+                    self.hub.publish("error-report", json.dumps([str(exc)], ensure_ascii=False))
+                    return False
+                raise
             elapsed = time.perf_counter() - started
             what = result.what_changed
             warnings = sum(p.severity is Severity.WARNING for p in result.problems)
@@ -459,12 +471,17 @@ class Server:
                 print(f"carnet serve: search index not updated: {visible(str(exc), keep_newlines=True)}",
                       file=self.stderr, flush=True)
 
-    def changed(self) -> None:
+    def changed(self, paths: Iterable[str] | None = None) -> None:
         """Debounced: a burst of events (a save, a checkout) makes one rebuild, once it has
-        been quiet for ``debounce`` seconds."""
+        been quiet for ``debounce`` seconds; ``paths``: those the events name (``None``: not
+        known, the rebuild walks the inputs)."""
         with self.timer_lock:
             if self.stop_event.is_set():
                 return
+            if paths is None:
+                self.paths = None
+            elif self.paths is not None:
+                self.paths.update(Path(path) for path in paths)
             if self.timer:
                 self.timer.cancel()
             self.timer = threading.Timer(self.debounce, self.rebuild)

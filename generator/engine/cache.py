@@ -30,11 +30,13 @@ import glob
 import hashlib
 import os
 import pickle
+import stat as stat_module
 import sys
 import time
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Final, TypeVar
 
@@ -124,6 +126,9 @@ class BuildCache:
     store: MemoStore | None = field(default=None, repr=False)  # the memos on disk, read entry by entry
     # no class attribute for it (a factory, not a default): unpickled on first use (:data:`_PACKED`)
     keys: KeyBook | None = field(default_factory=lambda: None, repr=False)
+    # what :meth:`inputs_digest` last digested (path → its line) over which folders: a patch's start
+    lines: dict[str, str] = field(default_factory=dict, repr=False)
+    walked: tuple[str, ...] = field(default=(), repr=False)
 
     # -- life cycle --------------------------------------------------------------------------
 
@@ -233,6 +238,7 @@ class BuildCache:
         state["used"] = {}
         state["counts"] = CacheStats()
         state["resident"] = False  # a property of the process that holds it
+        state["lines"], state["walked"] = {}, ()  # a patch starts from a digest made in this process
         return state
 
     # -- memos -------------------------------------------------------------------------------
@@ -277,45 +283,73 @@ class BuildCache:
 
     # -- inputs ------------------------------------------------------------------------------
 
-    def inputs_digest(self, folders: list[Path], options: BuildOptions) -> str:
+    def inputs_digest(self, folders: list[Path], options: BuildOptions,
+                      changed: Collection[Path] | None = None) -> str:
         """sha256 of the options and of every file under ``folders`` (path and content);
-        a file is read again only when its size, mtime or inode changed."""
-        digest = hashlib.sha256(repr(options).encode("utf-8"))
-        stats: dict[str, tuple[int, int, int, str]] = {}
+        a file is read again only when its size, mtime or inode changed. With ``changed``
+        (``carnet serve``: the paths its watcher saw change since the last digest, made
+        in this process over the same folders), the last digest's files are taken as
+        they were but those, which are looked at again (a folder: all it holds), and
+        the folders are not walked."""
+        roots = tuple(os.path.abspath(folder) for folder in folders)
         taken = time.time_ns()
+        patched = changed is not None and self.walked == roots
+        lines: dict[str, str] = dict(self.lines) if patched else {}
+        stats: dict[str, tuple[int, int, int, str]] = dict(self.stats) if patched else {}
 
         def walk(directory: str) -> None:
             try:
                 with os.scandir(directory) as scan:
-                    entries = sorted(scan, key=lambda entry: entry.name)
+                    entries = list(scan)
             except OSError as exc:  # missing or unreadable: digested as such, and the loader says what is wrong
-                digest.update(f"{directory}|unreadable:{exc.errno}\n".encode())
+                lines[directory] = f"unreadable:{exc.errno}"
                 return
             for entry in entries:
                 try:
-                    take(entry)
+                    take(entry.path, entry.is_symlink(), entry.is_dir(), entry.is_file(), entry.stat)
                 except OSError as exc:  # gone or unreadable since it was listed: the same
-                    digest.update(f"{entry.path}|unreadable:{exc.errno}\n".encode())
+                    lines[entry.path] = f"unreadable:{exc.errno}"
 
-        def take(entry: os.DirEntry[str]) -> None:
-            if entry.is_symlink():
-                digest.update(f"{entry.path}|link:{os.readlink(entry.path)}\n".encode())
-            elif entry.is_dir():
-                walk(entry.path)
-            elif entry.is_file():
-                info = entry.stat()
-                known = self.known(entry.path, info)
-                if known is not None:
-                    sha = known
-                else:
-                    with open(entry.path, "rb") as stream:
+        def take(path: str, link: bool, directory: bool, file: bool, stat: Callable[[], os.stat_result]) -> None:
+            if link:
+                lines[path] = f"link:{os.readlink(path)}"
+            elif directory:
+                walk(path)
+            elif file:
+                info = stat()
+                # a path the watcher names is read again, whatever its stats (two writes within one tick)
+                sha = self.known(path, info) if not patched else None
+                if sha is None:
+                    with open(path, "rb") as stream:
                         sha = hashlib.sha256(stream.read()).hexdigest()
-                stats[entry.path] = (info.st_size, info.st_mtime_ns, info.st_ino, sha)
-                digest.update(f"{entry.path}|{sha}\n".encode())
+                stats[path] = (info.st_size, info.st_mtime_ns, info.st_ino, sha)
+                lines[path] = sha
 
-        for folder in folders:
-            walk(os.path.abspath(folder))
-        self.stats, self.stats_taken = stats, taken
+        if not patched:
+            for root in roots:
+                walk(root)
+        else:
+            for path in sorted({_under(roots, os.path.abspath(p)) or "" for p in changed or ()} - {""}):
+                inside = path + os.sep
+                for gone in [known for known in lines if known == path or known.startswith(inside)]:
+                    del lines[gone]
+                    stats.pop(gone, None)
+                try:
+                    info = os.lstat(path)
+                except FileNotFoundError:
+                    continue  # removed: out of the digest
+                except OSError as exc:
+                    lines[path] = f"unreadable:{exc.errno}"
+                    continue
+                try:
+                    take(path, stat_module.S_ISLNK(info.st_mode), stat_module.S_ISDIR(info.st_mode),
+                         stat_module.S_ISREG(info.st_mode), partial(_same, info))
+                except OSError as exc:
+                    lines[path] = f"unreadable:{exc.errno}"
+        digest = hashlib.sha256(repr(options).encode("utf-8"))
+        for path in sorted(lines):
+            digest.update(f"{path}|{lines[path]}\n".encode())
+        self.stats, self.stats_taken, self.lines, self.walked = stats, taken, lines, roots
         return digest.hexdigest()
 
     def known(self, path: str, info: os.stat_result) -> str | None:
@@ -561,6 +595,20 @@ class MemoStore:
         self._writer = self._reader = None
 
 
+def _same(info: os.stat_result) -> os.stat_result:
+    return info
+
+
+def _under(roots: tuple[str, ...], path: str) -> str | None:
+    """``path`` as it is under one of ``roots`` (absolute), should it be under one itself or
+    under its real path (a watcher names what it watches by real paths); else ``None``."""
+    for root in roots:
+        for seen in (root, os.path.realpath(root)):
+            if path == seen or path.startswith(seen + os.sep):
+                return root + path[len(seen):]
+    return None
+
+
 def _listing_digest(entries: Iterable[tuple[str, int, int]]) -> str:
     """sha256 of ``(path, size, mtime_ns)`` entries, in path order."""
     return listing_digest([listing_line(path, size, mtime) for path, size, mtime in entries])
@@ -574,17 +622,18 @@ def build_options(strict: bool, base_url: str | None, search: bool, theme_root: 
 
 
 def unchanged_build(cache: BuildCache, content_dir: Path, out_dir: Path, theme_root: Path,
-                    options: BuildOptions) -> BuildResult | None:
+                    options: BuildOptions, changed: Collection[Path] | None = None) -> BuildResult | None:
     """The last build's result if nothing it depends on changed and the output directory
     is as it left it; else ``None`` (and the inputs' digest waits in ``cache.pending``).
     Asked twice for the same build (the CLI asks before importing the pipeline, then
-    ``build`` asks), the inputs are walked once."""
+    ``build`` asks), the inputs are walked once; with ``changed`` (the paths a watcher saw
+    change since the last build in this process), not walked (:meth:`BuildCache.inputs_digest`)."""
     question = (str(content_dir), str(out_dir), options)
     if cache.asked == question:
         return None  # already answered "changed" for this very build
     cache.begin()
     # digested before anything is read: an edit made during the build changes it again
-    cache.pending = cache.inputs_digest([content_dir, theme_root], options)
+    cache.pending = cache.inputs_digest([content_dir, theme_root], options, changed)
     search = options[2]
     if (cache.pending == cache.inputs and cache.result is not None and cache.output_intact(out_dir)
             and (not search or (out_dir / "pagefind").is_dir())):

@@ -222,6 +222,25 @@ def listing_key(shell: str, site: SiteModel, theme: Theme, page: str, notebook: 
     return digest_of((shell, page, notebook, [summary_reads(site, theme, note, notebook) for note in notes]))
 
 
+def entries_made(site: SiteModel) -> dict[tuple[str, str], str]:
+    """The listing entries' digests (:func:`summary_reads`) made or given so far for ``site``."""
+    return dict(_made(site).entries)
+
+
+def give_entries(site: SiteModel, theme: Theme, entries: dict[tuple[str, str], str]) -> None:
+    """Entries' digests known already (a rebuild's, carried from the last build by
+    :func:`generator.engine.tracking.carried_entries`), taken as made for ``site``; with the
+    read check on, each is made again and compared."""
+    if _checking:
+        notes = site.publication.notes
+        for (slug, notebook), digest in entries.items():
+            if slug in notes and notebook in site.publication.notebooks and notes[slug].membership(notebook) and \
+                    digest != digest_of(pages.note_summary(site, theme, notes[slug], notebook, str)):
+                raise StaleOutputs(f"the listing entry of note {slug!r} in {notebook!r} was taken from the last "
+                                   "build, but an edit changed it: generator/engine/tracking.py:carried_entries")
+    _made(site).entries.update(entries)
+
+
 def summary_reads(site: SiteModel, theme: Theme, note: Note, notebook: str) -> str:
     """What a note's entry in a listing of ``notebook`` shows of it, recorded rather than listed:
     the digest of the entry itself, as :func:`pages.note_summary` makes it for the notebook's own

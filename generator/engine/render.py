@@ -29,7 +29,7 @@ from generator.engine.output import (
     Staged,
 )
 from generator.engine.summary import weighed
-from generator.engine.tracking import Tracking, tracked_keys, world_digest
+from generator.engine.tracking import Tracking, carried_entries, tracked_keys, world_digest
 from generator.problems import SettingsError
 from generator.site.addresses import content_behind
 from generator.site.model import SiteModel
@@ -88,6 +88,8 @@ def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = E
     made = every_note_outputs(site, theme, memo, per_note, jobs, take, keep if files.previous else None,
                               tracking, files if files.tree is not None else None) if per_note else {}
     keys = tracking.book.keys if tracking is not None and tracking.book is not None else None
+    if tracking is not None:  # the listings' entries an edit left as they were: not made again
+        reads.give_entries(site, theme, carried_entries(site, tracking))
     graph = graph_started(site, files, memo, made, jobs, keys)  # made by a child process while the rest is rendered
     try:
         for emitter, emitted in site_wide_outputs(site, theme, memo, [e for e in emitters if e not in per_note],
@@ -100,6 +102,8 @@ def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = E
         raise
     for path, data in derived.items():
         add(path, data, "a derived output")
+    if tracking is not None and tracking.book is not None:
+        tracking.book.entries = reads.entries_made(site)
     return files
 
 

@@ -53,6 +53,8 @@ class KeyBook:
             way round: a rebuild takes a note made again out of its old notes' readers
             without looking at every note's).
         inputs: each keyed article → :func:`reads.article_inputs` (``None``: made each time).
+        entries: (note, notebook) → the digest of the note's entry in the notebook's listings
+            (:func:`reads.summary_reads`), as that build made them.
     """
 
     world: str
@@ -61,6 +63,7 @@ class KeyBook:
     readers: dict[str, frozenset[str]] = field(default_factory=dict)
     consults: dict[str, frozenset[str]] = field(default_factory=dict)
     inputs: dict[str, str | None] = field(default_factory=dict)
+    entries: dict[tuple[str, str], str] = field(default_factory=dict)
 
 
 @dataclass
@@ -168,6 +171,23 @@ def tracked_keys(site: SiteModel, keyed: list[str], sources: dict[str, str], wor
         check_tracked(keyed, keys, fresh, key)
         check_book(site, keyed, book)
     return keys, book
+
+
+def carried_entries(site: SiteModel, tracking: Tracking) -> dict[tuple[str, str], str]:
+    """The last build's listing entries (:func:`reads.summary_reads`) that an edit since
+    cannot have changed. A plain note's entry shows the note's own files (title, date,
+    summary, categories, counts of its passages and comments) through the shell (the
+    notebook's axes, the theme's words) and the names its people are shown by: so, the
+    shared part being as it was, one of a note whose files are unchanged is the same. An
+    article's entry shows its audit's lifecycle and the titles of the acts around it: made
+    again. Checked, not trusted: with the read check on, each is made again and compared
+    (:func:`reads.give_entries`)."""
+    last, book = tracking.last, tracking.book
+    if last is None or book is None or last.world != book.world:
+        return {}
+    changed = {slug for slug, _source in tracking.sources.items() ^ last.sources.items()}
+    return {key: digest for key, digest in last.entries.items()
+            if key[0] not in changed and key[0] not in site.articles}
 
 
 def check_book(site: SiteModel, keyed: list[str], book: KeyBook) -> None:

@@ -230,3 +230,40 @@ def test_a_first_build_stopped_by_the_content_prints_its_problems(small: Path, t
     finally:
         server.httpd.server_close()
     assert "notes/conseil-c.md:" in err.getvalue() and "unknown-category" in err.getvalue()
+
+
+def test_a_rebuild_looks_again_at_the_paths_the_watcher_saw_alone(
+        small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first rebuild walks the inputs (what changed while the first build ran is not
+    known), and so does one after a rebuild that stopped; the others are given the paths
+    the watcher named since the last one, and show the edit."""
+    import generator.commands.serve as serve
+
+    given: list[object] = []
+
+    def build(*args: object, **kwargs: object) -> object:
+        given.append(kwargs.get("edited"))
+        return original(*args, **kwargs)
+
+    original = serve.build
+    monkeypatch.setattr(serve, "build", build)
+    server = Server(small, tmp_path / "site", port=0, search=False)
+    server.start()
+    try:
+        counted = Counted(server)
+        note = small / "notes" / "conseil-c.md"
+        for n, text in enumerate(("Le budget est revu.", "Le budget est revu deux fois.")):
+            replace(small, "notes/conseil-c.md", "Le budget est reconduit." if n == 0 else "Le budget est revu.",
+                    text)
+            eventually(lambda n=n: counted.finished >= n + 1)  # type: ignore[misc]
+            assert text.encode() in (server.out / "notes" / "conseil-c.html").read_bytes()
+        assert given[1] is None, "the first rebuild must walk the inputs"
+        assert given[2] == {note.resolve()}
+        replace(small, "notes/conseil-c.md", "theme: [Budget]", "theme: [Inconnue]")
+        eventually(lambda: counted.finished >= 3)
+        replace(small, "notes/conseil-c.md", "theme: [Inconnue]", "theme: [Budget]")
+        eventually(lambda: counted.finished >= 4)
+        assert given[3] == {note.resolve()} and given[4] is None, "after a rebuild that stopped, a walk"
+        assert server.hub.event[0] == "reload"
+    finally:
+        server.close()

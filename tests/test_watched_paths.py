@@ -1,0 +1,99 @@
+"""`carnet serve` patches what the last build knew of its inputs with the paths its watcher
+saw change, rather than walking the content and theme again: the digest so patched is the
+one a walk gives, whatever the change (a file written, added, removed, a folder added,
+removed or moved, a link), and a rebuild given the paths looks at those alone."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from generator.engine.cache import BuildCache, build_options, default_cache_path
+from generator.pipeline import build
+from generator.site.theme import check_theme
+from support.corpus import copy_fixture, site_files
+
+OPTIONS = build_options(False, None, False, check_theme(None))
+
+
+def _walked(folders: list[Path]) -> str:
+    """The digest a build with no past makes: every file under ``folders`` read."""
+    return BuildCache(path=None).inputs_digest(folders, OPTIONS)
+
+
+def test_a_digest_patched_with_the_paths_changed_is_the_one_a_walk_gives(tmp_path: Path) -> None:
+    root = tmp_path / "content"
+    (root / "notes").mkdir(parents=True)
+    (root / "notes" / "a.md").write_text("a", encoding="utf-8")
+    (root / "notes" / "b.md").write_text("b", encoding="utf-8")
+    cache = BuildCache(path=None)
+    last = cache.inputs_digest([root], OPTIONS)
+
+    def changes(*paths: Path) -> None:
+        nonlocal last
+        patched = cache.inputs_digest([root], OPTIONS, set(paths))
+        assert patched == _walked([root]), f"after a change of {[p.name for p in paths]}"
+        assert patched != last, "the change was not seen"
+        last = patched
+
+    (root / "notes" / "a.md").write_text("a, edited", encoding="utf-8")
+    changes(root / "notes" / "a.md")
+    (root / "notes" / "c.md").write_text("c", encoding="utf-8")
+    changes(root / "notes" / "c.md")
+    (root / "notes" / "b.md").unlink()
+    changes(root / "notes" / "b.md")
+    (root / "assets" / "img").mkdir(parents=True)  # a folder with files: named by the folder alone
+    (root / "assets" / "img" / "x.png").write_bytes(b"x")
+    (root / "assets" / "img" / "y.png").write_bytes(b"y")
+    changes(root / "assets")
+    (root / "assets" / "img").rename(root / "assets" / "pictures")  # a move names both ends
+    changes(root / "assets" / "img", root / "assets" / "pictures")
+    os.symlink("../notes/a.md", root / "assets" / "link.md")
+    changes(root / "assets" / "link.md")
+    shutil.rmtree(root / "assets")
+    changes(root / "assets")
+    # a path outside the folders digested is no input; a path the watcher names unchanged changes nothing
+    assert cache.inputs_digest([root], OPTIONS, {tmp_path / "elsewhere.md", root / "notes" / "a.md"}) == last
+
+
+def test_paths_named_by_their_real_path_are_those_of_the_folder_digested(tmp_path: Path) -> None:
+    """A watcher names what it watches by real paths; the build may be given a link to the content."""
+    real = tmp_path / "real"
+    (real / "notes").mkdir(parents=True)
+    (real / "notes" / "a.md").write_text("a", encoding="utf-8")
+    os.symlink(real, tmp_path / "content")
+    cache = BuildCache(path=None)
+    cache.inputs_digest([tmp_path / "content"], OPTIONS)
+    (real / "notes" / "a.md").write_text("a, edited", encoding="utf-8")
+    assert cache.inputs_digest([tmp_path / "content"], OPTIONS, {real / "notes" / "a.md"}) == \
+        _walked([tmp_path / "content"])
+
+
+def test_a_rebuild_given_the_paths_edited_looks_at_those_alone(tmp_path: Path) -> None:
+    content = copy_fixture("small", tmp_path)
+    out = tmp_path / "site"
+    cache = BuildCache.open(default_cache_path(out))
+    cache.resident = True  # as carnet serve keeps it
+    build(content, out, search=False, cache=cache)
+    note = content / "notes" / "conseil-c.md"
+    note.write_text(note.read_text(encoding="utf-8").replace("Le budget est reconduit.", "Le budget est revu."),
+                    encoding="utf-8")
+    # told that nothing changed, the build takes the inputs as they were: nothing walked, nothing done
+    assert build(content, out, search=False, cache=cache, edited=set()).changed == 0
+    assert b"revu" not in (out / "notes" / "conseil-c.html").read_bytes()
+    # told which file changed, it sees it, and gives what a full build gives
+    assert build(content, out, search=False, cache=cache, edited={note}).changed > 0
+    build(content, tmp_path / "full", search=False)
+    assert site_files(out, search=False) == site_files(tmp_path / "full", search=False)
+
+
+def test_a_cache_read_from_disk_walks_the_inputs_whatever_the_paths_given(tmp_path: Path) -> None:
+    """The paths a watcher names are since a digest made in its own process: a cache opened
+    from disk has none to patch."""
+    content = copy_fixture("small", tmp_path)
+    out = tmp_path / "site"
+    build(content, out, search=False, cache=BuildCache.open(default_cache_path(out)))
+    note = content / "notes" / "conseil-c.md"
+    note.write_text(note.read_text(encoding="utf-8") + "\nAjout.\n", encoding="utf-8")
+    assert build(content, out, search=False, cache=BuildCache.open(default_cache_path(out)), edited=set()).changed > 0
