@@ -224,6 +224,12 @@ def _parser() -> argparse.ArgumentParser:
     context.add_argument("query")
     context.add_argument("--content", type=Path, default=Path("content"), help="content directory (default: content)")
     context.add_argument("--budget", type=int, default=8000, help="characters (default: 8000)")
+    mcp = commands.add_parser(
+        "mcp", help="serve the published corpus to agents as Model Context Protocol tools (stdio)",
+        description="Read and publish the content once, as build does, then answer an MCP client on stdin/stdout: "
+                    "search, passage, article and context tools, and each note's Markdown mirror as a resource. "
+                    "Read-only; only what the site publishes. See docs/mcp.md.")
+    mcp.add_argument("content", nargs="?", default="content", type=Path)
     ask = commands.add_parser(
         "ask", help="answer a question from the corpus, every citation anchored and checked",
         description="Search the published passages (through the model's tool calls where the endpoint of "
@@ -301,6 +307,18 @@ def run_ask(args: argparse.Namespace) -> int:
         written = save(args.content, found, answer, args.save, scope, dt.date.today())
         print(f"saved: {', '.join(f'content/{rel}' for rel in written)} — 'carnet build' publishes the answer",
               file=sys.stderr)
+    return EXIT_OK
+
+
+def run_mcp(args: argparse.Namespace) -> int:
+    from generator.agents.server import serve
+
+    try:
+        serve(args.content)
+    except ContentError as exc:  # errors only: the server does not start (stderr: stdout is the protocol's)
+        _print_problems([p for p in exc.problems if p.is_error], args.content)
+        print("carnet: mcp not started: the content has errors (as 'carnet build' would refuse it)", file=sys.stderr)
+        return EXIT_CONTENT
     return EXIT_OK
 
 
@@ -682,7 +700,7 @@ def _fix_anchors(args: argparse.Namespace, analysis: CheckedContent) -> int:
     return EXIT_CONTENT if still or after.errors else EXIT_OK
 
 
-READ_ONLY = {"build", "check", "review", "context", "serve"}
+READ_ONLY = {"build", "check", "review", "context", "serve", "mcp"}
 
 
 def _interrupted_change(args: argparse.Namespace) -> None:
@@ -723,7 +741,7 @@ def _exit_for(exc: CarnetError) -> int:
     return EXIT_MODEL  # what the failed calls spent is in the run's summary (_spent)
 
 
-CONTENT_COMMANDS = ("build", "check", "serve", "propose", "analyse", "verify", "select", "context", "ask")
+CONTENT_COMMANDS = ("build", "check", "serve", "propose", "analyse", "verify", "select", "context", "ask", "mcp")
 """The commands that read a content directory (the first argument of build, check and
 serve; ``--content`` of the others)."""
 
@@ -735,7 +753,7 @@ def _path_problem(args: argparse.Namespace) -> str:
     import os
     import stat
 
-    where = "the first argument" if args.command in ("build", "check", "serve") else "--content DIR"
+    where = "the first argument" if args.command in ("build", "check", "serve", "mcp") else "--content DIR"
     wanted: list[tuple[Path, str, str, bool, str]] = []  # path, what it is, kind, a folder?, what to do
     if args.command in CONTENT_COMMANDS and not (args.command == "check" and args.site is not None):
         wanted.append((args.content, "content directory", "a content directory", True,
@@ -780,7 +798,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     handler = {"build": run_build, "check": run_check, "adopt": run_adopt, "propose": run_propose,
                "analyse": run_analyse, "review": run_review, "apply": run_apply, "verify": run_verify,
-               "select": run_selection, "context": run_context, "ask": run_ask, "serve": run_serve}[args.command]
+               "select": run_selection, "context": run_context, "ask": run_ask, "serve": run_serve,
+               "mcp": run_mcp}[args.command]
     _spent(say=False)
     try:
         _interrupted_change(args)
@@ -805,7 +824,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 INTERRUPTED_MODEL = ("nothing more is sent (the connections are closed); every file written before the interrupt "
                      "is kept whole, and nothing half-written is left: run the command again to go on")
-INTERRUPTED = {"build": "the previous site is left as it was", "serve": "stopped serving",
+INTERRUPTED = {"build": "the previous site is left as it was", "serve": "stopped serving", "mcp": "stopped serving",
                "check": "nothing was changed", "review": "nothing was changed", "context": "nothing was changed",
                "adopt": "the synthesis is adopted whole or not at all", "apply": "the proposal is applied whole or "
                "not at all"}

@@ -21,8 +21,8 @@ import networkx as nx
 from generator.corpus.model import Extraction, Note, Stance
 from generator.kinds import WikiKind
 from generator.pipeline import check_content, site_model
-from generator.site.graph import build_graph
-from generator.site.model import SiteModel, note_path
+from generator.site.graph import TypedGraph, build_graph
+from generator.site.model import SiteModel, extraction_fragment, note_path
 from generator.site.theme import Theme
 
 SHARES = (0.4, 0.4, 0.2)
@@ -34,9 +34,10 @@ def _terms(text: str) -> set[str]:
     return set(_WORD.findall(folded))
 
 
-def rank(site: SiteModel, query: str) -> dict[str, float]:
-    """Personalised PageRank from the nodes whose text shares the most terms with the query."""
-    graph = build_graph(site).graph
+def rank(site: SiteModel, query: str, typed: TypedGraph | None = None) -> dict[str, float]:
+    """Personalised PageRank from the nodes whose text shares the most terms with the query
+    (``typed``: the site's typed graph, when made already)."""
+    graph = (typed or build_graph(site)).graph
     wanted = _terms(query)
     seeds: dict[str, float] = {}
     for key, data in graph.nodes(data=True):
@@ -101,7 +102,8 @@ def evidence_section(site: SiteModel, theme: Theme, scores: dict[str, float], bu
         date = note.date.isoformat() if note.date else ""
         state = theme.tr("context_cited", state=theme.tr("state_" + states[ext_id])) if ext_id in states else ""
         quote = theme.tr("quoted", text=" ".join(item.quote.split()))
-        lines.append(f"- {quote} — [{note.title}]({site.base_url}{note_path(note.slug)}#ext-{ext_id}) ({date}{state})")
+        where = extraction_fragment(site.statuses, ext_id)  # a detached one: its entry in the note's list
+        lines.append(f"- {quote} — [{note.title}]({site.base_url}{note_path(note.slug)}#{where}) ({date}{state})")
     return _fill(lines, budget)
 
 
@@ -113,7 +115,8 @@ def debate_section(site: SiteModel, theme: Theme, scores: dict[str, float], budg
             # a live comment's text is None only where the content has a missing-field
             # error; then this raises and the section is reported failed, as it always was
             said = against[0].text.split()  # type: ignore[union-attr]
-            lines.append(f"- [{ext_id}]({site.base_url}{note_path(note.slug)}#ext-{ext_id}){theme.tr('colon')}"
+            where = extraction_fragment(site.statuses, ext_id)
+            lines.append(f"- [{ext_id}]({site.base_url}{note_path(note.slug)}#{where}){theme.tr('colon')}"
                          f"{theme.tr('disagreements', n=len(against))} — {theme.tr('quoted', text=' '.join(said))}")
     for _slug, record in sorted(site.oppositions.items()):
         for pair in record.oppositions:
@@ -135,8 +138,13 @@ def context_bundle(content: Path, query: str, budget: int = 8000, errors: TextIO
     """The bundle, in the site's language (its theme's strings, as the pages)."""
     analysis = check_content(content)
     site = site_model(analysis, content)
-    theme = Theme.load(None, site.publication.settings.language)
-    scores = rank(site, query)
+    return bundle_of(site, Theme.load(None, site.publication.settings.language), query, budget, errors)
+
+
+def bundle_of(site: SiteModel, theme: Theme, query: str, budget: int = 8000, errors: TextIO = sys.stderr,
+              typed: TypedGraph | None = None) -> str:
+    """The bundle of an already loaded model (``carnet mcp`` loads it once for many queries)."""
+    scores = rank(site, query, typed)
     parts = [f"# {theme.tr('context_title', query=query)}", "",
              theme.tr("context_source", title=site.publication.settings.title, url=site.base_url), ""]
     heading = sum(len(p) + 1 for p in parts)
