@@ -3,8 +3,9 @@
 The content is read, checked and published once, at start, as ``carnet build`` does (a
 content error refuses to start, with its file:line); stderr gets a one-line summary and
 stdout is the protocol's alone. Four read-only tools (``search``, ``passage``,
-``article``, ``context``) and one resource per published note — its page's Markdown
-mirror, at the mirror's own URL, made as the build makes it when it is read. A refused
+``article``, ``context``) and one resource per page of the site — its Markdown mirror, at
+the mirror's own URL, made as the build makes it (a note's when it is read; the others',
+home, notebooks, categories, selections…, at start). A refused
 query is a tool error with what to do; nothing here writes anything.
 """
 
@@ -32,7 +33,8 @@ from generator.engine.memo import NO_MEMO
 from generator.pipeline import blocking, check_content, site_model
 from generator.problems import ContentError
 from generator.site.graph import TypedGraph, build_graph
-from generator.site.mirrors import mirror_path
+from generator.site.machine import site_pages, strings_of
+from generator.site.mirrors import mirror_path, page_mirror_text
 from generator.site.model import note_path
 from generator.site.theme import Theme
 from generator.synthesis.coverage import masked_elements
@@ -100,6 +102,32 @@ def mirror_text(loaded: Loaded, slug: str) -> str:
     return outputs.derived[mirror_path(note_path(slug))].decode("utf-8")
 
 
+def site_mirrors(loaded: Loaded) -> dict[str, str]:
+    """Every page that is not a note's (home, notebooks, categories, bases, graph views, the
+    articles' selections…) → its Markdown mirror, made as the build makes it: the site-wide
+    emitters' pages, each mirrored (made once, at start: the resources are listed by URL)."""
+    site, theme = loaded.catalogue.site, loaded.theme
+    redirects = {note_path(alias) for note in site.publication.notes.values() for alias in note.aliases}
+    pages: dict[str, bytes] = {}
+    for emitter in EMITTERS:
+        if isinstance(emitter, PerNote):
+            continue
+        for path, data in emitter.emit(site, theme, NO_MEMO):
+            if path.endswith(".html") and path not in redirects:
+                pages[path] = data
+    per_note = [e for e in EMITTERS if isinstance(e, PerNote)]
+    for slug in sorted(site.articles):  # an article's pages besides its own: its selection's, its discarded list
+        for _name, path, data in note_outputs(site, theme, NO_MEMO, per_note, slug).emitted:
+            if path.endswith(".html") and path != note_path(slug) and path not in redirects:
+                pages[path] = data
+    strings = strings_of(site, theme)
+    return {page: page_mirror_text(site, strings, page, pages[page]) for page in site_pages(pages)}
+
+
+def _same(text: str) -> str:
+    return text
+
+
 def make_server(loaded: Loaded) -> MCPServer[Any]:
     catalogue = loaded.catalogue
     server: MCPServer[Any] = MCPServer(NAME, instructions=INSTRUCTIONS, log_level="WARNING")
@@ -160,6 +188,11 @@ def make_server(loaded: Loaded) -> MCPServer[Any]:
         server.add_resource(FunctionResource.from_function(
             partial(mirror_text, loaded, slug), uri=catalogue.url(mirror_path(page)), name=slug, title=note.title,
             description=f"the Markdown mirror of {catalogue.url(page)}", mime_type="text/markdown"))
+    for page, text in site_mirrors(loaded).items():
+        server.add_resource(FunctionResource.from_function(
+            partial(_same, text), uri=catalogue.url(mirror_path(page)), name=page[: -len(".html")],
+            title=text.partition("\n")[0].lstrip("# ").strip() or page, description=f"the Markdown mirror of {catalogue.url(page)}",
+            mime_type="text/markdown"))
     return server
 
 

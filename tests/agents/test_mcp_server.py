@@ -114,8 +114,9 @@ def test_results_carry_the_sites_facts_and_urls(example: tuple[Path, Path], tmp_
                   for li in soup.select(".state-counts li")}
         assert {k: v for k, v in found["tally"]["states"].items() if k in counts} == counts
 
-    # the mirrors served are the build's, byte for byte
-    assert results["resources"]
+    # the mirrors served are the build's, byte for byte: every page's (notes, and home, notebooks, categories…)
+    assert {uri[len(BASE):] for uri in results["resources"]} == \
+        {p.relative_to(out).as_posix() for p in out.rglob("*.html.md")}
     for uri, text in results["resources"].items():
         assert text == (out / uri[len(BASE):]).read_text(encoding="utf-8"), uri
 
