@@ -262,6 +262,12 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--theme", type=Path)
     serve.add_argument("--no-search", action="store_true", help="no search index")
+    serve.add_argument("--edit", action="store_true",
+                       help="authoring in the browser: mark passages, comment, mask, judge and contest citations, "
+                            "apply proposals, adopt, undo; the records are written into the content files "
+                            "(127.0.0.1 only, through the address printed; see docs/authoring.md)")
+    serve.add_argument("--as", dest="author", metavar="NAME",
+                       help="with --edit: the name the records carry (asked at the first write otherwise)")
     return parser
 
 
@@ -270,9 +276,20 @@ def run_serve(args: argparse.Namespace) -> int:
 
     from generator.commands.serve import Server
 
-    server = Server(args.content, args.out, port=args.port, theme=args.theme, search=not args.no_search)
+    if args.author and not args.edit:
+        raise CarnetError("--as NAME goes with --edit: it names the author of what the browser records")
+    editing = None
+    if args.edit:
+        from generator.authoring.api import edit_layer
+
+        editing = edit_layer(args.content, args.author, lambda line: print(line, flush=True))
+    server = Server(args.content, args.out, port=args.port, theme=args.theme, search=not args.no_search,
+                    edit=editing)
     server.start()
     print(f"serving {args.out} at {server.url} — watching for changes (Ctrl+C to stop)")
+    if server.editing is not None:
+        print(f"editing: open {server.editing.address(server.url)} (this address holds this run's secret: "
+              "keep it to yourself)")
     try:
         while True:
             time.sleep(3600)

@@ -18,8 +18,9 @@ Every file goes with the published headers (``generator/site/headers.py``: the a
 system's. Only files inside the output directory are ever served, symbolic links
 included: any other request gets a plain-text refusal (with the security headers) and
 one line in the log — 400 a target naming no file at all, 404 no such file inside, 405 a
-method of HTTP not served (only GET and HEAD are), 501 an unknown method, 414/431/505 a
-target, header or version out of bounds."""
+method of HTTP not served (only GET and HEAD are; and POST to the edit layer with ``--edit``,
+generator/authoring/api.py, which refuses a write from anywhere but a page of its own run), 501
+an unknown method, 414/431/505 a target, header or version out of bounds."""
 
 from __future__ import annotations
 
@@ -31,12 +32,12 @@ import shutil
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 from urllib.parse import unquote_to_bytes
 
 from watchdog.events import (
@@ -183,10 +184,39 @@ class Listener(ThreadingHTTPServer):
                          f"{type(error).__name__}: {printable(str(error))}\n")
 
 
+class EditReply(Protocol):
+    """An answer of the edit layer (generator/authoring/api.py's ``Reply``)."""
+
+    @property
+    def status(self) -> int: ...
+    @property
+    def body(self) -> bytes: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def headers(self) -> tuple[tuple[str, str], ...]: ...
+
+
+class EditLayer(Protocol):
+    """What the handler asks of ``--edit``'s layer: generator/authoring/api.py's ``EditApi``,
+    which the command line makes (it imports the commands, so this module cannot)."""
+
+    def header_map(self, items: Iterable[tuple[str, str]]) -> dict[str, str]: ...
+    def read(self, target: str, path: str, headers: Mapping[str, str], port: int) -> EditReply | None: ...
+    def inject(self, page: bytes, path: str, headers: Mapping[str, str], port: int) -> bytes: ...
+    def write(self, path: str, headers: Mapping[str, str], read_body: Callable[[int], bytes],
+              port: int) -> EditReply: ...
+    def address(self, url: str) -> str: ...
+
+
 def _handler(out_dir: Path, hub: Hub, stop: threading.Event,
-             image_hosts: list[tuple[str, ...]] | None = None) -> Callable[..., SimpleHTTPRequestHandler]:
-    """``image_hosts``: one item, the hosts the last build's pages show images of (set after each build)."""
+             image_hosts: list[tuple[str, ...]] | None = None,
+             editing: EditLayer | None = None) -> Callable[..., SimpleHTTPRequestHandler]:
+    """``image_hosts``: one item, the hosts the last build's pages show images of (set after each build);
+    ``editing``: the edit layer of ``--edit`` (an ``EditApi`` of generator/authoring/api.py, which imports
+    the commands: the command line makes it, never this module), None without it."""
     hosts = image_hosts if image_hosts is not None else [()]
+    allowed = ALLOWED if editing is None else f"{ALLOWED}, POST"  # POST: the edit layer's writes
 
     class Handler(SimpleHTTPRequestHandler):
         raw_requestline: bytes  # set by handle_one_request; missing from the stubs
@@ -228,7 +258,7 @@ def _handler(out_dir: Path, hub: Hub, stop: threading.Event,
             self.send_header("Content-Length", str(len(body)))
             self.send_header("Cache-Control", "no-store")
             if code == 405:
-                self.send_header("Allow", ALLOWED)
+                self.send_header("Allow", allowed)
             self.send_header("Connection", "close")  # after a refusal, the stream is not trusted
             self.end_headers()
             if self.command != "HEAD":
@@ -241,9 +271,30 @@ def _handler(out_dir: Path, hub: Hub, stop: threading.Event,
             self._answer(with_body=False)
 
         def _refuse_method(self) -> None:
-            self.send_error(405, f"only {ALLOWED} are served")
+            self.send_error(405, f"only {allowed} are served")
 
-        do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _refuse_method
+        do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _refuse_method
+
+        def do_POST(self) -> None:
+            if editing is None:
+                self._refuse_method()
+                return
+            path = request_path(self.path)
+            if isinstance(path, Refusal):
+                self.send_error(path.status, path.reason)
+                return
+            port = int(self.connection.getsockname()[1])  # the port this request came in on
+            reply = editing.write(path, editing.header_map(self.headers.items()), self.rfile.read, port)
+            self.close_connection = reply.status != 200  # an unread body must not be read as the next request
+            self._reply(reply, with_body=True)
+
+        def _reply(self, reply: EditReply, with_body: bool) -> None:
+            self.send_response(reply.status)
+            for name, value in reply.headers:
+                self.send_header(name, value)
+            self._send_head_rest(reply.kind, len(reply.body))
+            if with_body:
+                self.wfile.write(reply.body)
 
         def _answer(self, with_body: bool) -> None:
             path = request_path(self.path)
@@ -257,6 +308,12 @@ def _handler(out_dir: Path, hub: Hub, stop: threading.Event,
                 self.served = "/"
 
         def _answer_path(self, path: str, with_body: bool) -> None:
+            port = int(self.connection.getsockname()[1])  # the port this request came in on
+            reply = None if editing is None else editing.read(self.path, path, editing.header_map(self.headers.items()),
+                                                               port)
+            if reply is not None:
+                self._reply(reply, with_body)
+                return
             if path == CLIENT:
                 self._send(200, "text/javascript", LIVERELOAD_JS, with_body)
                 return
@@ -275,6 +332,8 @@ def _handler(out_dir: Path, hub: Hub, stop: threading.Event,
             with file:
                 if found.suffix == ".html":
                     page = file.read().replace(b"</body>", f'<script src="{CLIENT}"></script></body>'.encode())
+                    if editing is not None:
+                        page = editing.inject(page, path, editing.header_map(self.headers.items()), port)
                     self._send(200, "text/html; charset=utf-8", page, with_body)
                     return
                 # Carnet's own map, never the system's (mimetypes reads /etc/mime.types)
@@ -284,6 +343,9 @@ def _handler(out_dir: Path, hub: Hub, stop: threading.Event,
 
         def _send_head(self, code: int, kind: str, length: int) -> None:
             self.send_response(code)
+            self._send_head_rest(kind, length)
+
+        def _send_head_rest(self, kind: str, length: int) -> None:
             self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(length))
             self.send_header("Cache-Control", "no-store")  # a rebuild must show on the next reload
@@ -381,14 +443,19 @@ class Server:
 
     def __init__(self, content: Path, out: Path, host: str = "127.0.0.1", port: int = 8000,
                  theme: Path | None = None, search: bool = True, debounce: float = DEBOUNCE,
-                 stdout: TextIO | None = None, stderr: TextIO | None = None) -> None:
+                 stdout: TextIO | None = None, stderr: TextIO | None = None,
+                 edit: EditLayer | None = None) -> None:
+        """``edit``: the edit layer of ``--edit`` (generator.authoring.api.edit_layer), None without it."""
         self.content, self.out, self.theme, self.search = content, out, theme, search
         self.debounce = debounce
         self._stdout, self._stderr = stdout, stderr
         self.hub = Hub()
         self.stop_event = threading.Event()
         self.image_hosts: list[tuple[str, ...]] = [()]  # the built site's csp: img_hosts, for its headers
-        self.httpd = Listener((host, port), _handler(out, self.hub, self.stop_event, self.image_hosts))
+        self.editing = edit
+        if edit is not None and host != "127.0.0.1":  # the edit layer writes the content: never from another machine
+            raise CarnetError(f"carnet serve --edit listens on 127.0.0.1 only, not {host}")
+        self.httpd = Listener((host, port), _handler(out, self.hub, self.stop_event, self.image_hosts, self.editing))
         self.httpd.daemon_threads = True
         self.timer: threading.Timer | None = None
         self.search_timer: threading.Timer | None = None
