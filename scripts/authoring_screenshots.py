@@ -1,6 +1,6 @@
 """Take the screenshots of docs/authoring.md: ``carnet serve --edit`` on a copy of the
-example, driven in Chromium as a person would use it (a selection and its form, a
-comment form, a citation's verification form, a pending proposal).
+example, driven in Chromium as a person would use it (a selection and its form, a category
+checked in it, a comment form, a citation's verification form, a pending proposal).
 
     python scripts/authoring_screenshots.py            # writes docs/authoring/*.png
 
@@ -77,6 +77,7 @@ def main() -> int:
                 page.goto("notes/cvl-2024-09-19.html")
                 page.evaluate(SELECT)
                 page.get_by_role("button", name="Extraire").click()
+                page.get_by_role("group", name="Conseil de vie lycéenne : Thème").get_by_label("Budget").check()
                 page.get_by_label("Premier commentaire (facultatif)").fill("À inscrire à l'ordre du jour.")
                 page.locator("section.carnet-edit-toolbar").screenshot(path=str(OUT / "extract.png"))
                 page.evaluate("() => { document.getElementById('evidence').open = true; }")

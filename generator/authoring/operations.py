@@ -30,16 +30,25 @@ from typing import Any
 
 from generator.anchoring import AnchorStatus, anchor_note
 from generator.anchoring.fix import render_scalar
+from generator.authoring.membership import Memberships, set_notebooks
 from generator.authoring.nested import append_comment, set_masked, withdraw_comment
 from generator.authoring.selection import End, Placed, Unplaced, place_selection
 from generator.corpus.load import EXTRACTIONS_SUFFIX, SETTINGS_FILE, ContentFiles, parse_content
-from generator.corpus.model import Note, Stance
+from generator.corpus.model import Note, Notebook, Stance
 from generator.files import read_text_file
 from generator.journal import Change
 from generator.problems import CarnetError
 from generator.synthesis.audit import ArticleAudit
 from generator.verification.assess import Assessment
-from generator.writes import ContentChange, PlannedWrite, WriteError, WriteRefused, appended, read_back
+from generator.writes import (
+    ContentChange,
+    PlannedWrite,
+    WriteError,
+    WriteRefused,
+    appended,
+    read_back,
+    written_records,
+)
 from generator.yamledit import EditError, block_item
 
 COMMAND = "carnet serve --edit"
@@ -179,7 +188,24 @@ class Editor:
         spec = note.article
         adoptable = note.type.value == "synthesis" and spec is not None and not spec.adopted \
             and spec.adoption is None
-        return {"type": note.type.value, "adoptable": adoptable}
+        notebooks = self._notebooks(note)
+        shown = [{"slug": m.notebook, "title": notebooks[m.notebook].title,
+                  "axes": [{"key": axis.key, "title": axis.title, "categories": list(axis.categories),
+                            "checked": list(m.categories.get(axis.key, ()))} for axis in notebooks[m.notebook].axes]}
+                 for m in note.memberships if m.notebook in notebooks and notebooks[m.notebook].axes]
+        return {"type": note.type.value, "adoptable": adoptable, "notebooks": shown}
+
+    def _notebooks(self, note: Note) -> dict[str, Notebook]:
+        """The notebooks ``note`` belongs to, as the build loads them (those whose file is missing left out)."""
+        files = ContentFiles(settings=self._read(SETTINGS_FILE))
+        for membership in note.memberships:
+            rel = f"notebooks/{membership.notebook}.yaml"
+            data = self._read(rel) if "/" not in membership.notebook and membership.notebook not in ("", ".", "..") \
+                else None
+            if data is not None:
+                files.notebooks[rel] = data
+        corpus, _problems = parse_content(files)
+        return corpus.notebooks
 
     def _read(self, rel: str) -> bytes | None:
         path = self.content / rel
@@ -248,16 +274,20 @@ class Editor:
 
         return taken_ids(self.content, check_content(self.content))
 
-    def _write(self, what: str, write: PlannedWrite, confirm: Callable[[], None] | None = None) -> None:
-        before = self._read(write.rel)
+    def _write(self, what: str, write: PlannedWrite, confirm: Callable[[], None] | None = None,
+               also: tuple[PlannedWrite, ...] = ()) -> None:
+        """``write`` and ``also`` made together (one change: all or none), undone together."""
+        writes = (write, *also)
+        before = {w.rel: self._read(w.rel) for w in writes}
         try:
             with ContentChange(self.content, f"{COMMAND}: {what}") as change:
-                change.write(write)
+                for each in writes:
+                    change.write(each)
                 if confirm:
                     confirm()
         except WriteError as exc:
             raise EditRefused(Status.CONFLICT, str(exc), "write-refused") from exc
-        self.history = [*self.history, Undo(what, {write.rel: before}, {write.rel: _digest(write.data)})][-UNDO_DEPTH:]
+        self.history = [*self.history, Undo(what, before, {w.rel: _digest(w.data) for w in writes})][-UNDO_DEPTH:]
 
     def _sidecar(self, rel: str) -> tuple[str, bytes, dict[str, Any]]:
         """The note's extractions file: its path, bytes and value (a mapping)."""
@@ -314,6 +344,8 @@ class Editor:
             kind = _text_field(body, "kind", required=False) or "passage"
             sidecar = rel.removesuffix(".md") + EXTRACTIONS_SUFFIX
             note = self._parsed(rel, sidecar)
+            chosen = self._categories(body, note)
+            membership = self._membership_write(rel, chosen) if chosen is not None else None
             elements = anchor_note(note)[0].document.elements
             try:
                 placed = place_selection(elements, start, end)
@@ -334,8 +366,72 @@ class Editor:
             except WriteRefused as exc:
                 raise EditRefused(Status.CONFLICT, str(exc), "write-refused") from exc
             self._write(f"extract {record['id']}", write,
-                        lambda: self._confirm(rel, sidecar, record["id"], placed))
+                        lambda: self._confirm(rel, sidecar, record["id"], placed),
+                        also=(membership,) if membership else ())
+            if membership:
+                return Done(f"extraction {record['id']} recorded, and the note's categories changed", (sidecar, rel),
+                            record["id"])
             return Done(f"extraction {record['id']} recorded", (sidecar,), record["id"])
+
+    def _categories(self, body: dict[str, Any], note: Note) -> Memberships | None:
+        """The note's memberships with the categories the request checks (``categories``:
+        notebook → axis → names, for notebooks the note is in; an axis left out: none checked),
+        each checked against the notebook's axes; None when not given or as they are now."""
+        given = body.get("categories")
+        if given is None:
+            return None
+        if not isinstance(given, dict):
+            raise EditRefused(Status.BAD_REQUEST, "'categories' must map each notebook to its axes' categories",
+                              "category")
+        current = {m.notebook: m.categories for m in note.memberships}
+        notebooks = self._notebooks(note)
+        wanted: Memberships = {}
+        for slug, axes in given.items():
+            if slug not in current or slug not in notebooks:
+                raise EditRefused(Status.BAD_REQUEST, f"the note is not in a notebook {slug!r}: nothing was written "
+                                  "(add it to the note's 'notebooks:' by hand)", "category")
+            if not isinstance(axes, dict):
+                raise EditRefused(Status.BAD_REQUEST, f"'categories.{slug}' must map axes to categories", "category")
+            known = {axis.key: axis for axis in notebooks[slug].axes}
+            checked: dict[str, list[str]] = {}
+            for key, names in axes.items():
+                if key not in known:
+                    raise EditRefused(Status.BAD_REQUEST, f"notebook {slug!r} has no axis {key!r} (its axes: "
+                                      f"{', '.join(known) or 'none'}); nothing was written", "category")
+                if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                    raise EditRefused(Status.BAD_REQUEST, f"'categories.{slug}.{key}' must list categories",
+                                      "category")
+                unknown = [n for n in names if n not in known[key].categories]
+                if unknown:
+                    raise EditRefused(Status.BAD_REQUEST, f"{unknown[0]!r} is not a category of the axis {key!r} of "
+                                      f"notebook {slug!r}; nothing was written", "category")
+                checked[key] = names
+            wanted[slug] = {key: [n for n in [*current[slug].get(key, ()), *known[key].categories]
+                                  if n in checked.get(key, ())] for key in [*current[slug], *known]
+                            if key in known}
+            wanted[slug] = {key: list(dict.fromkeys(names)) for key, names in wanted[slug].items()}
+        if all({k: set(v) for k, v in wanted[slug].items() if v} == {k: set(v) for k, v in current[slug].items() if v}
+               for slug in wanted):
+            return None
+        # an axis without categories is left out (the loader reads both as none)
+        return {slug: {k: v for k, v in wanted.get(slug, {k: list(v) for k, v in axes.items()}).items() if v}
+                for slug, axes in current.items()}
+
+    def _membership_write(self, rel: str, memberships: Memberships) -> PlannedWrite:
+        """The write of the note ``rel`` with ``memberships`` as its ``notebooks:`` (see
+        :mod:`.membership`); what it must mean: its front matter so changed, its body as it is."""
+        data = self._read(rel)
+        value = read_back(rel, data)[0] if data is not None else None
+        if data is None or not isinstance(value, dict) or not isinstance(value.get("front_matter"), dict):
+            raise EditRefused(Status.CONFLICT, f"{rel} does not read now; fix it (carnet check) and reload", "broken")
+        front = value["front_matter"]
+        new = self._edited(rel, data, lambda text: set_notebooks(text, front.get("notebooks"), memberships))
+        meant = {"front_matter": {**front, "notebooks": memberships}, "body": value["body"]}
+        try:
+            changes = {r for r in written_records(rel, data) if r[:2] == ("front_matter", "notebooks")}
+        except EditError as exc:
+            raise EditRefused(Status.CONFLICT, f"{rel}: {exc}; nothing was written", "layout") from exc
+        return PlannedWrite(rel, new, meant, frozenset(changes | {("front_matter", "notebooks")}))
 
     def _confirm(self, rel: str, sidecar: str, extraction: str, placed: Placed) -> None:
         """The new extraction anchors exactly where the selection lay, or the change is put back."""

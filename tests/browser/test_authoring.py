@@ -111,7 +111,7 @@ def test_a_selection_becomes_an_extraction_highlighted_after_the_reload(page, ed
     assert not problems, _report(problems)
     page.keyboard.press("Control+A")
     page.keyboard.type("proposition")
-    page.keyboard.press("Tab")
+    form.get_by_label("Premier commentaire (facultatif)").focus()  # past the categories' checkboxes
     page.keyboard.type("À voter en séance.")
     form.get_by_label("Position").select_option("agree")
     form.get_by_role("button", name="Enregistrer").focus()
@@ -207,6 +207,37 @@ def test_comment_reply_withdraw_and_undo_from_the_debate(page, editing, tmp_path
     page.wait_for_selector(f"#com-{first}:not(.withdrawn)", state="attached", timeout=REBUILT)
     assert "Lequel ?" in page.locator(f"#com-{first}").inner_text()
     settled(content, before, {(SIDECAR, ("extractions", index))}, tmp_path)
+
+
+def test_a_category_checked_in_the_extract_form_is_the_notes_after_the_reload(page, editing, tmp_path,
+                                                                             axe_source) -> None:  # noqa: F811
+    _server, content = editing
+    before = yaml_records(content)
+    note = (content / f"notes/{NOTE}.md").read_text(encoding="utf-8")
+    page.goto(f"notes/{NOTE}.html")
+    named = page.locator(".memberships dd a", has_text="Budget")
+    assert named.count() == 0, "the note is not in Budget yet"
+    page.evaluate(SELECT, [PARAGRAPH, ITEM])
+    page.get_by_role("button", name="Extraire").focus()
+    page.keyboard.press("Enter")
+    form = page.locator("form.carnet-edit-form")
+    theme = form.get_by_role("group", name="Conseil de vie lycéenne : Thème")
+    assert theme.get_by_label("Locaux").is_checked() and not theme.get_by_label("Budget").is_checked(), \
+        "checked as the note has them now"
+    problems = _axe(page, axe_source, "note with the extraction form and its categories")
+    assert not problems, _report(problems)
+    theme.get_by_label("Budget").focus()
+    page.keyboard.press("Space")
+    assert theme.get_by_label("Budget").is_checked()
+    form.get_by_role("button", name="Enregistrer").focus()
+    with page.expect_response(lambda r: r.url.endswith("/_carnet-edit/api/extract")) as answer:
+        page.keyboard.press("Enter")
+    assert answer.value.status == 200, answer.value.text()
+    named.wait_for(timeout=REBUILT)  # the reloaded page names the category in the note's memberships
+    written = (content / f"notes/{NOTE}.md").read_text(encoding="utf-8")
+    assert "    theme: [Vie scolaire, Locaux, Budget]\n" in written
+    assert written.replace("Locaux, Budget]", "Locaux]") == note, "every other line as it was"
+    settled(content, before, set(), tmp_path)
 
 
 WIKI = "cvl-wiki-foyer"

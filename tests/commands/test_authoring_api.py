@@ -449,3 +449,94 @@ def test_a_method_refused_names_post_among_those_allowed_only_with_the_edit_laye
         assert status == 405 and headers["Allow"] == "GET, HEAD"
     finally:
         plain.close()
+
+
+# --- the extract form's categories: the note's membership, in the same write ----------------------
+
+NOTE_FILE = f"notes/{NOTE}.md"
+CATEGORIES = {"cvl": {"theme": ["Vie scolaire", "Locaux", "Budget"], "annee": ["2024-2025"]}}
+
+
+def notebooks_block(text: str) -> tuple[list[str], list[str]]:
+    """A note's lines split: those of its front matter's ``notebooks:`` block, and all the others."""
+    lines = text.split("\n")
+    start = lines.index("notebooks:")
+    end = start + 1
+    while lines[end].startswith(" "):
+        end += 1
+    return lines[start:end], lines[:start] + lines[end:]
+
+
+@pytest.mark.slow
+def test_categories_checked_in_the_extract_form_go_to_the_notes_membership_in_the_same_write(
+        fresh: tuple[Server, Path], tmp_path: Path) -> None:
+    server, content = fresh
+    browser = Browser(server)
+    browser.open_key()
+    state = browser.state()
+    shown = {nb["slug"]: nb for nb in state["notebooks"]}  # type: ignore[attr-defined]
+    theme = next(a for a in shown["cvl"]["axes"] if a["key"] == "theme")
+    assert "Budget" in theme["categories"] and theme["checked"] == ["Vie scolaire", "Locaux"], \
+        "the page is given the notebook's axes and the note's categories there"
+    note, sidecar = (content / NOTE_FILE).read_bytes(), (content / SIDECAR).read_bytes()
+    status, answer = browser.post("extract", selection(state, categories=CATEGORIES))
+    assert status == 200, answer
+    assert set(answer["files"]) == {SIDECAR, NOTE_FILE}  # type: ignore[arg-type]
+    written = (content / NOTE_FILE).read_text(encoding="utf-8")
+    block, others = notebooks_block(written)
+    assert block == ["notebooks:", "  cvl:", "    theme: [Vie scolaire, Locaux, Budget]", "    annee: [2024-2025]"]
+    assert others == notebooks_block(note.decode())[1], "every other line of the note byte for byte"
+    unchanged_records(sidecar, (content / SIDECAR).read_bytes(), set())
+    assert yaml.safe_load((content / SIDECAR).read_text())["extractions"][-1]["id"] == answer["record"]
+    check_content_builds(content, tmp_path)
+    budget = (tmp_path / "strict/notebooks/cvl/theme/budget.html").read_text(encoding="utf-8")
+    assert f"{NOTE}.html" in budget, "the build lists the note on the category's page"
+
+    status, answer = browser.post("undo", {})
+    assert status == 200, answer
+    assert (content / NOTE_FILE).read_bytes() == note and (content / SIDECAR).read_bytes() == sidecar, \
+        "undo puts both files back"
+
+
+@pytest.mark.parametrize("categories", [
+    {"cvl": {"theme": ["Budget", "Cantine"]}},  # not a category of the axis
+    {"cvl": {"saison": ["Hiver"]}},  # not an axis of the notebook
+    {"veille-financement": {"theme": ["Subvention"]}},  # a notebook the note is not in
+    {"cvl": {"theme": "Budget"}},  # not a list
+], ids=["unknown category", "unknown axis", "another notebook", "not a list"])
+def test_a_category_the_notebook_does_not_have_is_refused_and_nothing_written(
+        shared: tuple[Server, Path], categories: dict[str, object]) -> None:
+    server, content = shared
+    browser = Browser(server)
+    browser.open_key()
+    before = snapshot(content)
+    status, answer = browser.post("extract", selection(browser.state(), categories=categories))
+    assert (status, answer["code"]) == (400, "category"), answer
+    assert snapshot(content) == before
+
+
+def test_a_comment_in_the_notebooks_block_is_refused_and_nothing_written(fresh: tuple[Server, Path]) -> None:
+    server, content = fresh
+    note = content / NOTE_FILE
+    note.write_text(note.read_text(encoding="utf-8").replace("    annee: [2024-2025]\n",
+                                                             "    annee: [2024-2025]  # l'année du compte rendu\n"),
+                    encoding="utf-8")
+    server.changed()
+    browser = Browser(server)
+    browser.open_key()
+    before = snapshot(content)
+    status, answer = browser.post("extract", selection(browser.state(), categories=CATEGORIES))
+    assert (status, answer["code"]) == (409, "layout"), answer
+    assert "by hand" in str(answer["error"])
+    assert snapshot(content) == before
+
+
+def test_categories_as_they_are_write_the_extraction_alone(fresh: tuple[Server, Path]) -> None:
+    server, content = fresh
+    browser = Browser(server)
+    browser.open_key()
+    note = (content / NOTE_FILE).read_bytes()
+    status, answer = browser.post("extract", selection(
+        browser.state(), categories={"cvl": {"theme": ["Locaux", "Vie scolaire"], "annee": ["2024-2025"]}}))
+    assert status == 200, answer
+    assert answer["files"] == [SIDECAR] and (content / NOTE_FILE).read_bytes() == note

@@ -178,6 +178,41 @@
     return Object.keys(kinds).sort();
   }
 
+  // the note's categories in each of its notebooks (they belong to the membership, not to the extraction):
+  // a fieldset per notebook and axis, its categories as checkboxes, checked as the note has them now
+  function categoryFields() {
+    var sets = [];
+    (state.notebooks || []).forEach(function (notebook) {
+      notebook.axes.forEach(function (axis) {
+        var set = element("fieldset", {"class": "carnet-edit-categories", "data-notebook": notebook.slug,
+                                       "data-axis": axis.key},
+                          [element("legend", {}, [t("edit_categories_axis", {notebook: notebook.title,
+                                                                            axis: axis.title})])]);
+        axis.categories.forEach(function (name) {
+          counter += 1;
+          var box = element("input", {type: "checkbox", name: "category", value: name,
+                                      id: "carnet-edit-field-" + counter});
+          box.checked = axis.checked.indexOf(name) >= 0;
+          set.appendChild(element("span", {"class": "carnet-edit-choice"},
+                                  [box, " ", element("label", {"for": box.id}, [name]), " "]));
+        });
+        sets.push(set);
+      });
+    });
+    return sets;
+  }
+
+  function checkedCategories(form) {
+    var chosen = {};
+    form.querySelectorAll("fieldset.carnet-edit-categories").forEach(function (set) {
+      var notebook = set.getAttribute("data-notebook");
+      chosen[notebook] = chosen[notebook] || {};
+      chosen[notebook][set.getAttribute("data-axis")] = Array.prototype.map.call(
+        set.querySelectorAll('input[name="category"]:checked'), function (box) { return box.value; });
+    });
+    return chosen;
+  }
+
   extractButton.addEventListener("click", function () {
     if (!selected) { say(t("edit_select_first"), true); return; }
     var chosen = selected;
@@ -191,8 +226,13 @@
     var cancel = element("button", {type: "button"}, [t("edit_cancel")]);
     var heading = element("p", {id: "carnet-edit-extraction-title", "class": "carnet-edit-title"},
                           [t("edit_extraction_form")]);
-    var parts = [heading, element("blockquote", {}, [chosen.text]), field(t("edit_kind"), kind), kinds,
-                 field(t("edit_first_comment"), comment), field(t("edit_stance"), stance)];
+    var parts = [heading, element("blockquote", {}, [chosen.text]), field(t("edit_kind"), kind), kinds];
+    var categories = categoryFields();
+    if (categories.length) {
+      parts.push(element("p", {"class": "carnet-edit-hint"}, [t("edit_categories_hint")]));
+      parts = parts.concat(categories);
+    }
+    parts.push(field(t("edit_first_comment"), comment), field(t("edit_stance"), stance));
     var who = authorField();
     if (who) { parts.push(who); }
     parts.push(element("p", {}, [save, " ", cancel]));
@@ -206,6 +246,7 @@
       event.preventDefault();
       remember(form);
       var request = {start: chosen.start, end: chosen.end, kind: kind.value};
+      if (categories.length) { request.categories = checkedCategories(form); }
       if (comment.value.trim()) { request.comment = {text: comment.value, stance: stance.value}; }
       send("extract", request, save);
     });
