@@ -33,8 +33,8 @@ from generator.anchoring.fix import render_scalar
 from generator.authoring.membership import Memberships, set_notebooks
 from generator.authoring.nested import append_comment, set_masked, withdraw_comment
 from generator.authoring.selection import End, Placed, Unplaced, place_selection
-from generator.corpus.load import EXTRACTIONS_SUFFIX, SETTINGS_FILE, ContentFiles, parse_content
-from generator.corpus.model import Note, Notebook, Stance
+from generator.corpus.load import EXTRACTIONS_SUFFIX, SETTINGS_FILE, ContentFiles, load_corpus, parse_content
+from generator.corpus.model import Note, Notebook, NoteType, Stance
 from generator.files import read_text_file
 from generator.journal import Change
 from generator.problems import CarnetError
@@ -186,7 +186,7 @@ class Editor:
         except EditRefused:
             return {}
         spec = note.article
-        adoptable = note.type.value == "synthesis" and spec is not None and not spec.adopted \
+        adoptable = note.type is NoteType.SYNTHESIS and spec is not None and not spec.adopted \
             and spec.adoption is None
         notebooks = self._notebooks(note)
         shown = [{"slug": m.notebook, "title": notebooks[m.notebook].title,
@@ -269,10 +269,10 @@ class Editor:
         return note
 
     def _taken(self) -> set[str]:
+        """The ids a new record must not get: the content loaded, not analysed (no anchoring)."""
         from generator.commands.analyse import taken_ids
-        from generator.pipeline import check_content
 
-        return taken_ids(self.content, check_content(self.content))
+        return taken_ids(self.content, load_corpus(self.content)[0])
 
     def _write(self, what: str, write: PlannedWrite, confirm: Callable[[], None] | None = None,
                also: tuple[PlannedWrite, ...] = ()) -> None:

@@ -31,7 +31,7 @@ from generator.commands.proposal_files import (
     free_proposal_path,
 )
 from generator.corpus.analysed import RECORD_NAME, AnalysedRecord, RecordError, parse_record
-from generator.corpus.model import Note, Notebook, NoteType
+from generator.corpus.model import Corpus, Note, Notebook, NoteType
 from generator.corpus.proposal import ExtractionProposal
 from generator.corpus.source import parse_yaml
 from generator.extracting.chunks import DEFAULT_BUDGET, DEFAULT_NEIGHBOURS, Chunk, cut_chunks
@@ -509,17 +509,17 @@ def _planned(content: Path, proposal: ExtractionProposal, only: set[int] | None
     if note is None:
         raise AnalyseError(f"{proposal.file}: the note {proposal.target!r} no longer exists")
     elements = analysis.anchored[note.slug].document.elements
-    return analysis, note, plan(note.slug, elements, _existing(analysis, note), taken_ids(content, analysis),
+    return analysis, note, plan(note.slug, elements, _existing(analysis, note), taken_ids(content, analysis.corpus),
                                 proposal.passages, only)
 
 
-def taken_ids(content: Path, analysis: CheckedContent) -> set[str]:
+def taken_ids(content: Path, corpus: Corpus) -> set[str]:
     """Every id a new extraction must not get, because something points at it or did:
     the extractions and comments there are; every ``[[ext:…]]`` / ``[[com:…]]`` marker
     in any note (dangling ones too: reusing the id would silently re-point the
     citation); the frozen perimeters of syntheses; and the ids given by every applied
-    extraction proposal (the extraction may have been removed since)."""
-    corpus = analysis.corpus
+    extraction proposal (the extraction may have been removed since). ``corpus``: the content
+    loaded (its anchoring is not needed)."""
     taken = {e.id for n in corpus.notes.values() for e in n.extractions}
     taken |= {c.id for n in corpus.notes.values() for e in n.extractions for c in e.comments}
     for note in corpus.notes.values():

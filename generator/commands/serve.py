@@ -309,8 +309,8 @@ def _handler(out_dir: Path, hub: Hub, stop: threading.Event,
 
         def _answer_path(self, path: str, with_body: bool) -> None:
             port = int(self.connection.getsockname()[1])  # the port this request came in on
-            reply = None if editing is None else editing.read(self.path, path, editing.header_map(self.headers.items()),
-                                                               port)
+            headers = editing.header_map(self.headers.items()) if editing is not None else {}
+            reply = editing.read(self.path, path, headers, port) if editing is not None else None
             if reply is not None:
                 self._reply(reply, with_body)
                 return
@@ -333,7 +333,7 @@ def _handler(out_dir: Path, hub: Hub, stop: threading.Event,
                 if found.suffix == ".html":
                     page = file.read().replace(b"</body>", f'<script src="{CLIENT}"></script></body>'.encode())
                     if editing is not None:
-                        page = editing.inject(page, path, editing.header_map(self.headers.items()), port)
+                        page = editing.inject(page, path, headers, port)
                     self._send(200, "text/html; charset=utf-8", page, with_body)
                     return
                 # Carnet's own map, never the system's (mimetypes reads /etc/mime.types)
@@ -408,8 +408,13 @@ class Watched:
             return False
         if event.is_directory and event.event_type == EVENT_TYPE_MODIFIED:
             return False  # an entry was added or removed: that entry's own event says so
-        paths = [event.src_path, event.dest_path] if event.event_type == EVENT_TYPE_MOVED else [event.src_path]
-        return any(self.concerns(os.fsdecode(path)) for path in paths)  # a save renames a temp file into place
+        return any(self.concerns(path) for path in event_paths(event))  # a save renames a temp file into place
+
+
+def event_paths(event: FileSystemEvent) -> list[str]:
+    """The paths an event names: a move, both ends."""
+    paths = [event.src_path, event.dest_path] if event.event_type == EVENT_TYPE_MOVED else [event.src_path]
+    return [os.fsdecode(path) for path in paths]
 
 
 def watched_folders(content: Path, theme: Path) -> tuple[Path, ...]:
@@ -432,8 +437,7 @@ class Changes(FileSystemEventHandler):
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         if self.watched.relevant(event):
-            paths = [event.src_path, event.dest_path] if event.event_type == EVENT_TYPE_MOVED else [event.src_path]
-            self.changed(os.fsdecode(path) for path in paths)
+            self.changed(event_paths(event))
 
 
 class Server:
@@ -492,29 +496,31 @@ class Server:
             started = time.perf_counter()
             with self.timer_lock:  # what changes from here on is the next rebuild's
                 changed, self.paths = self.paths, set()
+            stopped = True
             try:
                 # the old tree is removed while the publisher reads the page: the next rebuild waits for it;
                 # the paths the watcher saw are looked at again, the rest of the inputs taken as it was
                 result = build(self.content, self.out, theme_dir=self.theme, search=False, cache=self.cache,
                                linger=True, edited=changed)
+                stopped = False
                 self.last_changed = result.changed
                 self.image_hosts[0] = result.image_hosts
-            except BaseException as exc:
-                with self.timer_lock:  # how far it went is not known: the next rebuild walks the inputs
-                    self.paths = None
-                if isinstance(exc, ContentError):
-                    self._print_problems(exc.problems)
-                    print(f"carnet serve: rebuild stopped: {exc}; the previous site stays served",
-                          file=self.stderr, flush=True)
-                    report = [p.format_text(str(self.content)) for p in exc.problems if p.stops(False)]
-                    self.hub.publish("error-report", json.dumps(report, ensure_ascii=False))
-                    return False
-                if isinstance(exc, CarnetError):
-                    print(f"carnet serve: rebuild stopped: {visible(str(exc), keep_newlines=True)}; "
-                          "the previous site stays served", file=self.stderr, flush=True)
-                    self.hub.publish("error-report", json.dumps([str(exc)], ensure_ascii=False))
-                    return False
-                raise
+            except ContentError as exc:
+                self._print_problems(exc.problems)
+                print(f"carnet serve: rebuild stopped: {exc}; the previous site stays served",
+                      file=self.stderr, flush=True)
+                report = [p.format_text(str(self.content)) for p in exc.problems if p.stops(False)]
+                self.hub.publish("error-report", json.dumps(report, ensure_ascii=False))
+                return False
+            except CarnetError as exc:
+                print(f"carnet serve: rebuild stopped: {visible(str(exc), keep_newlines=True)}; "
+                      "the previous site stays served", file=self.stderr, flush=True)
+                self.hub.publish("error-report", json.dumps([str(exc)], ensure_ascii=False))
+                return False
+            finally:
+                if stopped:  # how far it went is not known: the next rebuild walks the inputs
+                    with self.timer_lock:
+                        self.paths = None
             elapsed = time.perf_counter() - started
             what = result.what_changed
             warnings = sum(p.severity is Severity.WARNING for p in result.problems)

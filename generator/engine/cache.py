@@ -36,7 +36,6 @@ import time
 import weakref
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Final, TypeVar
 
@@ -306,44 +305,46 @@ class BuildCache:
                 return
             for entry in entries:
                 try:
-                    take(entry.path, entry.is_symlink(), entry.is_dir(), entry.is_file(), entry.stat)
+                    if entry.is_symlink():
+                        lines[entry.path] = f"link:{os.readlink(entry.path)}"
+                    elif entry.is_dir():
+                        walk(entry.path)
+                    elif entry.is_file():
+                        file(entry.path, entry.stat())
                 except OSError as exc:  # gone or unreadable since it was listed: the same
                     lines[entry.path] = f"unreadable:{exc.errno}"
 
-        def take(path: str, link: bool, directory: bool, file: bool, stat: Callable[[], os.stat_result]) -> None:
-            if link:
-                lines[path] = f"link:{os.readlink(path)}"
-            elif directory:
-                walk(path)
-            elif file:
-                info = stat()
-                # a path the watcher names is read again, whatever its stats (two writes within one tick)
-                sha = self.known(path, info) if not patched else None
-                if sha is None:
-                    with open(path, "rb") as stream:
-                        sha = hashlib.sha256(stream.read()).hexdigest()
-                stats[path] = (info.st_size, info.st_mtime_ns, info.st_ino, sha)
-                lines[path] = sha
+        def file(path: str, info: os.stat_result) -> None:
+            # a path the watcher names is read again, whatever its stats (two writes within one tick)
+            sha = self.known(path, info) if not patched else None
+            if sha is None:
+                with open(path, "rb") as stream:
+                    sha = hashlib.sha256(stream.read()).hexdigest()
+            stats[path] = (info.st_size, info.st_mtime_ns, info.st_ino, sha)
+            lines[path] = sha
 
         if not patched:
             for root in roots:
                 walk(root)
         else:
             for path in sorted({_under(roots, os.path.abspath(p)) or "" for p in changed or ()} - {""}):
-                inside = path + os.sep
-                for gone in [known for known in lines if known == path or known.startswith(inside)]:
-                    del lines[gone]
-                    stats.pop(gone, None)
+                if path in stats:  # a file digested last time: nothing under it
+                    del lines[path], stats[path]
+                else:  # a folder (or a path new, or not a file): it and all it held
+                    inside = path + os.sep
+                    for gone in [known for known in lines if known == path or known.startswith(inside)]:
+                        del lines[gone]
+                        stats.pop(gone, None)
                 try:
                     info = os.lstat(path)
+                    if stat_module.S_ISLNK(info.st_mode):
+                        lines[path] = f"link:{os.readlink(path)}"
+                    elif stat_module.S_ISDIR(info.st_mode):
+                        walk(path)
+                    elif stat_module.S_ISREG(info.st_mode):
+                        file(path, info)
                 except FileNotFoundError:
                     continue  # removed: out of the digest
-                except OSError as exc:
-                    lines[path] = f"unreadable:{exc.errno}"
-                    continue
-                try:
-                    take(path, stat_module.S_ISLNK(info.st_mode), stat_module.S_ISDIR(info.st_mode),
-                         stat_module.S_ISREG(info.st_mode), partial(_same, info))
                 except OSError as exc:
                     lines[path] = f"unreadable:{exc.errno}"
         digest = hashlib.sha256(repr(options).encode("utf-8"))
@@ -593,10 +594,6 @@ class MemoStore:
             if handle is not None:
                 handle.close()
         self._writer = self._reader = None
-
-
-def _same(info: os.stat_result) -> os.stat_result:
-    return info
 
 
 def _under(roots: tuple[str, ...], path: str) -> str | None:
