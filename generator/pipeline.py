@@ -16,7 +16,7 @@ from typing import Final, TypeVar
 
 from generator.anchoring import AnchorFacts
 from generator.corpus.links import CorpusIndex, LinkTarget, LinkUse, image_hosts, resolve_link
-from generator.corpus.load import KnownFiles, load_corpus
+from generator.corpus.load import ContentFiles, KnownFiles, parse_content, read_content_dir
 from generator.corpus.model import Corpus
 from generator.corpus.publication import (
     Publication,
@@ -110,17 +110,19 @@ class CheckedContent:
 
 
 def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1,
-                  known: KnownFiles | None = None, templates: bool = False) -> CheckedContent:
+                  known: KnownFiles | None = None, templates: bool = False,
+                  files: ContentFiles | None = None) -> CheckedContent:
     """Everything up to the publication (what ``carnet check`` runs); ``memo`` remembers the
     notes parsed and anchored, for an incremental build (``known``: the files the build
     cache digested, not read again when unchanged). With ``jobs`` > 1 the notes are
     parsed and anchored in that many worker processes (the result is the same), which render
     the notes' bodies while their tokens are at hand when ``templates`` (a build: ``carnet
-    check`` renders no HTML)."""
+    check`` renders no HTML). ``files``: the content's files read already (else read here)."""
     if not content_dir.is_dir():
         raise SettingsError(f"content directory not found: {content_dir}")
     # 1. load and validate every file, collecting all problems
-    corpus, problems = load_corpus(content_dir, notes_parser(memo, jobs), known)
+    corpus, problems = parse_content(files if files is not None else read_content_dir(content_dir, known),
+                                     notes_parser(memo, jobs))
     problems += validate_corpus(corpus)
     problems += address_problems(corpus)  # content taking a name the site writes for itself
     # 2. anchor: elements of each note, each extraction's quote → portions; and the links it makes
@@ -310,6 +312,7 @@ def _build(content_dir: Path, out_dir: Path, *, strict: bool, base_url: str | No
     check_output_dir(out_dir, content_dir)  # refuse early, before any work
     theme_root = check_theme(theme_dir)
     if cache is not None:
+        cache.content.changed(edited)  # found unchanged or not, the next build's read is patched with these
         step("checking what changed")
         options = build_options(strict, base_url, search, theme_root,
                                 None if emitters is EMITTERS else [e.name for e in emitters])
@@ -325,7 +328,8 @@ def _build(content_dir: Path, out_dir: Path, *, strict: bool, base_url: str | No
         early = linked.enter_context(staging_tree(out_dir, content_dir, link=True, linger=linger)) \
             if cache is not None and cache.listing and is_carnet_tree(out_dir) else None
         step("reading and anchoring the content")
-        analysis = check_content(content_dir, memo, jobs, cache.known if cache is not None else None, templates=True)
+        read = cache.content.read(content_dir, cache.known, cache.resident) if cache is not None else None
+        analysis = check_content(content_dir, memo, jobs, templates=True, files=read)
         stopping = blocking(analysis.problems, strict)
         if stopping:
             raise ContentError(analysis.problems, strict=strict)
@@ -359,8 +363,9 @@ def _build(content_dir: Path, out_dir: Path, *, strict: bool, base_url: str | No
         result = BuildResult(out_dir, len(files) + 1, analysis.publication.reports, analysis.problems, language,
                              changed=changed, summary=summary[0], image_hosts=hosts)
         if cache is not None:
-            cache.record_output(written_state(files, files.digests, out_dir, previous,
-                                              rewritten if incremental else None))
+            # over the last tree, its state patched with the paths written or removed alone
+            patched = rewritten if incremental else None
+            cache.record_output(written_state(files, files.digests, out_dir, previous, patched), patched)
             cache.inputs, cache.result = cache.pending, result
             cache.keys = tracking.book if tracking is not None else None
             cache.save()

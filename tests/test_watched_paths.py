@@ -9,6 +9,10 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
+
+from generator.corpus import load
+from generator.engine import reads
 from generator.engine.cache import BuildCache, build_options, default_cache_path
 from generator.pipeline import build
 from generator.site.theme import check_theme
@@ -97,3 +101,45 @@ def test_a_cache_read_from_disk_walks_the_inputs_whatever_the_paths_given(tmp_pa
     note = content / "notes" / "conseil-c.md"
     note.write_text(note.read_text(encoding="utf-8") + "\nAjout.\n", encoding="utf-8")
     assert build(content, out, search=False, cache=BuildCache.open(default_cache_path(out)), edited=set()).changed > 0
+
+
+def test_a_rebuild_given_the_paths_edited_reads_the_content_from_those_alone(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The content's files the last build of the process read are patched with the paths
+    (generator/engine/content.py): the content is not walked again; the paths of a build
+    that found nothing to do are still patched in by the next one; told nothing, it walks."""
+    content = copy_fixture("small", tmp_path)
+    out = tmp_path / "site"
+    cache = BuildCache.open(default_cache_path(out))
+    cache.resident = True
+    build(content, out, search=False, cache=cache)
+    walks: list[Path] = []
+    real = load.read_content_dir
+
+    def walked(root: Path, known: object = None) -> load.ContentFiles:
+        walks.append(root)
+        return real(root, known)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(load, "read_content_dir", walked)
+    monkeypatch.setattr(reads, "_checking", False)  # the check walks to compare: counted without it
+
+    def full() -> dict[str, bytes]:
+        shutil.rmtree(tmp_path / "full", ignore_errors=True)
+        build(content, tmp_path / "full", search=False)
+        return site_files(tmp_path / "full", search=False)
+
+    note = content / "notes" / "conseil-c.md"
+    note.write_text(note.read_text(encoding="utf-8").replace("Le budget est reconduit.", "Le budget est revu."),
+                    encoding="utf-8")
+    build(content, out, search=False, cache=cache, edited={note})
+    assert walks == [] and site_files(out, search=False) == full()
+    # a path named that changed nothing: no build; a note added since is patched in with the next edit
+    assert build(content, out, search=False, cache=cache, edited={content / "notes" / "conseil-a.md"}).changed == 0
+    (content / "notes" / "ajout.md").write_text(
+        "---\ntitle: Ajout\ndate: 2024-11-01\nnotebooks:\n  conseil:\n    theme: [Budget]\n---\nUn ajout.\n",
+        encoding="utf-8")
+    build(content, out, search=False, cache=cache, edited={content / "notes" / "ajout.md"})
+    assert walks == [] and site_files(out, search=False) == full()
+    note.write_text(note.read_text(encoding="utf-8") + "\nEncore.\n", encoding="utf-8")
+    build(content, out, search=False, cache=cache, edited=None)  # not all known: walked
+    assert walks == [content] and site_files(out, search=False) == full()

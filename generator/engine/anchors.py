@@ -5,7 +5,6 @@ render each plain note's body while its tokens are at hand (links left as holes)
 
 from __future__ import annotations
 
-import functools
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -51,33 +50,32 @@ def anchor_notes(corpus: Corpus, memo: Memo, jobs: int = 1, templates: bool = Fa
     anchored = Recalled()
     facts: dict[str, AnchorFacts] = {}
     uses: dict[str, list[LinkUse]] = {}
-    # each key taken once: asked whether the memo holds it, then to recall or store
-    anchors_key = functools.cache(lambda slug: source_key("anchors", corpus.source_of(slug)))
+    # each key made once: asked whether the memo holds it, then to recall or store
+    keys = {slug: source_key("anchors", corpus.source_of(slug)) for slug in corpus.notes}
+
     def held(slug: str) -> bool:
-        return memo.holds(Kind.ANCHORS, partial(anchors_key, slug)) and memo.holds(Kind.NOTE_FACTS, partial(anchors_key, slug))
+        key = partial(same, keys[slug])
+        return memo.holds(Kind.ANCHORS, key) and memo.holds(Kind.NOTE_FACTS, key)
 
     afresh = [slug for slug in corpus.notes if not held(slug)] if jobs > 1 else []  # every note, without a memo
     done = (dict(zip(afresh, fork_map(partial(_anchor_and_collect, corpus, templates), afresh, jobs), strict=True))
             if workers_for(len(afresh), jobs) > 1 else {})  # else anchored below, keeping the tokens to render
     for slug, note in corpus.notes.items():
         made = done.get(slug)
-        key = partial(anchors_key, slug)
-        parse = partial(_parsed, memo, key, note, partial(same, (made.anchored, made.problems)) if made else partial(anchor_note, note))
-
-        def collect(slug: str = slug, line: int = note.body_line) -> list[LinkUse]:
-            return collect_links(anchored[slug].document.tokens, line)  # the tokens: parsed again if dropped
-
-        facts_of: Callable[[], AnchorFacts]
+        key = partial(same, keys[slug])
         if made is None and memo.keep(Kind.ANCHORS, key) and memo.holds(Kind.NOTE_FACTS, key):
-            anchored.later(slug, parse)  # held: its parsed body is read only if a later step asks for it
-            facts_of = partial(_facts_of, parse)
+            # held (most notes of a rebuild): its parsed body is read only if a later step asks for it
+            parse = partial(_parsed, memo, key, note, partial(anchor_note, note))
+            anchored.later(slug, parse)
+            facts_and_uses = partial(_facts_and_uses, partial(_facts_of, parse), partial(_collect, anchored, slug, note))
         else:
-            parsed, anchor_problems = parse()
+            parsed, anchor_problems = _parsed(memo, key, note, partial(same, (made.anchored, made.problems)) if made
+                                              else partial(anchor_note, note))
             anchored.now(slug, parsed)
-            facts_of = partial(same, made.facts) if made else partial(AnchorFacts.of, parsed, anchor_problems)
+            facts_and_uses = partial(same, (made.facts, made.uses)) if made else partial(
+                _facts_and_uses, partial(AnchorFacts.of, parsed, anchor_problems), partial(_collect, anchored, slug, note))
         # what every build reads of a note's anchoring and links: one entry (one read from the cache's pack)
-        facts[slug], uses[slug] = memo.memo(Kind.NOTE_FACTS, key,
-                                            partial(_facts_and_uses, facts_of, partial(same, made.uses) if made else collect))
+        facts[slug], uses[slug] = memo.memo(Kind.NOTE_FACTS, key, facts_and_uses)
         problems += facts[slug].problems
     made_templates = {slug: made.template for slug, made in done.items() if made.template is not None}
     return AnchoredNotes(anchored, facts, uses, problems, made_templates)
@@ -107,6 +105,11 @@ def _parsed(memo: Memo, key: Callable[[], str], note: Note,
     if document.body is not note.body and document.body == note.body:
         document.body = note.body  # one copy, not a second one from a worker or the cache
     return anchored, problems
+
+
+def _collect(anchored: Recalled, slug: str, note: Note) -> list[LinkUse]:
+    """The links of a note's body, in reading order (its tokens parsed again if they were dropped)."""
+    return collect_links(anchored[slug].document.tokens, note.body_line)
 
 
 def _facts_of(parse: Callable[[], tuple[AnchoredNote, list[Problem]]]) -> AnchorFacts:

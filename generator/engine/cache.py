@@ -34,17 +34,20 @@ import stat as stat_module
 import sys
 import time
 import weakref
-from collections.abc import Callable, Collection, Iterable
+from bisect import bisect_left
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Final, TypeVar
 
 from generator import __version__
+from generator.engine.content import ContentKept
 from generator.engine.memo import Kind
 from generator.files import UNLISTED, listing_digest, listing_line, write_atomic
 from generator.result import BuildResult
 
 if TYPE_CHECKING:
+    from generator.engine.emitters import KeptManifest
     from generator.engine.tracking import KeyBook
 
 T = TypeVar("T")
@@ -125,9 +128,18 @@ class BuildCache:
     store: MemoStore | None = field(default=None, repr=False)  # the memos on disk, read entry by entry
     # no class attribute for it (a factory, not a default): unpickled on first use (:data:`_PACKED`)
     keys: KeyBook | None = field(default_factory=lambda: None, repr=False)
+    # resident only, never pickled: the content's files the last build of this process read (a patch's start)
+    content: ContentKept = field(default_factory=ContentKept, repr=False)
     # what :meth:`inputs_digest` last digested (path → its line) over which folders: a patch's start
     lines: dict[str, str] = field(default_factory=dict, repr=False)
     walked: tuple[str, ...] = field(default=(), repr=False)
+    # resident only (``carnet serve``), never pickled: what the last build in this process made of
+    # every output file, for the next one over its tree to patch: the manifest it wrote
+    # (:func:`generator.engine.emitters.derived_outputs`; this build's, until it is recorded) and
+    # the listing's lines of :attr:`written` (the very dict they list)
+    manifest_kept: KeptManifest | None = field(default=None, repr=False)
+    manifest_made: KeptManifest | None = field(default=None, repr=False)
+    listing_kept: tuple[dict[str, tuple[str, int, int]], list[str]] | None = field(default=None, repr=False)
 
     # -- life cycle --------------------------------------------------------------------------
 
@@ -207,10 +219,37 @@ class BuildCache:
         if self.memo_file_loaded and self.store is not None:
             self.store.discard()
 
-    def record_output(self, written: dict[str, tuple[str, int, int]]) -> None:
-        """What the build just left in the output directory (:attr:`written`, :attr:`listing`)."""
+    def record_output(self, written: dict[str, tuple[str, int, int]], changed: Collection[str] | None = None) -> None:
+        """What the build just left in the output directory (:attr:`written`, :attr:`listing`).
+        ``changed``: the paths whose state differs from the last one recorded (written, added
+        or gone), where ``written`` is that state patched in place
+        (:func:`~generator.engine.output.written_state`). Resident, the listing's lines are
+        then patched too, not made again per file; and the manifest this build wrote is kept."""
+        kept, self.listing_kept = self.listing_kept, None
+        lines = None
+        if kept is not None and changed is not None and kept[0] is written:
+            lines = _listing_patched(kept[1], written, changed)
+        if lines is None:
+            lines = [listing_line(path, size, mtime) for path, (_sha, size, mtime) in written.items()]
+        elif _checking_reads():
+            full = [listing_line(path, size, mtime) for path, (_sha, size, mtime) in written.items()]
+            if listing_digest(full) != listing_digest(lines):
+                from generator.engine.reads import StaleOutputs
+                raise StaleOutputs("the output tree's listing was patched from the last build's but differs from "
+                                   "the one made in full: generator/engine/cache.py:_listing_patched missed a change")
         self.written = written
-        self.listing = _listing_digest((path, size, mtime) for path, (_sha, size, mtime) in written.items())
+        self.listing = listing_digest(lines)  # sorted in place: the next patch's start
+        if self.resident:
+            self.listing_kept = (written, lines)
+            self.manifest_kept = self.manifest_made
+        self.manifest_made = None
+
+    def take_manifest(self, previous: Mapping[str, tuple[str, int, int]]) -> KeptManifest | None:
+        """The manifest the last build recorded wrote, when this build's files are staged
+        over that build's tree (``previous`` is :attr:`written`): for this build to patch
+        (taken: a build that fails after patching it leaves none, and the next makes it whole)."""
+        kept, self.manifest_kept = self.manifest_kept, None
+        return kept if kept is not None and previous is self.__dict__.get("written") else None
 
     def __getattr__(self, name: str) -> Any:
         if name in _PACKED and f"_{name}_packed" in self.__dict__:
@@ -238,6 +277,8 @@ class BuildCache:
         state["counts"] = CacheStats()
         state["resident"] = False  # a property of the process that holds it
         state["lines"], state["walked"] = {}, ()  # a patch starts from a digest made in this process
+        state["content"] = ContentKept()  # and from content read in this process
+        state["manifest_kept"] = state["manifest_made"] = state["listing_kept"] = None  # outputs made in this process
         return state
 
     # -- memos -------------------------------------------------------------------------------
@@ -606,9 +647,31 @@ def _under(roots: tuple[str, ...], path: str) -> str | None:
     return None
 
 
-def _listing_digest(entries: Iterable[tuple[str, int, int]]) -> str:
-    """sha256 of ``(path, size, mtime_ns)`` entries, in path order."""
-    return listing_digest([listing_line(path, size, mtime) for path, size, mtime in entries])
+def _listing_patched(lines: list[str], written: Mapping[str, tuple[str, int, int]],
+                     changed: Collection[str]) -> list[str] | None:
+    """The listing's lines of ``written`` (:func:`~generator.files.listing_line` of each file,
+    sorted), patched in place from the last state's (``lines``): the lines of the ``changed``
+    paths alone made again, added or dropped. ``None`` where ``changed`` missed a file (the
+    lines are then made again)."""
+    for path in changed:
+        # a path holds no NUL: its line sorts as the path and a NUL, before every longer path
+        at = bisect_left(lines, path + "\x00")
+        there = at < len(lines) and lines[at].startswith(path + "\x00")
+        if path in written:
+            _sha, size, mtime = written[path]
+            if there:
+                lines[at] = listing_line(path, size, mtime)
+            else:
+                lines.insert(at, listing_line(path, size, mtime))
+        elif there:
+            del lines[at]
+    return lines if len(lines) == len(written) else None
+
+
+def _checking_reads() -> bool:
+    # imported here: the site's modules are not loaded by a build that has nothing to do
+    from generator.engine import reads
+    return reads.checking()
 
 
 def build_options(strict: bool, base_url: str | None, search: bool, theme_root: Path,

@@ -29,11 +29,11 @@ import posixpath
 import shutil
 import signal
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache, partial
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from generator.files import UNLISTED, listing_digest, listing_line
 from generator.problems import OutputDirectoryError
@@ -275,14 +275,20 @@ class SiteFiles(Mapping[str, bytes]):
         """Keep the last build's file at each ``(path, sha256)`` (see :meth:`keep`) if every
         one of them can be kept, else none; whether they were (a note's outputs: 25,000
         files of 5,000 notes, each checked once)."""
+        if self.tree is None:
+            return False
         files = list(files)
-        if not all(self.can_keep(path, digest) for path, digest in files) \
-                or len({path for path, _digest in files}) != len(files):
+        previous, digests = self.previous, self.digests
+        left = _NOT_LEFT
+        for path, digest in files:  # as can_keep, inline: asked 25,000 times
+            if path in digests or previous.get(path, left)[0] != digest:
+                return False
+        if len({path for path, _digest in files}) != len(files):
             return False
         self._order = None
-        previous = self.previous
-        for path, _digest in files:
-            self.digests[path], self.sizes[path] = previous[path][0], previous[path][1]
+        sizes = self.sizes
+        for path, digest in files:
+            digests[path], sizes[path] = digest, previous[path][1]
         return True
 
     def add_streams(self, streams: Mapping[str, Iterable[bytes]]) -> None:
@@ -435,6 +441,10 @@ class SiteFiles(Mapping[str, bytes]):
 
     def __len__(self) -> int:
         return len(self.digests)
+
+
+_NOT_LEFT: Final[tuple[None, int, int]] = (None, 0, 0)
+"""What :meth:`SiteFiles.keep_all` reads for a path the last build left no file at: no digest is equal to its."""
 
 
 class Streaming:
@@ -781,19 +791,61 @@ def _prune_empty(root: Path, removed: set[str]) -> None:
 
 
 def written_state(files: Mapping[str, bytes], digests: Mapping[str, str], out_dir: Path,
-                  previous: Mapping[str, tuple[str, int, int]] | None = None,
+                  previous: dict[str, tuple[str, int, int]] | None = None,
                   changed: set[str] | None = None) -> dict[str, tuple[str, int, int]]:
-    """What a build left in ``out_dir``: per file its digest, size and modification time,
-    so the next build can tell that nobody touched it. After an incremental write only
-    the ``changed`` files are looked at again."""
-    state = {}
-    for path in files:
-        if previous is not None and changed is not None and path not in changed and path in previous:
-            state[path] = previous[path]
-            continue
-        info = (out_dir / path).stat()
-        state[path] = (digests[path], info.st_size, info.st_mtime_ns)
+    """What a build left in ``out_dir``: per file of ``files`` (``digests``: the sha256 of
+    each) its digest, size and modification time, so the next build can tell that nobody
+    touched it. After an incremental write (``previous``: the last build's state; ``changed``:
+    the paths written or removed since, every file added or gone among them, as
+    :func:`go_live` returns them) only those are looked at again: ``previous`` is patched in
+    place and returned (:func:`_state_patched`)."""
+    if previous is None or changed is None:
+        return {path: _file_state(out_dir, path, digests[path]) for path in files}
+    # with the read check on, made file by file as well (before the patch: from the last state)
+    full = _state_walked(files, digests, out_dir, previous, changed) if _checking_reads() else None
+    state = _state_patched(digests, out_dir, previous, changed)
+    if state is None:  # a file added or gone that ``changed`` does not name: file by file
+        return _state_walked(files, digests, out_dir, previous, changed)
+    if full is not None and full != state:
+        from generator.engine.reads import StaleOutputs
+        raise StaleOutputs("the output tree's state was patched from the last build's but differs from the one "
+                           "made in full: generator/engine/output.py:_state_patched missed a change")
     return state
+
+
+def _state_patched(digests: Mapping[str, str], out_dir: Path, previous: dict[str, tuple[str, int, int]],
+                   changed: Collection[str]) -> dict[str, tuple[str, int, int]] | None:
+    """``previous`` patched in place with the ``changed`` paths alone (each file written
+    looked at again, each gone dropped), a few dozen of 30,000 at 5,000 notes: a walk over
+    every file would touch each one's state, a page copied for each (``carnet serve``'s
+    last tree is removed meanwhile by a forked child that shares the build's memory).
+    ``None``, ``previous`` left as it was, where the files then differ from ``digests``'s."""
+    fresh = {path: _file_state(out_dir, path, digests[path]) for path in changed if path in digests}
+    gone = [path for path in changed if path not in digests and path in previous]
+    if len(previous) - len(gone) + sum(path not in previous for path in fresh) != len(digests):
+        return None
+    for path in gone:
+        del previous[path]
+    previous.update(fresh)
+    return previous
+
+
+def _state_walked(files: Mapping[str, bytes], digests: Mapping[str, str], out_dir: Path,
+                  previous: Mapping[str, tuple[str, int, int]], changed: Collection[str]) -> dict[str, tuple[str, int, int]]:
+    """:func:`written_state` file by file: the last state of each file not ``changed``."""
+    return {path: previous[path] if path not in changed and path in previous
+            else _file_state(out_dir, path, digests[path]) for path in files}
+
+
+def _file_state(out_dir: Path, path: str, digest: str) -> tuple[str, int, int]:
+    info = os.stat(os.path.join(out_dir, path))
+    return digest, info.st_size, info.st_mtime_ns
+
+
+def _checking_reads() -> bool:
+    # imported here: the engine's read check, on in the test suite (the site's modules load with it)
+    from generator.engine import reads
+    return reads.checking()
 
 
 def swap_directory(new: Path, current: Path) -> None:

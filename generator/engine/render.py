@@ -7,7 +7,7 @@ into :class:`~generator.engine.output.SiteFiles`."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from functools import partial
 from typing import Final, TypeVar
 
@@ -29,7 +29,7 @@ from generator.engine.output import (
     Staged,
 )
 from generator.engine.summary import weighed
-from generator.engine.tracking import Tracking, carried_entries, tracked_keys, world_digest
+from generator.engine.tracking import KeyBook, Tracking, carried_entries, tracked_keys, world_digest
 from generator.problems import SettingsError
 from generator.site.addresses import content_behind
 from generator.site.model import SiteModel
@@ -51,12 +51,13 @@ def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = E
     page is made, while graph.json and graph.jsonld are (:func:`derived_outputs`)."""
     files = SiteFiles() if files is None else files
     owner: dict[str, str] = {}
+    kept: list[FiledOutputs] = []  # whose files are theirs is looked up only for a clash: 25,000 at 5,000 notes
 
     def add(path: str, data: bytes | Staged, name: str) -> None:
         if path in files:
             if isinstance(data, Staged):
                 files.discard(data)  # as settle does with a file it refuses
-            raise SettingsError(_clash(site, path, name, owner[path]))
+            raise SettingsError(_clash(site, path, name, owner.get(path) or _owner(kept, path)))
         if isinstance(data, Staged):
             files.settle(path, data)
         else:
@@ -75,13 +76,13 @@ def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = E
         files.gzipped.update((files.digests[path], size) for path, size in outputs.gzipped.items())
         return FiledOutputs.of(outputs, files.digests)
 
-    def keep(filed: FiledOutputs) -> bool:
-        """A recalled note's files, each the last build's in the live tree: kept as they are
-        (else made again: one taken already clashes there, as :func:`add` then says)."""
-        if not files.keep_all((path, digest) for _name, path, digest in filed.files):
+    def keep(filed: Iterable[FiledOutputs]) -> bool:
+        """Recalled notes' files, each the last build's in the live tree: all kept as they
+        are, or none (then made again: one taken already clashes there, as :func:`add` then says)."""
+        filed = list(filed)
+        if not files.keep_all([(path, digest) for one in filed for _name, path, digest in one.files]):
             return False
-        for name, path, _digest in filed.files:
-            owner[path] = name or "a derived output"
+        kept.extend(filed)
         return True
 
     per_note = [e for e in emitters if isinstance(e, PerNote)]
@@ -153,21 +154,25 @@ can change the page around it, seldom the body itself)."""
 
 def every_note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: list[PerNote], jobs: int = 1,
                        take: Callable[[NoteOutputs], FiledOutputs] = FiledOutputs.of,
-                       keep: Callable[[FiledOutputs], bool] | None = None,
+                       keep: Callable[[Iterable[FiledOutputs]], bool] | None = None,
                        tracking: Tracking | None = None, staging: SiteFiles | None = None) -> dict[str, FiledOutputs]:
     """Each published note's own outputs, passed to ``take`` as they are made (it files
-    them: digests, not bytes). With ``keep`` (given the last build's files of a note, it
-    keeps them, or says it cannot), a note whose reads are unchanged is recalled by its
+    them: digests, not bytes). With ``keep`` (given the last build's files of notes, it
+    keeps them all, or says it cannot), a note whose reads are unchanged is recalled by its
     files' digests and its files kept, never made again (with the engine's read check on,
     made again and compared); the others are made (in ``jobs`` worker processes when
     there are enough, while this one takes what they made: with ``staging``, the files a
     worker makes are written into that staging tree by the worker). With ``tracking``, only the keys
-    of the notes an edit since the last build can reach are made (:mod:`generator.engine.tracking`)."""
+    of the notes an edit since the last build can reach are made (:mod:`generator.engine.tracking`),
+    and the notes whose keys are the last build's of this process are carried from its book
+    (:attr:`KeyBook.filed`), their files kept at once: a rebuild after one edit asks the
+    cache and the tree about the few others alone."""
     notes = list(site.publication.notes)
     shell = reads.shell_digest(site, theme, [e.name for e in emitters])
     # each key asked twice (held?, then recalled or stored): made once, here; a functools.cache
     # per note cost more than the keys
     keyed = [slug for slug in notes if reads.keyed(site, slug)]
+    carried: dict[str, FiledOutputs] = {}
     if memo is NO_MEMO:  # a full build asks for no key: none is made (0.4 s at 5,000 notes)
         keys = {slug: partial(reads.note_key, shell, site, theme, slug) for slug in keyed}
     else:
@@ -177,9 +182,14 @@ def every_note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: list
         else:  # made for the notes an edit can reach, the last build's for the others
             world = world_digest(site, shell, tracking.assets)
             digests, tracking.book = tracked_keys(site, keyed, tracking.sources, world, tracking.last, make)
+            if keep is not None and tracking.last is not None:
+                carried = _carried(tracking.last, digests, memo)
+                if carried and not keep(carried.values()):  # the tree is not as the book has it: note by note
+                    carried = {}
         keys = {slug: partial(digests.__getitem__, slug) for slug in digests}
-    held = {slug for slug, key in keys.items() if memo.holds(Kind.NOTE_OUTPUTS, key)} if keep is not None else set()
-    todo = [slug for slug in notes if slug not in held]
+    held = {slug for slug, key in keys.items() if slug not in carried and memo.holds(Kind.NOTE_OUTPUTS, key)} \
+        if keep is not None else set()
+    todo = [slug for slug in notes if slug not in held and slug not in carried]
     fresh: Generator[tuple[NoteOutputs, list[tuple[Kind, str, object]]], None, None] | None = None
     if workers_for(len(todo), jobs) > 1:
         fresh = fork_iter(partial(_note_work, site, theme, memo, emitters, frozenset(keys), staging), todo, jobs)
@@ -188,6 +198,12 @@ def every_note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: list
     # closed however this ends: the workers stop before the staging tree they write into is removed
     with contextlib.closing(fresh) if fresh is not None else contextlib.nullcontext():
         for slug in notes:
+            if slug in carried:
+                made[slug] = carried[slug]
+                if checking:
+                    reads.check_recalled(slug, carried[slug], FiledOutputs.of(
+                        note_outputs(site, theme, NO_MEMO, emitters, slug)).stored())
+                continue
             inner = KindsOnly(memo, BODIES) if slug in keys else memo
             compute = partial(note_outputs, site, theme, inner, emitters, slug)
             if fresh is not None and slug not in held:  # the workers' results come in the order of ``todo``
@@ -202,7 +218,7 @@ def every_note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: list
                 filed = memo.memo(Kind.NOTE_OUTPUTS, keys[slug], partial(_taken, taken, take, compute))
                 if taken:
                     filed = _chunk_filed(memo, taken[0])
-                elif not keep(filed):  # a file of the live tree is not the one filed: made again
+                elif not keep([filed]):  # a file of the live tree is not the one filed: made again
                     filed = _chunk_filed(memo, take(compute()))
                 elif checking:
                     reads.check_recalled(slug, filed, FiledOutputs.of(
@@ -211,7 +227,19 @@ def every_note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: list
             else:
                 made[slug] = filed = _chunk_filed(memo, take(compute()))
                 memo.memo(Kind.NOTE_OUTPUTS, keys[slug], partial(same, filed.stored()))
+    if tracking is not None and tracking.book is not None:
+        tracking.book.filed = {slug: filed if filed.full_chunk is None else filed.stored()
+                               for slug, filed in made.items() if slug in keys}
     return made
+
+
+def _carried(last: KeyBook, digests: Mapping[str, str], memo: Memo) -> dict[str, FiledOutputs]:
+    """The notes whose keys are those of the ``last`` build of this process, with their outputs as
+    it filed them: the value each key recalls, asked of ``memo`` all the same (counted as reused and
+    kept for the next build; one it lost is given back)."""
+    filed = last.filed
+    return {slug: memo.memo(Kind.NOTE_OUTPUTS, partial(same, key), partial(same, filed[slug]))
+            for slug, key in digests.items() if slug in filed and last.keys.get(slug) == key}
 
 
 def _taken(taken: list[FiledOutputs], take: Callable[[NoteOutputs], FiledOutputs],
@@ -241,6 +269,12 @@ def _note_work(site: SiteModel, theme: Theme, memo: Memo, emitters: list[PerNote
     if staging is not None:
         outputs.stage(staging)
     return outputs, recording.records
+
+
+def _owner(kept: Iterable[FiledOutputs], path: str) -> str:
+    """The name of the output at ``path`` among the ``kept`` notes' files."""
+    return next((name or "a derived output" for filed in kept for name, at, _digest in filed.files if at == path),
+                "an output")
 
 
 def _clash(site: SiteModel, path: str, one: str, other: str) -> str:

@@ -33,11 +33,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from generator.digest import digest_of
 from generator.engine import reads
 from generator.kinds import LinkKind
 from generator.site.model import SiteModel
+
+if TYPE_CHECKING:
+    from generator.engine.emitters import FiledOutputs
 
 
 @dataclass
@@ -55,6 +59,10 @@ class KeyBook:
         inputs: each keyed article → :func:`reads.article_inputs` (``None``: made each time).
         entries: (note, notebook) → the digest of the note's entry in the notebook's listings
             (:func:`reads.summary_reads`), as that build made them.
+        filed: each keyed note → its outputs as that build filed them (as the build cache
+            keeps them: :meth:`FiledOutputs.stored`), the value its key recalls. Only for a
+            build of this process (never pickled): the next one carries those of the notes
+            whose keys it takes from this book, not asking the cache note by note.
     """
 
     world: str
@@ -64,6 +72,10 @@ class KeyBook:
     consults: dict[str, frozenset[str]] = field(default_factory=dict)
     inputs: dict[str, str | None] = field(default_factory=dict)
     entries: dict[tuple[str, str], str] = field(default_factory=dict)
+    filed: dict[str, FiledOutputs] = field(default_factory=dict, repr=False, compare=False)
+
+    def __getstate__(self) -> dict[str, object]:
+        return {**self.__dict__, "filed": {}}  # a property of the process that made it
 
 
 @dataclass

@@ -590,21 +590,26 @@ _PLAIN = re.compile(r'[^"\\\x00-\x1f]*')
 def manifest(sizes: Mapping[str, int], digests: Mapping[str, str], made: Mapping[str, str] | None = None) -> bytes:
     """Every file of the site (``sizes``: path → size in bytes) with its sha256; ``made``:
     the lines of some files made already (:func:`manifest_lines`, while the graph was written)."""
-    # :func:`dumps` at two levels, written line by line: 30,000 entries at 5,000 notes
-    if not sizes:
-        return dumps({"files": {}}, levels=2)
     made = made or {}
-    lines = [made[path] if path in made else _manifest_line(path, digests[path], size)
-             for path, size in sorted(sizes.items())]
+    return manifest_text([made[path] if path in made else manifest_line(path, digests[path], size)
+                          for path, size in sorted(sizes.items())])
+
+
+def manifest_text(lines: list[str]) -> bytes:
+    """manifest.json from the line of each file (:func:`manifest_line`), in path order."""
+    # :func:`dumps` at two levels, written line by line: 30,000 entries at 5,000 notes
+    if not lines:
+        return dumps({"files": {}}, levels=2)
     return ("{\n \"files\": {\n" + ",\n".join(lines) + "\n }\n}\n").encode("utf-8")
 
 
 def manifest_lines(sizes: Mapping[str, int], digests: Mapping[str, str]) -> dict[str, str]:
     """The manifest's line of each file of ``sizes`` (path → size), for :func:`manifest`."""
-    return {path: _manifest_line(path, digests[path], size) for path, size in sizes.items()}
+    return {path: manifest_line(path, digests[path], size) for path, size in sizes.items()}
 
 
-def _manifest_line(path: str, digest: str, size: int) -> str:
+def manifest_line(path: str, digest: str, size: int) -> str:
+    """The manifest's line of a file: its path, sha256 and size."""
     # a digest is the build's own sha256 in hex: nothing in it to escape
     return f'  {_json_text(path)}: {{"sha256": "{digest}", "size": {int(size)}}}'
 
@@ -622,5 +627,5 @@ def not_found_page(site: SiteModel, theme: Theme) -> bytes:
 
 
 __all__ = ["canonical_url", "escape", "feeds", "feeds_reads", "full_order", "full_order_reads", "llms_full",
-           "llms_txt", "llms_txt_reads", "manifest", "manifest_lines", "note_body_lines", "page_siblings", "robots", "site_pages", "sitemap",
-           "sitemap_reads"]
+           "llms_txt", "llms_txt_reads", "manifest", "manifest_line", "manifest_lines", "manifest_text",
+           "note_body_lines", "page_siblings", "robots", "site_pages", "sitemap", "sitemap_reads"]
