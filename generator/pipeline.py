@@ -11,12 +11,13 @@ import contextlib
 import gc
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Final, TypeVar
 
 from generator.anchoring import AnchorFacts
 from generator.corpus.links import CorpusIndex, LinkTarget, LinkUse, image_hosts, resolve_link
-from generator.corpus.load import ContentFiles, KnownFiles, parse_content, read_content_dir
+from generator.corpus.load import KnownFiles, NotesParser, load_corpus
 from generator.corpus.model import Corpus
 from generator.corpus.publication import (
     Publication,
@@ -111,18 +112,18 @@ class CheckedContent:
 
 def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1,
                   known: KnownFiles | None = None, templates: bool = False,
-                  files: ContentFiles | None = None) -> CheckedContent:
+                  load: Callable[[Path, NotesParser], tuple[Corpus, list[Problem]]] | None = None) -> CheckedContent:
     """Everything up to the publication (what ``carnet check`` runs); ``memo`` remembers the
     notes parsed and anchored, for an incremental build (``known``: the files the build
     cache digested, not read again when unchanged). With ``jobs`` > 1 the notes are
     parsed and anchored in that many worker processes (the result is the same), which render
     the notes' bodies while their tokens are at hand when ``templates`` (a build: ``carnet
-    check`` renders no HTML). ``files``: the content's files read already (else read here)."""
+    check`` renders no HTML). ``load``: how the content is read and parsed (``carnet serve``
+    patches the last build's: :class:`~generator.engine.content.ContentKept`), else walked."""
     if not content_dir.is_dir():
         raise SettingsError(f"content directory not found: {content_dir}")
     # 1. load and validate every file, collecting all problems
-    corpus, problems = parse_content(files if files is not None else read_content_dir(content_dir, known),
-                                     notes_parser(memo, jobs))
+    corpus, problems = (load or partial(load_corpus, known=known))(content_dir, notes_parser(memo, jobs))
     problems += validate_corpus(corpus)
     problems += address_problems(corpus)  # content taking a name the site writes for itself
     # 2. anchor: elements of each note, each extraction's quote → portions; and the links it makes
@@ -328,8 +329,8 @@ def _build(content_dir: Path, out_dir: Path, *, strict: bool, base_url: str | No
         early = linked.enter_context(staging_tree(out_dir, content_dir, link=True, linger=linger)) \
             if cache is not None and cache.listing and is_carnet_tree(out_dir) else None
         step("reading and anchoring the content")
-        read = cache.content.read(content_dir, cache.known, cache.resident) if cache is not None else None
-        analysis = check_content(content_dir, memo, jobs, templates=True, files=read)
+        load = partial(cache.content.load, known=cache.known, keep=cache.resident) if cache is not None else None
+        analysis = check_content(content_dir, memo, jobs, templates=True, load=load)
         stopping = blocking(analysis.problems, strict)
         if stopping:
             raise ContentError(analysis.problems, strict=strict)

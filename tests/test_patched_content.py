@@ -10,7 +10,7 @@ import os
 import random
 import shutil
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +19,15 @@ import pytest
 from generator.corpus import load
 from generator.corpus.load import (
     ContentFiles,
+    Loaded,
+    NoteFiles,
+    ParsedNote,
     Unread,
     content_digest,
     parse_content,
+    parse_each,
+    parse_loaded,
+    parse_patched,
     patch_content_files,
     read_content_dir,
 )
@@ -396,3 +402,99 @@ def test_any_sequence_of_changes(tmp_path: Path) -> None:
         assert _view(patched) == _view(walked), paths
         assert _parsed(patched) == _parsed(walked), paths
         tree.last = patched
+
+
+class Parsed:
+    """The example's content read and parsed, each change patched into the last parse
+    (:func:`parse_patched`) and held to a parse made in full; the notes parsed are counted."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.files = read_content_dir(root)
+        self.loaded = parse_loaded(self.files)
+        self.parsed: list[str] = []
+        self.carried = 0  # the patches that carried the index of the ids
+        assert self.loaded.corpus.holders.unique  # made, as a build makes it: a patch may carry it
+
+    def parser(self, wanted: Sequence[NoteFiles]) -> list[ParsedNote | Problem]:
+        self.parsed += [files.rel for files in wanted]
+        return parse_each(wanted)
+
+    def changed(self, *rels: str, patched: bool = True) -> Loaded | None:
+        files = patch_content_files(self.files, self.root, rels)
+        assert files is not None
+        self.parsed.clear()
+        got = parse_patched(self.loaded, files, self.parser)
+        full = parse_loaded(files)
+        assert (full.corpus, full.problems) == parse_content(files), "the parts are parse_content's problems"
+        if not patched:
+            assert got is None, f"{rels}: patched, where it cannot be"
+        else:
+            assert got is not None, f"{rels}: could not be patched"
+            assert (got.corpus, got.problems) == (full.corpus, full.problems), f"after a change of {rels}"
+            if "holders" in got.corpus.__dict__:  # carried and patched, not made: in the same order too
+                self.carried += 1
+                held, made = got.corpus.holders, full.corpus.holders
+                assert (list(held.extraction.items()), list(held.comment.items()), held.unique) == (
+                    list(made.extraction.items()), list(made.comment.items()), made.unique), rels
+        self.files, self.loaded = files, got or full
+        assert self.loaded.corpus.holders is not None
+        return got
+
+
+def _edit(root: Path, rel: str, old: str, new: str) -> str:
+    path = root / rel
+    text = path.read_text(encoding="utf-8")
+    assert old in text, f"{old!r} not in {rel}"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return rel
+
+
+def test_a_parse_patched_with_the_notes_changed_is_the_parse_made_in_full(tmp_path: Path) -> None:
+    root = tmp_path / "content"
+    shutil.copytree(EXAMPLE, root)
+    parsed = Parsed(root)
+    note, sidecar = "notes/cvl-2024-09-19.md", "notes/cvl-2024-09-19.extractions.yaml"
+    corpus = parsed.loaded.corpus
+    assert parsed.changed(note) is not None and parsed.loaded.corpus is corpus and parsed.parsed == [], \
+        "nothing changed: the corpus itself, its indices made already"
+    parsed.changed(_edit(root, note, "## Présents", "## Présents ce jour"))
+    assert parsed.parsed == [note], "the note edited alone is parsed"
+    parsed.changed(_edit(root, note, "title: Séance du 19 septembre 2024", "title: Séance du 19/09"))
+    parsed.changed(_edit(root, sidecar, "y compris le mercredi.", "y compris le mercredi"))
+    assert parsed.parsed == [note], "a sidecar edited: its note parsed again"
+    parsed.changed(_edit(root, note, "date: 2024-09-19", "date: 2024-19-19"))  # a problem of the note
+    assert any(p.file == note for p in parsed.loaded.problems)
+    parsed.changed(_edit(root, note, "date: 2024-19-19", "date: 2024-09-19"))
+    assert not any(p.file == note for p in parsed.loaded.problems)
+    parsed.changed(_edit(root, note, "---\ntitle", "--\ntitle"))  # no longer a note: out of the corpus
+    assert "cvl-2024-09-19" not in parsed.loaded.corpus.notes
+    parsed.changed(_edit(root, note, "--\ntitle", "---\ntitle"))  # back, in its place
+    assert list(parsed.loaded.corpus.notes) == sorted(parsed.loaded.corpus.notes)
+    parsed.changed(_edit(root, sidecar, "extractions:", "extractions: [\n"))  # its sidecar unreadable
+    parsed.changed(_edit(root, sidecar, "extractions: [\n", "extractions:"))
+    assert parsed.carried >= 4, "an edit that gives the same ids carries their index"
+    parsed.changed(_edit(root, sidecar, "id: c-0919-1", "id: c-0919-1b"))  # an id changed: indexed anew
+    parsed.changed(_edit(root, sidecar, "id: c-0919-1b", "id: c-1010-1"))  # given twice: indexed anew
+    assert not parsed.loaded.corpus.holders.unique
+    parsed.changed(_edit(root, sidecar, "id: c-1010-1", "id: c-0919-1"))
+    assert parsed.loaded.corpus.holders.unique
+
+
+def test_a_parse_with_other_changes_is_made_in_full(tmp_path: Path) -> None:
+    root = tmp_path / "content"
+    shutil.copytree(EXAMPLE, root)
+    parsed = Parsed(root)
+    write(root, "notes/ajout.md", _note("Ajout"))
+    parsed.changed("notes/ajout.md", patched=False)  # a note added
+    (root / "notes" / "ajout.md").unlink()
+    parsed.changed("notes/ajout.md", patched=False)  # removed
+    parsed.changed(_edit(root, "carnet.yaml", "title:", "title: Un autre titre\nold_title:"), patched=False)
+    parsed.changed(_edit(root, "notebooks/cvl.yaml", "title:", "title: Autre\nold:"), patched=False)
+    parsed.changed(_edit(root, "verdicts/cvl-wiki-foyer.yaml", "\n", "\n# un commentaire\n"), patched=False)
+    write(root, "notes/seule.extractions.yaml", SIDECAR.format(id="x-1", quote="rien"))
+    parsed.changed("notes/seule.extractions.yaml", patched=False)  # a sidecar without its note
+    parsed.changed(_edit(root, "notes/seule.extractions.yaml", "rien", "presque rien"), patched=False)
+    write(root, "notes/answers/cvl-2024-09-19.md", _note("Homonyme"))  # two notes of one slug
+    parsed.changed("notes/answers/cvl-2024-09-19.md", patched=False)
+    parsed.changed(_edit(root, "notes/cvl-2024-09-19.md", "## Présents", "## Là"), patched=False)

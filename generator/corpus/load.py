@@ -41,6 +41,7 @@ from generator.corpus.model import (
     Stance,
     Visibility,
     Withdrawal,
+    corpus_patched,
 )
 from generator.corpus.oppositions import OppositionRecord, parse_oppositions
 from generator.corpus.proposal import parse_proposal
@@ -676,10 +677,86 @@ def load_corpus(root: Path, parser: NotesParser = parse_each,
 def parse_content(files: ContentFiles, parser: NotesParser = parse_each) -> tuple[Corpus, list[Problem]]:
     """The pure half of loading: bytes by kind → model + problems; the notes are parsed by
     ``parser``, their results taken in file order."""
+    loaded = parse_loaded(files, parser)
+    return loaded.corpus, loaded.problems
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """What :func:`parse_content` made of ``files``, its problems in the parts a patch takes
+    apart (:func:`parse_patched`): those of the files, settings, bases and notebooks
+    (``head``), of the notes' names (``slugs``), of each note's parse (``notes``: note
+    path → its problems, in file order) and of the rest (``tail``: sidecars alone, records)."""
+
+    files: ContentFiles
+    corpus: Corpus
+    head: list[Problem]
+    slugs: list[Problem]
+    notes: dict[str, list[Problem]]
+    tail: list[Problem]
+
+    @property
+    def problems(self) -> list[Problem]:
+        return [*self.head, *self.slugs, *(p for found in self.notes.values() for p in found), *self.tail]
+
+
+def parse_patched(last: Loaded, files: ContentFiles, parser: NotesParser = parse_each) -> Loaded | None:
+    """:func:`parse_loaded` of ``files``, from what it made of ``last.files`` when they differ
+    in their notes' or sidecars' bytes alone (``carnet serve``: a note edited): those notes are
+    parsed (by ``parser``) and put in the place of their last parse, every other part taken
+    as it was; the corpus unchanged itself (its indices made already) when none differs.
+    ``None`` (the caller parses all) when anything else differs: a file added, removed or
+    renamed, the settings, a base, a notebook, a record, a sidecar without its note, a
+    problem of the files' names."""
+    old = last.files
+    if last.slugs or files.notes.keys() != old.notes.keys() or files.extractions.keys() != old.extractions.keys() \
+            or (files.settings, files.bases, files.notebooks, files.proposals, files.verdicts, files.contestations,
+                files.oppositions, files.assets, files.asset_paths, files.problems) != (
+                old.settings, old.bases, old.notebooks, old.proposals, old.verdicts, old.contestations,
+                old.oppositions, old.assets, old.asset_paths, old.problems):
+        return None
+
+    def same(one: bytes | Unread, other: bytes | Unread) -> bool:  # a file carried is the very object
+        return one is other or content_digest(one) == content_digest(other)
+
+    sidecars = {rel[: -len(EXTRACTIONS_SUFFIX)]: rel for rel in files.extractions}
+    changed = {stem for stem, rel in sidecars.items() if not same(files.extractions[rel], old.extractions[rel])}
+    if any(f"{stem}.md" not in files.notes for stem in changed):
+        return None  # a sidecar without its note: said in the tail
+    changed.update(rel[: -len(".md")] for rel, data in files.notes.items() if not same(data, old.notes[rel]))
+    if not changed:
+        return Loaded(files, last.corpus, last.head, last.slugs, last.notes, last.tail)
+    wanted = []
+    for stem in sorted(changed):
+        sidecar_rel = sidecars.get(stem)
+        wanted.append(NoteFiles.of(f"{stem}.md", posixpath.basename(stem), files.notes[f"{stem}.md"], sidecar_rel,
+                                   files.extractions[sidecar_rel] if sidecar_rel is not None else None))
+    notes, sources, problems = dict(last.corpus.notes), dict(last.corpus.sources), dict(last.notes)
+    listed = True  # the same notes in the corpus: in their places, in order
+    for note_files, parsed in zip(wanted, parser(wanted), strict=True):
+        slug = note_files.slug
+        if isinstance(parsed, Problem) or parsed.note is None:
+            listed &= slug not in notes
+            notes.pop(slug, None)
+            sources.pop(slug, None)
+            problems[note_files.rel] = [parsed] if isinstance(parsed, Problem) else parsed.problems
+            continue
+        listed &= slug in notes
+        notes[slug], sources[slug] = parsed.note, parsed.digest
+        problems[note_files.rel] = parsed.problems
+    if not listed:
+        notes, sources = dict(sorted(notes.items())), dict(sorted(sources.items()))
+    corpus = corpus_patched(last.corpus, notes, sources, [files.slug for files in wanted])
+    return Loaded(files, corpus, last.head, last.slugs, problems, last.tail)
+
+
+def parse_loaded(files: ContentFiles, parser: NotesParser = parse_each) -> Loaded:
+    """:func:`parse_content`, its problems in parts (:class:`Loaded`)."""
     problems = list(files.problems)
     settings = _parse_settings(files.settings, problems)
     bases = _parse_keyed(files.bases, "base", _parse_base, problems)
     notebooks = _parse_keyed(files.notebooks, "notebook", _parse_notebook, problems)
+    head = len(problems)
 
     sidecars = {rel[: -len(EXTRACTIONS_SUFFIX)]: rel for rel in sorted(files.extractions)}
     notes: dict[str, Note] = {}
@@ -702,11 +779,13 @@ def parse_content(files: ContentFiles, parser: NotesParser = parse_each) -> tupl
         slugs[slug] = rel
         wanted.append(NoteFiles.of(rel, slug, data, sidecar_rel,
                                    files.extractions[sidecar_rel] if sidecar_rel is not None else None))
+    named, problems = problems, []  # the files', settings', bases', notebooks' then names'; now the rest's
+    each: dict[str, list[Problem]] = {}
     for note_files_of, parsed in zip(wanted, parser(wanted), strict=True):
         if isinstance(parsed, Problem):
-            problems.append(parsed)
+            each[note_files_of.rel] = [parsed]
             continue
-        problems += parsed.problems
+        each[note_files_of.rel] = parsed.problems
         if parsed.note is not None:
             notes[note_files_of.slug] = parsed.note
             note_files[note_files_of.slug] = note_files_of.rel
@@ -763,7 +842,7 @@ def parse_content(files: ContentFiles, parser: NotesParser = parse_each) -> tupl
         oppositions=oppositions,
         sources=dict(sorted(sources.items())),
     )
-    return corpus, problems
+    return Loaded(files, corpus, named[:head], named[head:], each, problems)
 
 
 def _read_yaml(rel: str, data: bytes, problems: list[Problem]) -> tuple[bool, Any]:

@@ -10,29 +10,56 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the build cache holds one: loaded before a build that has nothing to do, which reads nothing
-    from generator.corpus.load import ContentFiles, KnownFiles, Unread
+    from generator.corpus.load import ContentFiles, KnownFiles, Loaded, NotesParser, Unread
+    from generator.corpus.model import Corpus
+    from generator.problems import Problem
 
 
 class ContentKept:
-    """What the last build of this process read of the content, and every path changed since
-    it began (``None`` when they are not all known: the next read walks)."""
+    """What the last build of this process read of the content and made of it, and every path
+    changed since it began (``None`` when they are not all known: the next read walks)."""
 
     def __init__(self) -> None:
         self.files: ContentFiles | None = None
+        self.loaded: Loaded | None = None
         self.edited: set[str] | None = None
 
     def changed(self, edited: Collection[Path] | None) -> None:
         """Told as each build begins what changed since the last one began (``None``: not
         known), whether this build reads the content or finds nothing to do."""
         if edited is None:
-            self.files = self.edited = None
+            self.files = self.loaded = self.edited = None
         elif self.edited is not None:
             self.edited.update(str(path) for path in edited)
 
-    def read(self, root: Path, known: KnownFiles | None, keep: bool) -> ContentFiles:
-        """The content's files now: the last read patched with the paths changed, else walked;
-        kept for the next build with ``keep`` (a resident cache). With the engine's read check
-        on, a patch is compared with a walk."""
+    def load(self, root: Path, parser: NotesParser, known: KnownFiles | None = None,
+             keep: bool = False) -> tuple[Corpus, list[Problem]]:
+        """The content now, as :func:`~generator.corpus.load.load_corpus` gives it: the last
+        read patched with the paths changed (else walked), and the last parse patched with the
+        notes whose files changed (else everything parsed, by ``parser``); kept for the next
+        build with ``keep`` (a resident cache). With the engine's read check on, each patch
+        is compared with what is made in full."""
+        from generator.corpus.load import parse_loaded, parse_patched
+        from generator.engine import reads
+
+        files = self.read(root, known)
+        loaded = parse_patched(self.loaded, files, parser) if self.loaded is not None else None
+        if loaded is not None and reads.checking():
+            full = parse_loaded(files, parser)
+            carried = loaded.corpus.__dict__.get("holders")  # an index carried from the last corpus
+            if (loaded.corpus, loaded.problems) != (full.corpus, full.problems) or carried is not None and (
+                    list(carried.extraction.items()), list(carried.comment.items())) != (
+                    list(full.corpus.holders.extraction.items()), list(full.corpus.holders.comment.items())):
+                raise reads.StaleOutputs("the content's parse patched with the notes changed differs from the one "
+                                         "made in full: generator/corpus/load.py:parse_patched")
+        if loaded is None:
+            loaded = parse_loaded(files, parser)
+        self.files, self.loaded, self.edited = (files, loaded, set()) if keep else (None, None, None)
+        return loaded.corpus, loaded.problems
+
+    def read(self, root: Path, known: KnownFiles | None) -> ContentFiles:
+        """The content's files now: the last read patched with the paths changed, else walked.
+        With the engine's read check on, a patch is compared with a walk."""
         from generator.corpus.load import patch_content_files, read_content_dir
         from generator.engine import reads
 
@@ -42,10 +69,7 @@ class ContentKept:
             if files is not None and reads.checking() and not same_files(files, read_content_dir(root)):
                 raise reads.StaleOutputs("the content's files patched with the paths changed differ from a walk "
                                          "of the content: generator/corpus/load.py:patch_content_files")
-        if files is None:
-            files = read_content_dir(root, known)
-        self.files, self.edited = (files, set()) if keep else (None, None)
-        return files
+        return files if files is not None else read_content_dir(root, known)
 
 
 def same_files(one: ContentFiles, other: ContentFiles) -> bool:
