@@ -11,13 +11,12 @@ import contextlib
 import gc
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Final, TypeVar
 
 from generator.anchoring import AnchorFacts
 from generator.corpus.links import CorpusIndex, LinkTarget, LinkUse, image_hosts, resolve_link
-from generator.corpus.load import KnownFiles, NotesParser, load_corpus
+from generator.corpus.load import KnownFiles, load_corpus
 from generator.corpus.model import Corpus
 from generator.corpus.publication import (
     Publication,
@@ -30,6 +29,7 @@ from generator.digest import digest_of
 from generator.engine import reads
 from generator.engine.anchors import anchor_notes, source_digests
 from generator.engine.cache import BuildCache, build_options, unchanged_build
+from generator.engine.content import ContentKept
 from generator.engine.emitters import (
     EMITTERS,
     Emitter,
@@ -112,18 +112,20 @@ class CheckedContent:
 
 def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1,
                   known: KnownFiles | None = None, templates: bool = False,
-                  load: Callable[[Path, NotesParser], tuple[Corpus, list[Problem]]] | None = None) -> CheckedContent:
+                  kept: ContentKept | None = None) -> CheckedContent:
     """Everything up to the publication (what ``carnet check`` runs); ``memo`` remembers the
     notes parsed and anchored, for an incremental build (``known``: the files the build
     cache digested, not read again when unchanged). With ``jobs`` > 1 the notes are
     parsed and anchored in that many worker processes (the result is the same), which render
     the notes' bodies while their tokens are at hand when ``templates`` (a build: ``carnet
-    check`` renders no HTML). ``load``: how the content is read and parsed (``carnet serve``
-    patches the last build's: :class:`~generator.engine.content.ContentKept`), else walked."""
+    check`` renders no HTML). ``kept``: what the last build of the process made of the content
+    (``carnet serve``: its read, parse and publication are patched, not made again)."""
     if not content_dir.is_dir():
         raise SettingsError(f"content directory not found: {content_dir}")
     # 1. load and validate every file, collecting all problems
-    corpus, problems = (load or partial(load_corpus, known=known))(content_dir, notes_parser(memo, jobs))
+    parser = notes_parser(memo, jobs)
+    corpus, problems = kept.load(content_dir, parser, known) if kept is not None else load_corpus(content_dir, parser,
+                                                                                                   known)
     problems += validate_corpus(corpus)
     problems += address_problems(corpus)  # content taking a name the site writes for itself
     # 2. anchor: elements of each note, each extraction's quote → portions; and the links it makes
@@ -167,7 +169,7 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1,
                                  "generator/verification/assess.py:pairs_key")
     problems += verification_problems
     # 6. the public part (INV-12); a public page may not point into private content
-    publication = publish(corpus)
+    publication = kept.publish(corpus) if kept is not None else publish(corpus)
     problems += private_link_problems(publication, corpus, links)
     problems += private_perimeter_problems(publication, {slug: a.perimeter_notes for slug, a in articles.items()})
     public = publication.extraction_ids
@@ -313,7 +315,7 @@ def _build(content_dir: Path, out_dir: Path, *, strict: bool, base_url: str | No
     check_output_dir(out_dir, content_dir)  # refuse early, before any work
     theme_root = check_theme(theme_dir)
     if cache is not None:
-        cache.content.changed(edited)  # found unchanged or not, the next build's read is patched with these
+        cache.content.changed(edited, cache.resident)  # unchanged or not, the next build's read is patched with these
         step("checking what changed")
         options = build_options(strict, base_url, search, theme_root,
                                 None if emitters is EMITTERS else [e.name for e in emitters])
@@ -329,8 +331,8 @@ def _build(content_dir: Path, out_dir: Path, *, strict: bool, base_url: str | No
         early = linked.enter_context(staging_tree(out_dir, content_dir, link=True, linger=linger)) \
             if cache is not None and cache.listing and is_carnet_tree(out_dir) else None
         step("reading and anchoring the content")
-        load = partial(cache.content.load, known=cache.known, keep=cache.resident) if cache is not None else None
-        analysis = check_content(content_dir, memo, jobs, templates=True, load=load)
+        analysis = check_content(content_dir, memo, jobs, cache.known if cache is not None else None, templates=True,
+                                 kept=cache.content if cache is not None else None)
         stopping = blocking(analysis.problems, strict)
         if stopping:
             raise ContentError(analysis.problems, strict=strict)

@@ -31,6 +31,7 @@ from generator.corpus.load import (
     patch_content_files,
     read_content_dir,
 )
+from generator.corpus.publication import publication_patched, publish
 from generator.problems import Problem
 from support.corpus import write
 
@@ -498,3 +499,39 @@ def test_a_parse_with_other_changes_is_made_in_full(tmp_path: Path) -> None:
     write(root, "notes/answers/cvl-2024-09-19.md", _note("Homonyme"))  # two notes of one slug
     parsed.changed("notes/answers/cvl-2024-09-19.md", patched=False)
     parsed.changed(_edit(root, "notes/cvl-2024-09-19.md", "## Présents", "## Là"), patched=False)
+
+
+def test_a_publication_patched_with_the_notes_changed_is_the_one_published_in_full(tmp_path: Path) -> None:
+    """The public part patched (:func:`publication_patched`) where the notes edited keep their
+    notebooks, date, masked passages and people: names, rules and reports as they were; else
+    published in full. Both held to :func:`publish` of the corpus made in full."""
+    root = tmp_path / "content"
+    shutil.copytree(EXAMPLE, root)
+    parsed = Parsed(root)
+    published = publish(parsed.loaded.corpus)
+    assert published.extraction_ids
+
+    def changed(rel: str, patched: bool) -> None:
+        nonlocal published
+        before = parsed.loaded.corpus
+        parsed.changed(rel)
+        corpus = parsed.loaded.corpus
+        notes = [slug for slug in corpus.notes.keys() | before.notes.keys()
+                 if corpus.notes.get(slug) is not before.notes.get(slug)]
+        got = publication_patched(published, before, corpus, notes)
+        full = publish(corpus)
+        if not patched:
+            assert got is None, f"{rel}: patched, where it cannot be"
+        else:
+            assert got is not None, f"{rel}: could not be patched"
+            assert got == full and got.reports == full.reports and got.extraction_ids == full.extraction_ids, rel
+        published = got or full
+
+    note, sidecar = "notes/cvl-2024-11-14.md", "notes/cvl-2024-11-14.extractions.yaml"
+    changed(_edit(root, note, "title: Séance budgétaire", "title: La séance budgétaire"), patched=True)
+    changed(_edit(root, sidecar, "quote: Réserve 800 €", "quote: Réserve"), patched=True)  # a masked one's quote
+    changed(_edit(root, note, "authors: [Inès Benali]", "authors: [Inès Benali, Tom Ferrand]"), patched=False)
+    changed(_edit(root, note, "date: 2024-11-14", "date: 2024-11-13"), patched=False)  # people numbered by date
+    changed(_edit(root, sidecar, "    masked: true\n", ""), patched=False)  # a passage unmasked
+    changed(_edit(root, note, "  veille-financement:\n", ""), patched=False)  # a notebook left
+    changed(_edit(root, "notes/bureau-2025-03-preparation.md", "\n## ", "\n## Ordre : "), patched=True)  # private

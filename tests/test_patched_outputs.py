@@ -17,6 +17,7 @@ import pytest
 
 import generator.engine.cache as cache_module
 import generator.engine.emitters as emitters
+import generator.engine.manifest as manifest
 import generator.engine.output as output
 import generator.site.machine as machine
 from generator.engine import reads
@@ -131,7 +132,7 @@ def _counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return counted
 
     line = counting("manifest", machine.manifest_line)
-    for module in (machine, emitters):  # the line of a file in manifest.json, made by either
+    for module in (machine, manifest):  # the line of a file in manifest.json, made by either
         monkeypatch.setattr(module, "manifest_line", line)
     monkeypatch.setattr(cache_module, "listing_line", counting("listing", cache_module.listing_line))
     monkeypatch.setattr(output, "_file_state", counting("state", output._file_state))
@@ -169,7 +170,7 @@ def test_a_rebuild_from_the_cache_on_disk_computes_them_in_full(small: Path, tmp
 
 
 def _manifest_forgets_the_changes(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(emitters, "_manifest_patched", lambda kept, files, derived, made_digests: True)
+    monkeypatch.setattr(emitters, "manifest_patched", lambda kept, files, derived, made_digests: True)
 
 
 def _listing_forgets_a_change(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -18,6 +18,7 @@ import stat as stat_module
 import unicodedata
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol, TypeVar
 
@@ -61,7 +62,22 @@ STANCES = tuple(Stance)
 MAX_AXES = 3
 MAX_FILE_BYTES = 8 * 1024 * 1024
 
-HELD_KINDS = ("notes", "extractions")  # the kinds a file of may be left Unread
+class FileKind(StrEnum):
+    """What a content file holds: the :class:`ContentFiles` field it goes in, by that name."""
+
+    SETTINGS = "settings"
+    BASES = "bases"
+    NOTEBOOKS = "notebooks"
+    NOTES = "notes"
+    EXTRACTIONS = "extractions"
+    PROPOSALS = "proposals"
+    VERDICTS = "verdicts"
+    CONTESTATIONS = "contestations"
+    OPPOSITIONS = "oppositions"
+    ASSETS = "assets"
+
+
+HELD_KINDS = (FileKind.NOTES, FileKind.EXTRACTIONS)  # the kinds a file of may be left Unread
 
 # Top-level folders later stages own; the loader leaves them alone.
 RESERVED_DIRS = ("proposals", "verdicts", "oppositions", "contestations", "cache")
@@ -163,7 +179,7 @@ class _Found(NamedTuple):
     on_disk: str
     linked: bool  # a symbolic link: said, and never a name taken
     problem: Problem | None
-    kind: str | None
+    kind: FileKind | None
     data: bytes | Unread | None
 
 
@@ -452,7 +468,7 @@ def _read_entry(entry: _Entry, on_disk: str, top: str, known: KnownFiles | None)
     def problem(found: Problem) -> _Found:
         return _Found(rel, on_disk, False, found, None, None)
 
-    def holding(kind: str | None, data: bytes | Unread | None = None) -> _Found:
+    def holding(kind: FileKind | None, data: bytes | Unread | None = None) -> _Found:
         return _Found(rel, on_disk, False, None, kind, data)
 
     path = entry.path
@@ -461,14 +477,14 @@ def _read_entry(entry: _Entry, on_disk: str, top: str, known: KnownFiles | None)
         if refusal is not None:
             return problem(Problem(shown_name(rel), refusal.line, refusal.kind.value,  # one line, escaped
                                    f"this asset is not published: {refusal.reason}", refusal.hint))
-        return holding("assets")
+        return holding(FileKind.ASSETS)
     if top in ("verdicts", "contestations", "oppositions"):
         if rel.endswith(".yaml") and rel.count("/") == 1:
-            return holding(top, _bytes_of(path))
+            return holding(FileKind(top), _bytes_of(path))
         return holding(None)
     if top == "proposals":
         if rel.startswith("proposals/sections/") and rel.endswith(".yaml") and rel.count("/") == 3:
-            return holding("proposals", _bytes_of(path))
+            return holding(FileKind.PROPOSALS, _bytes_of(path))
         return holding(None)  # other kinds belong to later commands
     kind = _kind_of(rel)
     if kind is None:
@@ -536,13 +552,13 @@ def _gathered(root: Path, absolute: str, listings: dict[str, _Listing]) -> Conte
             seen[rel] = on_disk
             if found.problem is not None:
                 files.problems.append(found.problem)
-            elif found.kind == "assets":
+            elif found.kind is FileKind.ASSETS:
                 files.assets.add(rel)
                 files.asset_paths[rel] = on_disk
-            elif found.kind == "settings":
+            elif found.kind is FileKind.SETTINGS:
                 files.settings = found.data if isinstance(found.data, bytes) else None
             elif found.kind is not None:
-                getattr(files, found.kind)[rel] = found.data
+                getattr(files, found.kind.value)[rel] = found.data
                 if found.kind in HELD_KINDS and isinstance(found.data, bytes):
                     held.append(on_disk)
         for name in listing.dirs:
@@ -572,18 +588,18 @@ def _asset_refusal(rel: str, path: Path) -> AssetRefusal | None:
     return asset_refusal(rel, head, path.read_bytes)
 
 
-def _kind_of(rel: str) -> str | None:
+def _kind_of(rel: str) -> FileKind | None:
     if rel == SETTINGS_FILE:
-        return "settings"
+        return FileKind.SETTINGS
     parts = rel.split("/")
     if len(parts) == 2 and parts[0] == "bases" and rel.endswith(".yaml"):
-        return "bases"
+        return FileKind.BASES
     if len(parts) == 2 and parts[0] == "notebooks" and rel.endswith(".yaml"):
-        return "notebooks"
+        return FileKind.NOTEBOOKS
     if parts[0] == "notes" and rel.endswith(EXTRACTIONS_SUFFIX):
-        return "extractions"
+        return FileKind.EXTRACTIONS
     if parts[0] == "notes" and rel.endswith(".md"):
-        return "notes"
+        return FileKind.NOTES
     return None
 
 

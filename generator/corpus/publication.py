@@ -9,7 +9,7 @@ comment's text cannot reach an output file by accident.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -98,14 +98,9 @@ def publish(corpus: Corpus) -> Publication:
 
     notes: dict[str, Note] = {}
     for slug, note in corpus.notes.items():
-        memberships = tuple(m for m in note.memberships if m.notebook in notebooks)
-        if not memberships:
-            continue
-        extractions = tuple(e for e in note.extractions if not e.masked)
-        if len(memberships) == len(note.memberships) and len(extractions) == len(note.extractions):
-            notes[slug] = note  # nothing private in it: the note as it is (a copy costs 20 µs a note)
-        else:
-            notes[slug] = replace(note, memberships=memberships, extractions=extractions)
+        published = _published(note, notebooks)
+        if published is not None:
+            notes[slug] = published
 
     members = members_by_notebook(notes.values())
     people = {slug: NotePeople.of(note) for slug, note in notes.items()}  # each note's part, for every notebook
@@ -132,6 +127,51 @@ def publish(corpus: Corpus) -> Publication:
     )
     publication.reports = [_report(publication, slug, people) for slug in notebooks]
     return publication
+
+
+def _published(note: Note, notebooks: Mapping[str, Notebook]) -> Note | None:
+    """``note`` as it goes out: without its memberships of private notebooks and its masked
+    extractions; ``None`` in no public notebook (``notebooks``: the public ones)."""
+    memberships = tuple(m for m in note.memberships if m.notebook in notebooks)
+    if not memberships:
+        return None
+    extractions = tuple(e for e in note.extractions if not e.masked)
+    if len(memberships) == len(note.memberships) and len(extractions) == len(note.extractions):
+        return note  # nothing private in it: the note as it is (a copy costs 20 µs a note)
+    return replace(note, memberships=memberships, extractions=extractions)
+
+
+def publication_patched(last: Publication, before: Corpus, corpus: Corpus, changed: Iterable[str]) -> Publication | None:
+    """:func:`publish` of ``corpus``, from ``last`` (``publish(before)``), when the notes ``changed``
+    alone differ and each keeps its notebooks, its date, which of its passages are masked and
+    the people on it (a body, a title, a quote edited: ``carnet serve``'s edit): they are put in
+    their places, every name, rule and report taken as it was (each is a function of those alone).
+    ``None`` (publish in full) otherwise: a note added or removed, a notebook or the settings changed."""
+    if (corpus.settings, corpus.notebooks, corpus.bases) != (before.settings, before.notebooks, before.bases):
+        return None
+    notes, sources = dict(last.notes), dict(last.sources)
+    ids = True  # the ids going out are the same: their set is carried
+    for slug in changed:
+        old, new = before.notes.get(slug), corpus.notes.get(slug)
+        if old is None or new is None or old.memberships != new.memberships or old.date != new.date \
+                or [e.masked for e in old.extractions] != [e.masked for e in new.extractions]:
+            return None
+        if slug not in last.notes:  # in no public notebook, then as now
+            continue
+        published = _published(new, last.notebooks)
+        assert published is not None  # its notebooks are those it was published by
+        if NotePeople.of(published) != NotePeople.of(last.notes[slug]):
+            return None
+        ids = ids and [e.id for e in published.extractions] == [e.id for e in last.notes[slug].extractions]
+        notes[slug] = published
+        if slug in corpus.sources:
+            sources[slug] = corpus.sources[slug]
+        else:
+            sources.pop(slug, None)
+    patched = replace(last, notes=notes, sources=sources)
+    if ids and "extraction_ids" in last.__dict__:  # a cached property, made by the last build
+        patched.__dict__["extraction_ids"] = last.extraction_ids
+    return patched
 
 
 def _report(publication: Publication, notebook: str, people: Mapping[str, NotePeople]) -> NotebookReport:

@@ -47,7 +47,7 @@ from generator.files import UNLISTED, listing_digest, listing_line, write_atomic
 from generator.result import BuildResult
 
 if TYPE_CHECKING:
-    from generator.engine.emitters import KeptManifest
+    from generator.engine.manifest import KeptManifest
     from generator.engine.tracking import KeyBook
 
 T = TypeVar("T")

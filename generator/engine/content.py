@@ -1,7 +1,10 @@
-"""The content's files as a build reads them: walked, or in ``carnet serve`` the last read of
-this process patched with the paths its watcher saw change since
-(:func:`generator.corpus.load.patch_content_files`: a body edited at 5,000 notes looks at one
-file, where a walk lists and stats them all)."""
+"""The content as a build reads, parses and publishes it: in full, or in ``carnet serve`` what
+the last build of this process made of it patched with what changed since: its files with the
+paths its watcher saw (:func:`generator.corpus.load.patch_content_files`: a body edited at 5,000
+notes looks at one file, where a walk lists and stats them all), their parse with the notes whose
+files changed (:func:`~generator.corpus.load.parse_patched`), the public part with those notes
+(:func:`~generator.corpus.publication.publication_patched`). Each patch is compared with what is
+made in full under the engine's read check."""
 
 from __future__ import annotations
 
@@ -12,33 +15,38 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the build cache holds one: loaded before a build that has nothing to do, which reads nothing
     from generator.corpus.load import ContentFiles, KnownFiles, Loaded, NotesParser, Unread
     from generator.corpus.model import Corpus
+    from generator.corpus.publication import Publication
     from generator.problems import Problem
 
 
 class ContentKept:
-    """What the last build of this process read of the content and made of it, and every path
-    changed since it began (``None`` when they are not all known: the next read walks)."""
+    """What the last build of this process read of the content and made of it (its files,
+    their parse, its publication), and every path changed since it began (``None`` when they
+    are not all known: the next read walks). Kept only for a resident cache (``keep``)."""
 
     def __init__(self) -> None:
+        self.keep = False
         self.files: ContentFiles | None = None
         self.loaded: Loaded | None = None
+        self.before: Corpus | None = None  # the last build's corpus, while this one's is published
+        self.publication: Publication | None = None
         self.edited: set[str] | None = None
 
-    def changed(self, edited: Collection[Path] | None) -> None:
+    def changed(self, edited: Collection[Path] | None, keep: bool) -> None:
         """Told as each build begins what changed since the last one began (``None``: not
-        known), whether this build reads the content or finds nothing to do."""
-        if edited is None:
-            self.files = self.loaded = self.edited = None
+        known), whether this build reads the content or finds nothing to do; ``keep``: what
+        it makes is kept for the next (a resident cache)."""
+        self.keep = keep
+        if edited is None or not keep:
+            self.files = self.loaded = self.before = self.publication = self.edited = None
         elif self.edited is not None:
             self.edited.update(str(path) for path in edited)
 
-    def load(self, root: Path, parser: NotesParser, known: KnownFiles | None = None,
-             keep: bool = False) -> tuple[Corpus, list[Problem]]:
+    def load(self, root: Path, parser: NotesParser, known: KnownFiles | None = None) -> tuple[Corpus, list[Problem]]:
         """The content now, as :func:`~generator.corpus.load.load_corpus` gives it: the last
         read patched with the paths changed (else walked), and the last parse patched with the
-        notes whose files changed (else everything parsed, by ``parser``); kept for the next
-        build with ``keep`` (a resident cache). With the engine's read check on, each patch
-        is compared with what is made in full."""
+        notes whose files changed (else everything parsed, by ``parser``). With the engine's
+        read check on, each patch is compared with what is made in full."""
         from generator.corpus.load import parse_loaded, parse_patched
         from generator.engine import reads
 
@@ -47,15 +55,42 @@ class ContentKept:
         if loaded is not None and reads.checking():
             full = parse_loaded(files, parser)
             carried = loaded.corpus.__dict__.get("holders")  # an index carried from the last corpus
-            if (loaded.corpus, loaded.problems) != (full.corpus, full.problems) or carried is not None and (
+            if (loaded.corpus, loaded.problems) != (full.corpus, full.problems) or (carried is not None and (
                     list(carried.extraction.items()), list(carried.comment.items())) != (
-                    list(full.corpus.holders.extraction.items()), list(full.corpus.holders.comment.items())):
+                    list(full.corpus.holders.extraction.items()), list(full.corpus.holders.comment.items()))):
                 raise reads.StaleOutputs("the content's parse patched with the notes changed differs from the one "
                                          "made in full: generator/corpus/load.py:parse_patched")
         if loaded is None:
             loaded = parse_loaded(files, parser)
-        self.files, self.loaded, self.edited = (files, loaded, set()) if keep else (None, None, None)
+        self.before = self.loaded.corpus if self.loaded is not None else None
+        self.files, self.loaded, self.edited = (files, loaded, set()) if self.keep else (None, None, None)
         return loaded.corpus, loaded.problems
+
+    def publish(self, corpus: Corpus) -> Publication:
+        """The public part of ``corpus``: the last build's patched with the notes changed since
+        (``publication_patched``), else published in full. Compared under the read check."""
+        from generator.corpus.publication import publication_patched, publish
+        from generator.engine import reads
+
+        last, before = self.publication, self.before
+        made = None
+        if last is not None and before is not None:
+            if corpus is before:
+                made = last
+            else:
+                changed = [slug for slug in corpus.notes.keys() | before.notes.keys()
+                           if corpus.notes.get(slug) is not before.notes.get(slug)]  # a note carried is the same
+                made = publication_patched(last, before, corpus, changed)
+            if made is not None and reads.checking():
+                full = publish(corpus)
+                if made != full or made.reports != full.reports or ("extraction_ids" in made.__dict__
+                                                                    and made.extraction_ids != full.extraction_ids):
+                    raise reads.StaleOutputs("the publication patched with the notes changed differs from the one "
+                                             "made in full: generator/corpus/publication.py:publication_patched")
+        if made is None:
+            made = publish(corpus)
+        self.before, self.publication = None, made if self.keep else None
+        return made
 
     def read(self, root: Path, known: KnownFiles | None) -> ContentFiles:
         """The content's files now: the last read patched with the paths changed, else walked.

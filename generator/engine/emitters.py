@@ -14,7 +14,6 @@ import hashlib
 import itertools
 import os
 import tempfile
-from bisect import bisect_left
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
@@ -24,8 +23,8 @@ from urllib.parse import urlsplit
 
 from generator.digest import digest_of
 from generator.engine import reads
-from generator.engine.cache import BuildCache
 from generator.engine.graph_files import NotePart, Splicing, encoded_note_part, graph_outputs, part_digest, read_layout
+from generator.engine.manifest import KeptManifest, ManifestKeeper, manifest_patched
 from generator.engine.memo import NO_MEMO, Kind, Memo, same
 from generator.engine.output import SiteFiles, Staged
 from generator.site import pages
@@ -42,7 +41,6 @@ from generator.site.machine import (
     llms_txt,
     llms_txt_reads,
     manifest,
-    manifest_line,
     manifest_lines,
     manifest_text,
     not_found_page,
@@ -534,7 +532,7 @@ def derived_outputs(site: SiteModel, files: SiteFiles, graph: Pending, memo: Mem
     derived = _read_from_pages(site, files, memo, theme, made or {})
     made_digests = {path: hashlib.sha256(data).hexdigest() for path, data in derived.items()}
     # ``carnet serve``: the manifest the last build wrote is at hand, patched with the files that changed
-    resident = memo if isinstance(memo, BuildCache) and memo.resident else None
+    resident = memo if isinstance(memo, ManifestKeeper) and memo.resident else None
     kept = resident.take_manifest(files.previous) if resident is not None else None
     lines: dict[str, str] | None = None  # made in full, not patched
     if kept is None:  # what the manifest says of every file but the graph's: made meanwhile
@@ -543,7 +541,7 @@ def derived_outputs(site: SiteModel, files: SiteFiles, graph: Pending, memo: Mem
     if meanwhile is not None:
         meanwhile()
     graph.finish()
-    if kept is not None and not _manifest_patched(kept, files, derived, made_digests):
+    if kept is not None and not manifest_patched(kept, files, derived, made_digests):
         kept = None  # made in full
         lines = manifest_lines({path: len(data) for path, data in derived.items()}, made_digests)
     if kept is None:
@@ -558,59 +556,8 @@ def derived_outputs(site: SiteModel, files: SiteFiles, graph: Pending, memo: Mem
             {**files.sizes, **{path: len(data) for path, data in derived.items() if path != "manifest.json"}},
             {**files.digests, **made_digests}):
         raise reads.StaleOutputs("manifest.json was patched from the last build's but differs from the one made in "
-                                 "full: generator/engine/emitters.py:_manifest_patched missed a change")
+                                 "full: generator/engine/manifest.py:manifest_patched missed a change")
     return derived
-
-
-@dataclass
-class KeptManifest:
-    """manifest.json's lines, in its order: each file's path (sorted) and its line. A resident
-    build cache (``carnet serve``) keeps the last build's, for the next build over that build's
-    tree to patch in place (:func:`_manifest_patched`): a line per file changed, no walk over
-    every file — in a build whose forked children share its memory, each object a walk touches
-    is a page copied (12,000 faults for 25,000 files at 5,000 notes, more than the lines cost)."""
-
-    paths: list[str]
-    lines: list[str]
-    derived: dict[str, str]  # the digest of each output :func:`derived_outputs` made (not kept whole: made each time)
-
-    @classmethod
-    def of(cls, lines: Mapping[str, str], derived: dict[str, str]) -> KeptManifest:
-        """Of each file's line by path."""
-        paths = sorted(lines)
-        return cls(paths, [lines[path] for path in paths], derived)
-
-
-def _manifest_patched(kept: KeptManifest, files: SiteFiles, derived: Mapping[str, bytes],
-                      made_digests: Mapping[str, str]) -> bool:
-    """Patch ``kept``, the manifest the build over whose tree ``files`` are staged wrote (its
-    files are ``files.previous``), into this build's: the lines of the files changed since
-    (``files.changed``) and of those made here (``derived``, their digests ``made_digests``)
-    made again, those of the files gone dropped. Whether it could: a file the last manifest
-    did not list must be among those (else the caller makes the manifest in full)."""
-    paths, lines, last = kept.paths, kept.lines, kept.derived
-    for path in files.changed.union(derived):
-        if path in derived:
-            if made_digests[path] == last.get(path):  # its line as it was
-                continue
-            line = manifest_line(path, made_digests[path], len(derived[path]))
-        else:
-            line = manifest_line(path, files.digests[path], files.sizes[path])
-        at = bisect_left(paths, path)
-        if at < len(paths) and paths[at] == path:
-            lines[at] = line
-        else:
-            paths.insert(at, path)
-            lines.insert(at, line)
-    listed = len(files.digests) + len(derived)  # the files the manifest lists: none is both
-    if len(paths) > listed:  # files gone: the one walk over them all, for an edit that removes some
-        left = [at for at, path in enumerate(paths) if path in files.digests or path in derived]
-        paths[:] = [paths[at] for at in left]
-        lines[:] = [lines[at] for at in left]
-    if len(paths) != listed:
-        return False
-    kept.derived = dict(made_digests)
-    return True
 
 
 def _read_from_pages(site: SiteModel, files: SiteFiles, memo: Memo, theme: Theme | None,
