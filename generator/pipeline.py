@@ -124,8 +124,8 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1,
         raise SettingsError(f"content directory not found: {content_dir}")
     # 1. load and validate every file, collecting all problems
     parser = notes_parser(memo, jobs)
-    corpus, problems = kept.load(content_dir, parser, known) if kept is not None else load_corpus(content_dir, parser,
-                                                                                                   known)
+    corpus, problems = kept.load(content_dir, parser, known, memo) if kept is not None else load_corpus(
+        content_dir, parser, known)
     problems += validate_corpus(corpus)
     problems += address_problems(corpus)  # content taking a name the site writes for itself
     # 2. anchor: elements of each note, each extraction's quote → portions; and the links it makes

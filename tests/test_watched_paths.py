@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from generator.corpus import load
-from generator.engine import reads
+from generator.engine import notes, reads
 from generator.engine.cache import BuildCache, build_options, default_cache_path
 from generator.pipeline import build
 from generator.site.theme import check_theme
@@ -145,3 +145,36 @@ def test_a_rebuild_given_the_paths_edited_reads_the_content_from_those_alone(tmp
     build(content, out, search=False, cache=cache, edited=None)  # not all known: walked
     assert walks == [content]
     assert site_files(out, search=False) == full()
+
+
+def test_the_parses_a_patch_carries_stay_remembered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rebuild that patches the parse asks the cache for no note it carries; those parses are
+    kept all the same (a cache keeps only what a build used): a later rebuild that parses
+    everything (a note added) recalls them, and parses the new note alone."""
+    content = copy_fixture("small", tmp_path)
+    out = tmp_path / "site"
+    cache = BuildCache.open(default_cache_path(out))
+    cache.resident = True
+    build(content, out, search=False, cache=cache)
+    cache.save()
+    cache.path = cache.store = None  # in memory alone, as the benchmark keeps it: nothing read back from disk
+    parsed: list[str] = []
+    real = notes.parse_note_files
+
+    def counted(files: load.NoteFiles) -> load.ParsedNote:
+        parsed.append(files.rel)
+        return real(files)
+
+    monkeypatch.setattr(notes, "parse_note_files", counted)
+    monkeypatch.setattr(reads, "_checking", False)  # the check's own parse in full would use every note's
+    note = content / "notes" / "conseil-c.md"
+    note.write_text(note.read_text(encoding="utf-8").replace("Le budget est reconduit.", "Le budget est revu."),
+                    encoding="utf-8")
+    build(content, out, search=False, cache=cache, edited={note})
+    assert parsed == ["notes/conseil-c.md"]
+    parsed.clear()
+    (content / "notes" / "ajout.md").write_text(
+        "---\ntitle: Ajout\ndate: 2024-11-01\nnotebooks:\n  conseil:\n    theme: [Budget]\n---\nUn ajout.\n",
+        encoding="utf-8")
+    build(content, out, search=False, cache=cache, edited={content / "notes" / "ajout.md"})
+    assert parsed == ["notes/ajout.md"], parsed

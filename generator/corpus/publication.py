@@ -147,7 +147,9 @@ def publication_patched(last: Publication, before: Corpus, corpus: Corpus, chang
     the people on it (a body, a title, a quote edited: ``carnet serve``'s edit): they are put in
     their places, every name, rule and report taken as it was (each is a function of those alone).
     ``None`` (publish in full) otherwise: a note added or removed, a notebook or the settings changed."""
-    if (corpus.settings, corpus.notebooks, corpus.bases) != (before.settings, before.notebooks, before.bases):
+    changed = list(changed)
+    if (corpus.settings, corpus.notebooks, corpus.bases) != (before.settings, before.notebooks, before.bases) \
+            or not all(slug in before.notes and slug in corpus.notes for slug in changed):
         return None
     notes, sources = dict(last.notes), dict(last.sources)
     ids = True  # the ids going out are the same: their set is carried

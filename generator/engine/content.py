@@ -9,6 +9,7 @@ made in full under the engine's read check."""
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,7 @@ if TYPE_CHECKING:  # the build cache holds one: loaded before a build that has n
     from generator.corpus.load import ContentFiles, KnownFiles, Loaded, NotesParser, Unread
     from generator.corpus.model import Corpus
     from generator.corpus.publication import Publication
+    from generator.engine.memo import Memo
     from generator.problems import Problem
 
 
@@ -42,16 +44,23 @@ class ContentKept:
         elif self.edited is not None:
             self.edited.update(str(path) for path in edited)
 
-    def load(self, root: Path, parser: NotesParser, known: KnownFiles | None = None) -> tuple[Corpus, list[Problem]]:
+    def load(self, root: Path, parser: NotesParser, known: KnownFiles | None = None,
+             memo: Memo | None = None) -> tuple[Corpus, list[Problem]]:
         """The content now, as :func:`~generator.corpus.load.load_corpus` gives it: the last
         read patched with the paths changed (else walked), and the last parse patched with the
-        notes whose files changed (else everything parsed, by ``parser``). With the engine's
-        read check on, each patch is compared with what is made in full."""
+        notes whose files changed (else everything parsed, by ``parser``, which recalls each
+        note's parse from ``memo``: the parses a patch carries are kept there for a build
+        that parses all, as if recalled). With the engine's read check on, each patch is
+        compared with what is made in full."""
         from generator.corpus.load import parse_loaded, parse_patched
         from generator.engine import reads
+        from generator.engine.memo import Kind, same
 
         files = self.read(root, known)
         loaded = parse_patched(self.loaded, files, parser) if self.loaded is not None else None
+        if loaded is not None and memo is not None:
+            for digest in loaded.corpus.sources.values():  # a note's parse is remembered by its files' digest
+                memo.keep(Kind.NOTES, partial(same, digest))
         if loaded is not None and reads.checking():
             full = parse_loaded(files, parser)
             carried = loaded.corpus.__dict__.get("holders")  # an index carried from the last corpus
