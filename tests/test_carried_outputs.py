@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import pickle
-import shutil
 from pathlib import Path
 
 import pytest
@@ -17,16 +16,13 @@ from generator.engine import reads
 from generator.engine.cache import BuildCache, default_cache_path
 from generator.engine.memo import Kind
 from generator.pipeline import build
-from support.corpus import replace, site_files
+from support.corpus import full_site, replace, site_files
 
 pytestmark = pytest.mark.slow  # builds the fixture several times
 
 
 def _full(content: Path, tmp_path: Path) -> dict[str, bytes]:
-    out = tmp_path / "full"
-    shutil.rmtree(out, ignore_errors=True)
-    build(content, out, search=False)
-    return site_files(out, search=False)
+    return full_site(content, tmp_path / "full")
 
 
 @pytest.fixture

@@ -33,7 +33,7 @@ from generator.corpus.load import (
 )
 from generator.corpus.publication import publication_patched, publish
 from generator.problems import Problem
-from support.corpus import write
+from support.corpus import replace, write
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "content"
 NOTE = "---\ntitle: {title}\ndate: 2025-01-0{day}\nnotebooks:\n  veille:\n---\n\n{body}\n"
@@ -444,10 +444,8 @@ class Parsed:
 
 
 def _edit(root: Path, rel: str, old: str, new: str) -> str:
-    path = root / rel
-    text = path.read_text(encoding="utf-8")
-    assert old in text, f"{old!r} not in {rel}"
-    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    """:func:`replace`, naming the file it edited."""
+    replace(root, rel, old, new)
     return rel
 
 

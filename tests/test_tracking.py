@@ -15,7 +15,7 @@ import pytest
 from generator.engine import reads, tracking
 from generator.engine.cache import BuildCache, default_cache_path
 from generator.pipeline import build
-from support.corpus import replace, site_files
+from support.corpus import full_site, replace, site_files
 
 pytestmark = pytest.mark.slow  # builds the fixture over and over
 
@@ -26,10 +26,7 @@ def _rebuilt(content: Path, out: Path) -> dict[str, bytes]:
 
 
 def _full(content: Path, tmp_path: Path) -> dict[str, bytes]:
-    out = tmp_path / "full"
-    shutil.rmtree(out, ignore_errors=True)
-    build(content, out, search=False)
-    return site_files(out, search=False)
+    return full_site(content, tmp_path / "full")
 
 
 @pytest.fixture

@@ -31,6 +31,15 @@ def replace(root: Path, rel: str, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
+def full_site(content: Path, out: Path) -> dict[str, bytes]:
+    """The site a full build of ``content`` writes into ``out`` (made afresh), without search."""
+    from generator.pipeline import build
+
+    shutil.rmtree(out, ignore_errors=True)
+    build(content, out, search=False)
+    return site_files(out, search=False)
+
+
 def line_of(root: Path, rel: str, needle: str, occurrence: int = 1) -> int:
     """1-based line of the ``occurrence``-th line containing ``needle``: tests compute
     expected lines instead of typing them."""
