@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 import generator.engine.cache as cache_module
-import generator.engine.emitters as emitters
 import generator.engine.manifest as manifest
 import generator.engine.output as output
 import generator.site.machine as machine
@@ -170,7 +169,7 @@ def test_a_rebuild_from_the_cache_on_disk_computes_them_in_full(small: Path, tmp
 
 
 def _manifest_forgets_the_changes(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(emitters, "manifest_patched", lambda kept, files, derived, made_digests: True)
+    monkeypatch.setattr(manifest, "manifest_patched", lambda kept, files, derived, made_digests: True)
 
 
 def _listing_forgets_a_change(monkeypatch: pytest.MonkeyPatch) -> None:

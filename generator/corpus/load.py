@@ -169,6 +169,12 @@ class ContentFiles:
     problems: list[Problem] = field(default_factory=list)
     walk: ContentWalk | None = field(default=None, compare=False, repr=False)
 
+    def besides_notes(self) -> tuple[object, ...]:
+        """All it holds but its notes and their sidecars, and its problems: what a patch of the
+        parse takes as it was (:func:`parse_patched`)."""
+        return (self.settings, self.bases, self.notebooks, self.proposals, self.verdicts, self.contestations,
+                self.oppositions, self.assets, self.asset_paths, self.problems)
+
 
 class _Found(NamedTuple):
     """One file as the walk read it, before names are matched across directories
@@ -726,10 +732,7 @@ def parse_patched(last: Loaded, files: ContentFiles, parser: NotesParser = parse
     problem of the files' names."""
     old = last.files
     if last.slugs or files.notes.keys() != old.notes.keys() or files.extractions.keys() != old.extractions.keys() \
-            or (files.settings, files.bases, files.notebooks, files.proposals, files.verdicts, files.contestations,
-                files.oppositions, files.assets, files.asset_paths, files.problems) != (
-                old.settings, old.bases, old.notebooks, old.proposals, old.verdicts, old.contestations,
-                old.oppositions, old.assets, old.asset_paths, old.problems):
+            or files.besides_notes() != old.besides_notes():
         return None
 
     def same(one: bytes | Unread, other: bytes | Unread) -> bool:  # a file carried is the very object

@@ -154,8 +154,8 @@ def publication_patched(last: Publication, before: Corpus, corpus: Corpus, chang
     notes, sources = dict(last.notes), dict(last.sources)
     ids = True  # the ids going out are the same: their set is carried
     for slug in changed:
-        old, new = before.notes.get(slug), corpus.notes.get(slug)
-        if old is None or new is None or old.memberships != new.memberships or old.date != new.date \
+        old, new = before.notes[slug], corpus.notes[slug]
+        if old.memberships != new.memberships or old.date != new.date \
                 or [e.masked for e in old.extractions] != [e.masked for e in new.extractions]:
             return None
         if slug not in last.notes:  # in no public notebook, then as now

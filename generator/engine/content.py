@@ -124,9 +124,5 @@ def same_files(one: ContentFiles, other: ContentFiles) -> bool:
     def digests(files: Mapping[str, bytes | Unread]) -> dict[str, str]:
         return {rel: content_digest(data) for rel, data in files.items()}
 
-    return (one.settings, one.bases, one.notebooks, one.proposals, one.verdicts, one.contestations, one.oppositions,
-            one.assets, one.asset_paths, one.problems) == (
-        other.settings, other.bases, other.notebooks, other.proposals, other.verdicts, other.contestations,
-        other.oppositions, other.assets, other.asset_paths, other.problems) \
-        and list(one.notes) == list(other.notes) and list(one.extractions) == list(other.extractions) \
+    return one.besides_notes() == other.besides_notes() and list(one.notes) == list(other.notes) and list(one.extractions) == list(other.extractions) \
         and digests(one.notes) == digests(other.notes) and digests(one.extractions) == digests(other.extractions)

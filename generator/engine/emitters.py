@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 from generator.digest import digest_of
 from generator.engine import reads
 from generator.engine.graph_files import NotePart, Splicing, encoded_note_part, graph_outputs, part_digest, read_layout
-from generator.engine.manifest import KeptManifest, ManifestKeeper, manifest_patched
+from generator.engine.manifest import ManifestKeeper, manifest_of_build
 from generator.engine.memo import NO_MEMO, Kind, Memo, same
 from generator.engine.output import SiteFiles, Staged
 from generator.site import pages
@@ -534,25 +534,17 @@ def derived_outputs(site: SiteModel, files: SiteFiles, graph: Pending, memo: Mem
     # ``carnet serve``: the manifest the last build wrote is at hand, patched with the files that changed
     resident = memo if isinstance(memo, ManifestKeeper) and memo.resident else None
     kept = resident.take_manifest(files.previous) if resident is not None else None
-    lines: dict[str, str] | None = None  # made in full, not patched
-    if kept is None:  # what the manifest says of every file but the graph's: made meanwhile
-        lines = manifest_lines({**files.sizes, **{path: len(data) for path, data in derived.items()}},
-                               {**files.digests, **made_digests})
+    # made in full: every file's line but the graph's, made meanwhile (not when a patch is at hand)
+    lines = None if kept is not None else manifest_lines(
+        {**files.sizes, **{path: len(data) for path, data in derived.items()}}, {**files.digests, **made_digests})
     if meanwhile is not None:
         meanwhile()
     graph.finish()
-    if kept is not None and not manifest_patched(kept, files, derived, made_digests):
-        kept = None  # made in full
-        lines = manifest_lines({path: len(data) for path, data in derived.items()}, made_digests)
-    if kept is None:
-        assert lines is not None
-        lines.update(manifest_lines({path: files.sizes[path] for path in files.digests.keys() - lines.keys()},
-                                    files.digests))
-        kept = KeptManifest.of(lines, made_digests)
+    this, patched = manifest_of_build(kept, lines, files, derived, made_digests)
     if resident is not None:
-        resident.manifest_made = kept
-    derived["manifest.json"] = manifest_text(kept.lines)
-    if lines is None and reads.checking() and derived["manifest.json"] != manifest(
+        resident.manifest_made = this
+    derived["manifest.json"] = manifest_text(this.lines)
+    if patched and reads.checking() and derived["manifest.json"] != manifest(
             {**files.sizes, **{path: len(data) for path, data in derived.items() if path != "manifest.json"}},
             {**files.digests, **made_digests}):
         raise reads.StaleOutputs("manifest.json was patched from the last build's but differs from the one made in "

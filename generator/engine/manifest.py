@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from generator.engine.output import SiteFiles
-from generator.site.machine import manifest_line
+from generator.site.machine import manifest_line, manifest_lines
 
 
 @dataclass
@@ -62,6 +62,21 @@ def manifest_patched(kept: KeptManifest, files: SiteFiles, derived: Mapping[str,
         return False
     kept.derived = dict(made_digests)
     return True
+
+
+def manifest_of_build(kept: KeptManifest | None, lines: dict[str, str] | None, files: SiteFiles,
+                      derived: Mapping[str, bytes], made_digests: Mapping[str, str]) -> tuple[KeptManifest, bool]:
+    """This build's manifest, and whether it was patched: ``kept`` (the last build's) patched
+    (:func:`manifest_patched`), else made whole from ``lines`` (each file's line made already,
+    by path; without them, those of the outputs ``derived`` made here) and the lines of the
+    files they lack (``files``'s)."""
+    if kept is not None and manifest_patched(kept, files, derived, made_digests):
+        return kept, True
+    if lines is None:
+        lines = manifest_lines({path: len(data) for path, data in derived.items()}, made_digests)
+    lines.update(manifest_lines({path: files.sizes[path] for path in files.digests.keys() - lines.keys()},
+                                files.digests))
+    return KeptManifest.of(lines, dict(made_digests)), False
 
 
 @runtime_checkable
