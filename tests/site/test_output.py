@@ -513,52 +513,129 @@ def test_streams_sharing_what_they_are_made_from_are_written_side_by_side_and_st
     assert _leftovers_of(out) == []
 
 
-def test_a_lingering_build_leaves_its_old_tree_going_and_the_next_one_waits_for_it(
-        small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``carnet serve`` rebuilds with ``linger``: the tree swapped out is removed by a child
-    process after the rebuild returned; the next rebuild (or the process's exit) waits for
-    it before it swaps its own, so the trees never mix and none is left."""
-    import os
-    import threading
-    import time
-
+def test_a_lingering_build_keeps_its_old_tree_for_the_next_one_to_start_from(small: Path, tmp_path: Path) -> None:
+    """``carnet serve`` rebuilds with ``linger``: the tree swapped out is kept beside the
+    output (named by the record, its files hard links to the live ones it shares), and the
+    next rebuild stages into it rather than linking 25,000 files anew: that tree is the one
+    that goes live. The process's exit (here :func:`drop_spare`) removes it; none is left."""
     from generator.engine import output
 
     out = tmp_path / "site"
-    build(small, out, search=False, cache=BuildCache.open(default_cache_path(out)))
-    removed_here: list[Path] = []  # trees this process removes itself (the child's removals are its own)
-    real_rmtree = output.shutil.rmtree
-    monkeypatch.setattr(output.shutil, "rmtree", lambda path, *args, **kwargs: (
-        removed_here.append(Path(path)) if Path(path).exists() else None, real_rmtree(path, *args, **kwargs))[1])
-    go = tmp_path / "go"  # the child removing an old tree waits for it: still there when the build returns
-    real_retire = output._retire
-
-    def slow_retire(*args: object) -> None:
-        while not go.exists():
-            time.sleep(0.005)
-        real_retire(*args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(output, "_retire", slow_retire)
-    for number in range(3):
-        go.unlink(missing_ok=True)
+    spare = out.parent / f".{out.name}.old-{os.getpid()}"
+    cache = BuildCache.open(default_cache_path(out))
+    cache.resident = True
+    build(small, out, search=False, cache=cache)
+    assert not spare.exists(), "a build that does not linger removes its old tree"
+    for number in range(4):
         replace(small, "notes/conseil-c.md", "Le budget", f"Le budget ({number})")
-        if number:
-            threading.Timer(0.3, go.touch).start()  # the next build waits for the last old tree, once it may go
-        build(small, out, search=False, cache=BuildCache.open(default_cache_path(out)), linger=True)
-        assert out.absolute() in output._RETIRING
-        # the old tree is out of the next staging tree's way while it is removed
-        assert not (out.parent / f".{out.name}.tmp-{os.getpid()}").exists()
-    assert removed_here == [], "the old trees are removed by the child alone, never at once by this process"
-    child = output._RETIRING[out.absolute()]._pid
-    go.touch()
-    output.retired(out)
-    assert out.absolute() not in output._RETIRING and _leftovers_of(out) == []
-    assert not list(out.parent.glob(f".{out.name}.old-*"))
-    with pytest.raises(ChildProcessError):
-        os.waitpid(child, os.WNOHANG)  # reaped
-    full = tmp_path / "full"
-    build(small, full, search=False)
-    assert site_files(out, search=False) == site_files(full, search=False)
+        kept = output._identity(spare) if spare.exists() else None
+        build(small, out, search=False, cache=cache, linger=True)
+        if kept is not None:
+            assert output._identity(out) == kept, "the spare tree was staged into and went live"
+        assert spare.is_dir() and output._identity(spare) in output._recorded(out)
+        assert not (spare / MARKER).exists() and _leftovers_of(out) == []
+        shared = out / "notes" / "conseil-a.html"  # not edited: one file in both trees
+        assert (spare / "notes" / "conseil-a.html").stat().st_ino == shared.stat().st_ino
+        assert (spare / "notes" / "conseil-c.html").stat().st_ino != (out / "notes" / "conseil-c.html").stat().st_ino
+        full = tmp_path / f"full-{number}"
+        build(small, full, search=False)
+        assert site_files(out, search=False) == site_files(full, search=False)
+    output.drop_spare(out)
+    assert not spare.exists() and out.absolute() not in output._SPARES
+    assert output._recorded(out) == {output._identity(out)}
+
+
+def test_a_spare_tree_touched_meanwhile_is_brought_in_line_or_left_aside(small: Path, tmp_path: Path) -> None:
+    """Whatever happened to the kept tree between two rebuilds (files removed, added, replaced
+    by copies, a folder where a file was, the whole tree gone or another in its place), the
+    next rebuild is the full build's, and a tree not the one kept is never staged into."""
+    from generator.engine import output
+
+    out = tmp_path / "site"
+    spare = out.parent / f".{out.name}.old-{os.getpid()}"
+    cache = BuildCache.open(default_cache_path(out))
+    cache.resident = True
+    build(small, out, search=False, cache=cache)
+
+    def stray_files(tree: Path) -> None:
+        (tree / "notes" / "conseil-a.html").unlink()
+        (tree / "stray.html").write_bytes(b"not the site's")
+        (tree / "stray").mkdir()
+        (tree / "stray" / "deep.txt").write_bytes(b"nor this")
+        copy = tree / "index.html"
+        data = copy.read_bytes()
+        copy.unlink()
+        copy.write_bytes(data + b"<!-- a copy, not the live file -->")
+        shutil.rmtree(tree / "notes")
+        (tree / "notes").write_bytes(b"a file where a folder was")
+
+    def gone(tree: Path) -> None:
+        shutil.rmtree(tree)
+
+    def another(tree: Path) -> None:
+        shutil.rmtree(tree)
+        tree.mkdir()
+        (tree / "theirs.txt").write_bytes(b"someone else's tree under that name")
+
+    for number, touch in enumerate((stray_files, gone, another, stray_files)):
+        replace(small, "notes/conseil-c.md", "Le budget", f"Le budget ({number})")
+        build(small, out, search=False, cache=cache, linger=True)
+        touch(spare)
+        replace(small, "notes/conseil-c.md", f"Le budget ({number})", f"Le budget ({number}).")
+        build(small, out, search=False, cache=cache, linger=True)
+        full = tmp_path / f"full-{number}"
+        build(small, full, search=False)
+        assert site_files(out, search=False) == site_files(full, search=False), touch.__name__
+        assert not (out / "stray.html").exists() and not (out / "theirs.txt").exists()
+    output.drop_spare(out)
+
+
+def test_the_synced_tree_is_the_linked_tree(tmp_path: Path) -> None:
+    """The staging tree brought in line with the live one (:func:`_synced_tree`) holds what a
+    tree linked anew holds (:func:`_link_tree`): the same paths, each the live file itself
+    (same inode), the left-out paths absent, its own marker kept; and both give the same
+    listing of the live tree."""
+    from generator.engine import output
+
+    live = tmp_path / "live"
+    for path, data in {"index.html": b"i", "a/b.html": b"b", "a/c/d.txt": b"d", "e/f.json": b"f", "g.css": b"g",
+                       ".pagefind-next/x": b"x", "pagefind/p.js": b"p"}.items():
+        (live / path).parent.mkdir(parents=True, exist_ok=True)
+        (live / path).write_bytes(data)
+    (live / "h.html").symlink_to(live / "index.html")
+    skip = {".pagefind-next", MARKER}
+    fresh, synced = tmp_path / "fresh", tmp_path / "synced"
+    fresh.mkdir()
+    linked = output._link_tree(live, fresh, skip)
+    synced.mkdir()
+    output._link_tree(live, synced, skip)
+    (synced / MARKER).write_bytes(output.MARKER_TEXT)
+    # the tree the last build swapped out, then the live tree's next build, then hands elsewhere
+    (live / "a" / "b.html").unlink()
+    (live / "a" / "b.html").write_bytes(b"b, rewritten")
+    (live / "g.css").unlink()
+    (live / "new").mkdir()
+    (live / "new" / "n.html").write_bytes(b"n")
+    shutil.rmtree(live / "e")
+    (live / "e").write_bytes(b"a file where a folder was")
+    (synced / "stray.txt").write_bytes(b"s")
+    (synced / ".pagefind-next").mkdir(exist_ok=True)
+    (synced / "a" / "c" / "d.txt").unlink()
+    (synced / "a" / "c" / "d.txt").write_bytes(b"d")  # a copy: not the live file
+    (synced / "h.html").write_bytes(b"a file where the live tree has a link")
+    fresh_again = tmp_path / "fresh-again"
+    fresh_again.mkdir()
+    linked = output._link_tree(live, fresh_again, skip)
+    assert output._synced_tree(live, synced, skip) == linked
+
+    def tree(root: Path) -> dict[str, int | None]:
+        return {path.relative_to(root).as_posix(): None if path.is_dir() else path.stat().st_ino
+                for path in root.rglob("*") if path.relative_to(root).as_posix() != MARKER}
+
+    assert tree(synced) == tree(fresh_again)
+    assert tree(synced)["a/c/d.txt"] == (live / "a" / "c" / "d.txt").stat().st_ino
+    assert (synced / MARKER).read_bytes() == output.MARKER_TEXT, "the staging tree's own marker stays"
+    assert ".pagefind-next" not in tree(synced) and "h.html" not in tree(synced)
 
 
 def _leftovers_of(out: Path) -> list[str]:
