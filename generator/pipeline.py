@@ -129,7 +129,8 @@ def check_content(content_dir: Path, memo: Memo = NO_MEMO, jobs: int = 1,
     problems += validate_corpus(corpus)
     problems += address_problems(corpus)  # content taking a name the site writes for itself
     # 2. anchor: elements of each note, each extraction's quote → portions; and the links it makes
-    notes = anchor_notes(corpus, memo, jobs, templates)
+    notes = kept.anchor(corpus, memo, jobs, templates) if kept is not None else anchor_notes(corpus, memo, jobs,
+                                                                                              templates)
     anchored, facts, uses = notes.anchored, notes.facts, notes.uses
     problems += notes.problems
     # 3. links between notes, to extractions and to assets

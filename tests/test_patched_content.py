@@ -533,3 +533,50 @@ def test_a_publication_patched_with_the_notes_changed_is_the_one_published_in_fu
     changed(_edit(root, sidecar, "    masked: true\n", ""), patched=False)  # a passage unmasked
     changed(_edit(root, note, "  veille-financement:\n", ""), patched=False)  # a notebook left
     changed(_edit(root, "notes/bureau-2025-03-preparation.md", "\n## ", "\n## Ordre : "), patched=True)  # private
+
+
+def test_an_anchoring_patched_with_the_notes_changed_is_the_one_made_in_full(tmp_path: Path) -> None:
+    """The notes' anchoring patched (:func:`anchors_patched`): the notes a parse carried taken
+    as they were, the others anchored again (a quote that no longer lands is a problem, one
+    that lands again is not), held to :func:`anchor_notes` of the corpus made in full; notes
+    added or removed: anchored in full."""
+    from generator.engine.anchors import anchor_notes, anchors_patched
+    from generator.engine.memo import NO_MEMO
+    from support.memos import CountingMemo
+
+    root = tmp_path / "content"
+    shutil.copytree(EXAMPLE, root)
+    parsed = Parsed(root)
+    memo = CountingMemo()
+    memo.keep_all = lambda kind, digests: None  # type: ignore[attr-defined]
+    anchored = anchor_notes(parsed.loaded.corpus, NO_MEMO)
+
+    def changed(rel: str, patched: bool = True, anchored_again: int | None = 1) -> None:
+        nonlocal anchored
+        before = parsed.loaded.corpus
+        parsed.changed(rel, patched=patched)
+        corpus = parsed.loaded.corpus
+        made_before = dict(memo.made)
+        got = anchors_patched(anchored, before, corpus, memo)  # type: ignore[arg-type]
+        full = anchor_notes(corpus, NO_MEMO)
+        if corpus.notes.keys() != before.notes.keys():
+            assert got is None, f"{rel}: patched, where notes were added or removed"
+        else:
+            assert got is not None, rel
+            assert (list(got.anchored), got.facts, got.uses, got.problems, got.keys) == (
+                list(full.anchored), full.facts, full.uses, full.problems, full.keys), rel
+            assert all(got.anchored[slug].anchors == full.anchored[slug].anchors for slug in full.anchored), rel
+            if anchored_again is not None:  # the notes not carried, asked of the memo
+                assert memo.made.get("anchors", 0) - made_before.get("anchors", 0) == anchored_again, rel
+        anchored = got or full
+
+    note, sidecar = "notes/cvl-2024-09-19.md", "notes/cvl-2024-09-19.extractions.yaml"
+    changed(_edit(root, note, "## Présents", "## Présents ce jour"))
+    changed(_edit(root, sidecar, "quote: ", "quote: pas dans le texte "))  # no longer lands: problems
+    assert any(p.file and "cvl-2024-09-19" in p.file for p in anchored.problems)
+    changed(_edit(root, sidecar, "quote: pas dans le texte ", "quote: "), anchored_again=0)  # as it was: recalled
+    assert not any(p.file and "cvl-2024-09-19" in p.file for p in anchored.problems)
+    changed(_edit(root, "carnet.yaml", "title:", "title: Un autre titre\nold_title:"), patched=False,
+            anchored_again=None)  # parsed in full: every note is another, asked of the memo
+    write(root, "notes/ajout.md", _note("Ajout"))
+    changed("notes/ajout.md", patched=False)

@@ -178,3 +178,42 @@ def test_the_parses_a_patch_carries_stay_remembered(tmp_path: Path, monkeypatch:
         encoding="utf-8")
     build(content, out, search=False, cache=cache, edited={content / "notes" / "ajout.md"})
     assert parsed == ["notes/ajout.md"], parsed
+
+
+def test_the_anchorings_a_patch_carries_stay_remembered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rebuild that patches the anchoring anchors the note edited alone and asks the cache
+    for none it carries; their entries are kept all the same: a later rebuild that anchors
+    everything (a note added) recalls them, and anchors the new note alone."""
+    from generator.engine import anchors
+    from generator.engine.memo import Kind
+
+    content = copy_fixture("small", tmp_path)
+    out = tmp_path / "site"
+    cache = BuildCache.open(default_cache_path(out))
+    cache.resident = True
+    build(content, out, search=False, cache=cache)  # saved on disk, as serve's: what a build did not use is dropped
+    anchored: list[str] = []
+    real = anchors.anchor_note
+
+    def counted(note: object) -> object:
+        anchored.append(note.slug)  # type: ignore[attr-defined]
+        return real(note)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(anchors, "anchor_note", counted)
+    monkeypatch.setattr(reads, "_checking", False)  # the check's own anchoring in full would hide a loss
+    note = content / "notes" / "conseil-c.md"
+    note.write_text(note.read_text(encoding="utf-8").replace("Le budget est reconduit.", "Le budget est revu."),
+                    encoding="utf-8")
+    build(content, out, search=False, cache=cache, edited={note})
+    assert anchored == ["conseil-c"]
+    assert len(cache.used[Kind.ANCHORS]) == len(cache.used[Kind.NOTE_FACTS]) == len(list(
+        (content / "notes").glob("*.md"))), "every note's anchoring kept, carried or not"
+    anchored.clear()
+    (content / "notes" / "ajout.md").write_text(
+        "---\ntitle: Ajout\ndate: 2024-11-01\nnotebooks:\n  conseil:\n    theme: [Budget]\n---\nUn ajout.\n",
+        encoding="utf-8")
+    build(content, out, search=False, cache=cache, edited={content / "notes" / "ajout.md"})
+    assert anchored == ["ajout"], anchored
+    full = tmp_path / "full"
+    build(content, full, search=False)
+    assert site_files(out, search=False) == site_files(full, search=False)

@@ -34,6 +34,7 @@ class AnchoredNotes:
         problems: what anchoring found, note by note.
         templates: note slug → its body rendered by the worker process that parsed it, links
             left as holes (notes anchored in worker processes; not articles).
+        keys: note slug → the key of its anchoring in the memo (:func:`source_key`).
     """
 
     anchored: Recalled
@@ -41,6 +42,7 @@ class AnchoredNotes:
     uses: dict[str, list[LinkUse]]
     problems: list[Problem]
     templates: dict[str, BodyTemplate]
+    keys: dict[str, str]
 
 
 def anchor_notes(corpus: Corpus, memo: Memo, jobs: int = 1, templates: bool = False) -> AnchoredNotes:
@@ -61,24 +63,54 @@ def anchor_notes(corpus: Corpus, memo: Memo, jobs: int = 1, templates: bool = Fa
     done = (dict(zip(afresh, fork_map(partial(_anchor_and_collect, corpus, templates), afresh, jobs), strict=True))
             if workers_for(len(afresh), jobs) > 1 else {})  # else anchored below, keeping the tokens to render
     for slug, note in corpus.notes.items():
-        made = done.get(slug)
-        key = partial(same, keys[slug])
-        if made is None and memo.keep(Kind.ANCHORS, key) and memo.holds(Kind.NOTE_FACTS, key):
-            # held (most notes of a rebuild): its parsed body is read only if a later step asks for it
-            parse = partial(_parsed, memo, key, note, partial(anchor_note, note))
-            anchored.later(slug, parse)
-            facts_and_uses = partial(_facts_and_uses, partial(_facts_of, parse), partial(_collect, anchored, slug, note))
-        else:
-            parsed, anchor_problems = _parsed(memo, key, note, partial(same, (made.anchored, made.problems)) if made
-                                              else partial(anchor_note, note))
-            anchored.now(slug, parsed)
-            facts_and_uses = partial(same, (made.facts, made.uses)) if made else partial(
-                _facts_and_uses, partial(AnchorFacts.of, parsed, anchor_problems), partial(_collect, anchored, slug, note))
-        # what every build reads of a note's anchoring and links: one entry (one read from the cache's pack)
-        facts[slug], uses[slug] = memo.memo(Kind.NOTE_FACTS, key, facts_and_uses)
+        facts[slug], uses[slug] = _anchored_one(memo, keys[slug], slug, note, anchored, done.get(slug))
         problems += facts[slug].problems
     made_templates = {slug: made.template for slug, made in done.items() if made.template is not None}
-    return AnchoredNotes(anchored, facts, uses, problems, made_templates)
+    return AnchoredNotes(anchored, facts, uses, problems, made_templates, keys)
+
+
+def anchors_patched(last: AnchoredNotes, before: Corpus, corpus: Corpus, memo: Memo) -> AnchoredNotes | None:
+    """:func:`anchor_notes` of ``corpus`` from ``last``, the anchoring of ``before``: the notes
+    ``corpus`` carried from ``before`` (the same note, from the same files) taken as they
+    were, their entries kept in ``memo``; the others anchored (one, for a body edited, where
+    the whole walk recalls 5,000 at ~12 µs each). ``None`` when notes were added, removed or
+    moved: anchored in full. The bodies rendered by worker processes are not carried."""
+    if list(before.notes) != list(corpus.notes):
+        return None
+    befores = before.notes
+    changed = [slug for slug, note in corpus.notes.items()
+               if note is not befores[slug] or corpus.source_of(slug) != before.source_of(slug)]
+    keys = dict(last.keys)
+    for slug in changed:
+        keys[slug] = source_key("anchors", corpus.source_of(slug))
+    # every note's entries used, as a walk would (those of the notes changed, if held)
+    memo.keep_all(Kind.ANCHORS, keys.values())
+    memo.keep_all(Kind.NOTE_FACTS, keys.values())
+    anchored, facts, uses = last.anchored.copy(), dict(last.facts), dict(last.uses)
+    for slug in changed:
+        facts[slug], uses[slug] = _anchored_one(memo, keys[slug], slug, corpus.notes[slug], anchored, None)
+    problems = [problem for note_facts in facts.values() for problem in note_facts.problems]
+    return AnchoredNotes(anchored, facts, uses, problems, {}, keys)
+
+
+def _anchored_one(memo: Memo, digest: str, slug: str, note: Note, anchored: Recalled,
+                  made: Anchoring | None) -> tuple[AnchorFacts, list[LinkUse]]:
+    """One note's anchoring put in ``anchored`` (``made`` by a worker process, recalled from
+    ``memo``, or made here), and what every build reads of it."""
+    key = partial(same, digest)
+    if made is None and memo.keep(Kind.ANCHORS, key) and memo.holds(Kind.NOTE_FACTS, key):
+        # held (most notes of a rebuild): its parsed body is read only if a later step asks for it
+        parse = partial(_parsed, memo, key, note, partial(anchor_note, note))
+        anchored.later(slug, parse)
+        facts_and_uses = partial(_facts_and_uses, partial(_facts_of, parse), partial(_collect, anchored, slug, note))
+    else:
+        parsed, anchor_problems = _parsed(memo, key, note, partial(same, (made.anchored, made.problems)) if made
+                                          else partial(anchor_note, note))
+        anchored.now(slug, parsed)
+        facts_and_uses = partial(same, (made.facts, made.uses)) if made else partial(
+            _facts_and_uses, partial(AnchorFacts.of, parsed, anchor_problems), partial(_collect, anchored, slug, note))
+    # what every build reads of a note's anchoring and links: one entry (one read from the cache's pack)
+    return memo.memo(Kind.NOTE_FACTS, key, facts_and_uses)
 
 
 def source_key(step: str, source: object) -> str:

@@ -35,7 +35,7 @@ import sys
 import time
 import weakref
 from bisect import bisect_left
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Final, TypeVar
@@ -320,6 +320,13 @@ class BuildCache:
             return False
         self.used.setdefault(kind, set()).add(digest)  # counted as reused only if it is read
         return True
+
+    def keep_all(self, kind: Kind, digests: Iterable[str]) -> None:
+        if not self.memo_file_loaded:
+            self._load_memos()
+        held, store = self.memos.get(kind, {}), self.store
+        self.used.setdefault(kind, set()).update(
+            digest for digest in digests if digest in held or (store is not None and store.has(kind, digest)))
 
     # -- inputs ------------------------------------------------------------------------------
 

@@ -2,7 +2,8 @@
 the last build of this process made of it patched with what changed since: its files with the
 paths its watcher saw (:func:`generator.corpus.load.patch_content_files`: a body edited at 5,000
 notes looks at one file, where a walk lists and stats them all), their parse with the notes whose
-files changed (:func:`~generator.corpus.load.parse_patched`), the public part with those notes
+files changed (:func:`~generator.corpus.load.parse_patched`), their anchoring with those notes
+(:func:`~generator.engine.anchors.anchors_patched`), the public part with those notes
 (:func:`~generator.corpus.publication.publication_patched`). Each patch is compared with what is
 made in full under the engine's read check."""
 
@@ -17,14 +18,16 @@ if TYPE_CHECKING:  # the build cache holds one: loaded before a build that has n
     from generator.corpus.load import ContentFiles, KnownFiles, Loaded, NotesParser, Unread
     from generator.corpus.model import Corpus
     from generator.corpus.publication import Publication
+    from generator.engine.anchors import AnchoredNotes
     from generator.engine.memo import Memo
     from generator.problems import Problem
 
 
 class ContentKept:
     """What the last build of this process read of the content and made of it (its files,
-    their parse, its publication), and every path changed since it began (``None`` when they
-    are not all known: the next read walks). Kept only for a resident cache (``keep``)."""
+    their parse, their anchoring, its publication), and every path changed since it began
+    (``None`` when they are not all known: the next read walks). Kept only for a resident
+    cache (``keep``)."""
 
     def __init__(self) -> None:
         self.keep = False
@@ -32,6 +35,7 @@ class ContentKept:
         self.loaded: Loaded | None = None
         self.before: Corpus | None = None  # the last build's corpus, while this one's is published
         self.publication: Publication | None = None
+        self.anchoring: tuple[Corpus, AnchoredNotes] | None = None  # the corpus anchored, and how
         self.edited: set[str] | None = None
 
     def changed(self, edited: Collection[Path] | None, keep: bool) -> None:
@@ -40,7 +44,7 @@ class ContentKept:
         it makes is kept for the next (a resident cache)."""
         self.keep = keep
         if edited is None or not keep:
-            self.files = self.loaded = self.before = self.publication = self.edited = None
+            self.files = self.loaded = self.before = self.publication = self.edited = self.anchoring = None
         elif self.edited is not None:
             self.edited.update(str(path) for path in edited)
 
@@ -74,6 +78,29 @@ class ContentKept:
         self.before = self.loaded.corpus if self.loaded is not None else None
         self.files, self.loaded, self.edited = (files, loaded, set()) if self.keep else (None, None, None)
         return loaded.corpus, loaded.problems
+
+    def anchor(self, corpus: Corpus, memo: Memo, jobs: int = 1, templates: bool = False) -> AnchoredNotes:
+        """Every note of ``corpus`` anchored, as :func:`~generator.engine.anchors.anchor_notes`
+        does it: the last build's anchoring patched with the notes changed since
+        (:func:`~generator.engine.anchors.anchors_patched`), else made in full. Compared under
+        the read check with an anchoring made without any memo."""
+        from generator.engine import reads
+        from generator.engine.anchors import anchor_notes, anchors_patched
+        from generator.engine.memo import NO_MEMO
+
+        made = anchors_patched(self.anchoring[1], self.anchoring[0], corpus, memo) if self.anchoring else None
+        if made is not None and reads.checking():
+            full = anchor_notes(corpus, NO_MEMO)
+            # the parses themselves are not compared: reading them through the memo would keep its
+            # entries, and hide one the patch failed to keep (their facts say where each anchor landed)
+            if (list(made.anchored), made.facts, made.uses, made.problems, made.keys) != (
+                    list(full.anchored), full.facts, full.uses, full.problems, full.keys):
+                raise reads.StaleOutputs("the anchoring patched with the notes changed differs from the one made "
+                                         "in full: generator/engine/anchors.py:anchors_patched")
+        if made is None:
+            made = anchor_notes(corpus, memo, jobs, templates)
+        self.anchoring = (corpus, made) if self.keep else None
+        return made
 
     def publish(self, corpus: Corpus) -> Publication:
         """The public part of ``corpus``: the last build's patched with the notes changed since

@@ -13,7 +13,7 @@ import gc
 import multiprocessing
 import os
 import sys
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, Final, TypeVar
@@ -188,6 +188,10 @@ class RecordingMemo:
         if kept:  # the parent keeps it too
             self.records.append((kind, digest, _COMPUTED))
         return kept
+
+    def keep_all(self, kind: Kind, digests: Iterable[str]) -> None:
+        for digest in digests:
+            self.keep(kind, partial(same, digest))
 
 
 def replay(memo: Memo, records: list[tuple[Kind, str, object]]) -> None:

@@ -11,7 +11,7 @@ the output is the same bytes either way.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from enum import StrEnum
 from typing import Final, Protocol, TypeVar
 
@@ -69,6 +69,11 @@ class Memo(Protocol):
         had been recalled, without being read (a value a build may never ask for)."""
         ...
 
+    def keep_all(self, kind: Kind, digests: Iterable[str]) -> None:
+        """:meth:`keep` of each of ``digests`` (keys made already), at once: what a build
+        carries from the last one of its process, thousands of entries, is kept for the next."""
+        ...
+
 
 class NoMemo:
     """Remembers nothing: every step is computed (a full build, ``--no-cache``)."""
@@ -81,6 +86,9 @@ class NoMemo:
 
     def keep(self, kind: Kind, key: Callable[[], str]) -> bool:
         return False
+
+    def keep_all(self, kind: Kind, digests: Iterable[str]) -> None:
+        return None
 
 
 NO_MEMO: Final = NoMemo()
@@ -109,3 +117,7 @@ class KindsOnly:
 
     def keep(self, kind: Kind, key: Callable[[], str]) -> bool:
         return kind in self.kinds and self.inner.keep(kind, key)
+
+    def keep_all(self, kind: Kind, digests: Iterable[str]) -> None:
+        if kind in self.kinds:
+            self.inner.keep_all(kind, digests)

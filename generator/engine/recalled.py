@@ -23,14 +23,25 @@ class Recalled(Mapping[str, AnchoredNote]):
         self._known = set(self._slugs)
 
     def now(self, slug: str, anchored: AnchoredNote) -> None:
+        """``slug``'s parse, at hand (a note known already keeps its place)."""
+        self._later.pop(slug, None)
         self._loaded[slug] = anchored
-        self._slugs.append(slug)
-        self._known.add(slug)
+        self._place(slug)
 
     def later(self, slug: str, load: Callable[[], tuple[AnchoredNote, list[Problem]]]) -> None:
+        """``slug``'s parse, read by ``load`` when first asked for (a note known already keeps its place)."""
+        self._loaded.pop(slug, None)
         self._later[slug] = load
-        self._slugs.append(slug)
-        self._known.add(slug)
+        self._place(slug)
+
+    def _place(self, slug: str) -> None:
+        if slug not in self._known:
+            self._slugs.append(slug)
+            self._known.add(slug)
+
+    def copy(self) -> Recalled:
+        """The same notes, each read from the same place, apart from here on (see :meth:`now`)."""
+        return Recalled(dict(self._loaded), dict(self._later), list(self._slugs))
 
     def only(self, slugs: list[str]) -> Recalled:
         """These notes (known ones), read from the same place: each is read once for both."""
