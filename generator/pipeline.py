@@ -56,6 +56,7 @@ from generator.problems import ContentError, Problem, SettingsError, sorted_prob
 from generator.result import BuildResult, BuildSummary
 from generator.selection.oppositions import private_opposition_problems, published_pairs
 from generator.site.addresses import address_problems
+from generator.site.graph_view import GraphInputs, NoteGraph
 from generator.site.headers import meta_content_security_policy
 from generator.site.markdown_html import BodyTemplate
 from generator.site.model import SiteModel
@@ -186,9 +187,11 @@ def blocking(problems: list[Problem], strict: bool) -> list[Problem]:
 
 
 def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None = None,
-               memo: Memo = NO_MEMO, jobs: int = 1) -> SiteModel:
+               memo: Memo = NO_MEMO, jobs: int = 1,
+               graph_before: tuple[GraphInputs, NoteGraph] | None = None) -> SiteModel:
     """The public site as emitters see it; ``jobs``: worker processes for the wikis'
-    selections (grouping and map, one perimeter per worker at a time)."""
+    selections (grouping and map, one perimeter per worker at a time); ``graph_before``: a
+    note graph of a build before and its inputs, to patch this one's from."""
     publication = analysis.publication
     published = set(publication.notes)
     backlinks: dict[str, set[str]] = {}
@@ -248,6 +251,7 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
         tallies={slug: tally(analysis.assessments.get(slug, []), audit.claims) for slug, audit in articles.items()},
         evidence_keys=evidence_keys,
         body_templates={slug: t for slug, t in analysis.body_templates.items() if slug in published},
+        graph_before=graph_before,
     )
 
 
@@ -338,7 +342,7 @@ def _build(content_dir: Path, out_dir: Path, *, strict: bool, base_url: str | No
         if stopping:
             raise ContentError(analysis.problems, strict=strict)
         step("grouping the evidence of wikis")
-        site = site_model(analysis, content_dir, base_url, memo, jobs)
+        site = site_model(analysis, content_dir, base_url, memo, jobs, cache.graph_kept if cache is not None else None)
         theme = Theme.load(theme_dir, analysis.publication.settings.language,
                            cache.templates_path if cache is not None else None)
         hosts = image_hosts(analysis.publication.settings)
@@ -360,6 +364,8 @@ def _build(content_dir: Path, out_dir: Path, *, strict: bool, base_url: str | No
             summary.append(summarise(analysis.problems, site, files, memo))
 
         render_site(site, theme, emitters, memo, jobs, files, tracking, summarised)  # workers only for many notes
+        if cache is not None:
+            cache.keep_graph(site)
         step("writing the site" + (" and its search index" if search else ""))
         # a child process removes the old tree while the cache is saved
         rewritten = go_live(files, out_dir, (lambda tree: index_site(tree, language)) if search else None, staging)

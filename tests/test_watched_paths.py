@@ -217,3 +217,39 @@ def test_the_anchorings_a_patch_carries_stay_remembered(tmp_path: Path, monkeypa
     full = tmp_path / "full"
     build(content, full, search=False)
     assert site_files(out, search=False) == site_files(full, search=False)
+
+
+def test_the_note_graph_of_a_rebuild_is_patched_from_the_last_one(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rebuild in the process of the last build patches that build's note graph where the
+    edges are as they were (a title edited), and makes it whole where they are not (a link
+    added); either way the site is the full build's (and, under the read check, the graph is
+    the one made whole)."""
+    from generator.site import graph_view, model
+
+    content = copy_fixture("small", tmp_path)
+    out = tmp_path / "site"
+    cache = BuildCache.open(default_cache_path(out))
+    cache.resident = True
+    build(content, out, search=False, cache=cache)
+    patched: list[bool] = []
+    real = graph_view.graph_patched
+
+    def spied(*args: object) -> object:
+        made = real(*args)  # type: ignore[arg-type]
+        patched.append(made is not None)
+        return made
+
+    monkeypatch.setattr(model, "graph_patched", spied)
+    note = content / "notes" / "conseil-c.md"
+    for old, new, expected in (("title: ", "title: Budget, ", True), ("Le budget est reconduit.",
+                                                                       "Le budget est reconduit ([[conseil-a]]).", False)):
+        patched.clear()
+        note.write_text(note.read_text(encoding="utf-8").replace(old, new, 1), encoding="utf-8")
+        build(content, out, search=False, cache=cache, edited={note})
+        assert patched == [expected], (old, patched)
+        assert cache.graph_kept is not None
+        assert cache.graph_kept[1].nodes["note:conseil-c"].title.startswith("Budget, ")
+        full = tmp_path / f"full-{expected}"
+        build(content, full, search=False)
+        assert site_files(out, search=False) == site_files(full, search=False)

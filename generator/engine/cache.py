@@ -49,6 +49,8 @@ from generator.result import BuildResult
 if TYPE_CHECKING:
     from generator.engine.manifest import KeptManifest
     from generator.engine.tracking import KeyBook
+    from generator.site.graph_view import GraphInputs, NoteGraph
+    from generator.site.model import SiteModel
 
 T = TypeVar("T")
 BuildOptions = tuple[bool, str | None, bool, str, list[str] | None]
@@ -140,6 +142,9 @@ class BuildCache:
     manifest_kept: KeptManifest | None = field(default=None, repr=False)
     manifest_made: KeptManifest | None = field(default=None, repr=False)
     listing_kept: tuple[dict[str, tuple[str, int, int]], list[str]] | None = field(default=None, repr=False)
+    # resident only, never pickled: the last build's note graph and what it was made of, for the
+    # next one's to be patched from (:func:`generator.site.graph_view.graph_patched`)
+    graph_kept: tuple[GraphInputs, NoteGraph] | None = field(default=None, repr=False)
 
     # -- life cycle --------------------------------------------------------------------------
 
@@ -244,6 +249,17 @@ class BuildCache:
             self.manifest_kept = self.manifest_made
         self.manifest_made = None
 
+    def keep_graph(self, site: SiteModel) -> None:
+        """Keep the note graph ``site`` made (resident: for the next build to patch). One
+        patched from the last build's is compared, under the read check, with one made whole."""
+        graph = site.__dict__.get("note_graph")  # made by this build, or not asked for
+        if graph is not None and site.graph_before is not None and _checking_reads() \
+                and graph != site.graph_inputs.graph():
+            from generator.engine.reads import StaleOutputs
+            raise StaleOutputs("the note graph patched from the last build's differs from the one made whole: "
+                               "generator/site/graph_view.py:graph_patched")
+        self.graph_kept = (site.graph_inputs, graph) if self.resident and graph is not None else None
+
     def take_manifest(self, previous: Mapping[str, tuple[str, int, int]]) -> KeptManifest | None:
         """The manifest the last build recorded wrote, when this build's files are staged
         over that build's tree (``previous`` is :attr:`written`): for this build to patch
@@ -279,6 +295,7 @@ class BuildCache:
         state["lines"], state["walked"] = {}, ()  # a patch starts from a digest made in this process
         state["content"] = ContentKept()  # and from content read in this process
         state["manifest_kept"] = state["manifest_made"] = state["listing_kept"] = None  # outputs made in this process
+        state["graph_kept"] = None
         return state
 
     # -- memos -------------------------------------------------------------------------------

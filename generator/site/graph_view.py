@@ -216,6 +216,21 @@ class NoteGraph:
         return self.locals[slug]
 
 
+@dataclass(frozen=True)
+class GraphInputs:
+    """What :func:`note_graph` is made of (its arguments, kept together): a graph made of
+    other inputs is patched from them (:func:`graph_patched`)."""
+
+    notes: Mapping[str, Note]
+    notebooks: Mapping[str, str]
+    paths: Mapping[str, str]
+    cites: list[tuple[str, str]]
+    links: list[tuple[str, str]]
+
+    def graph(self) -> NoteGraph:
+        return note_graph(self.notes, self.notebooks, self.paths, self.cites, self.links)
+
+
 def note_graph(notes: Mapping[str, Note], notebooks: Mapping[str, str], paths: Mapping[str, str],
                cites: Iterable[tuple[str, str]], links: Iterable[tuple[str, str]]) -> NoteGraph:
     """The graph of the published ``notes`` and ``notebooks`` (slug → title): ``paths``,
@@ -225,9 +240,7 @@ def note_graph(notes: Mapping[str, Note], notebooks: Mapping[str, str], paths: M
     for slug, title in notebooks.items():
         nodes[f"notebook:{slug}"] = Node(f"notebook:{slug}", NodeKind.NOTEBOOK, title, paths[f"notebook:{slug}"], slug)
     for slug, note in notes.items():
-        home = next((m.notebook for m in note.memberships if m.notebook in notebooks), "")
-        nodes[f"note:{slug}"] = Node(f"note:{slug}", KIND_OF_NOTE[note.type], note.title, paths[f"note:{slug}"], home,
-                                     len(note.extractions), sum(len(e.comments) for e in note.extractions))
+        nodes[f"note:{slug}"] = _note_node(slug, note, notebooks, paths)
     weights: dict[tuple[str, str, EdgeKind], int] = defaultdict(int)
     for kind, pairs in ((EdgeKind.CITES, cites), (EdgeKind.LINKS, links)):
         for source, target in pairs:
@@ -243,6 +256,37 @@ def note_graph(notes: Mapping[str, Note], notebooks: Mapping[str, str], paths: M
         around[edge.source].append(edge)
         around[edge.target].append(edge)
     return NoteGraph(nodes, edges, {k: tuple(v) for k, v in around.items()})
+
+
+def _note_node(slug: str, note: Note, notebooks: Mapping[str, str], paths: Mapping[str, str]) -> Node:
+    home = next((m.notebook for m in note.memberships if m.notebook in notebooks), "")
+    return Node(f"note:{slug}", KIND_OF_NOTE[note.type], note.title, paths[f"note:{slug}"], home,
+                len(note.extractions), sum(len(e.comments) for e in note.extractions))
+
+
+def graph_patched(last: NoteGraph, was: GraphInputs, now: GraphInputs) -> NoteGraph | None:
+    """:func:`note_graph` of ``now`` from ``last``, the graph of ``was``, when they differ only
+    by notes whose edges are as they were (the same citations, links and notebooks; each
+    note changed a member of the same notebooks, as many times): those notes' nodes made
+    again, the rest taken as it was (a body or a title edited; 40 ms at 5,000 notes made
+    whole). ``None`` otherwise."""
+    if (list(was.notes) != list(now.notes) or was.notebooks != now.notebooks or was.paths != now.paths
+            or was.cites != now.cites or was.links != now.links):
+        return None
+    notebooks, before = now.notebooks, was.notes
+    changed = [(slug, note) for slug, note in now.notes.items() if note is not before[slug]]
+    if any(_member_of(note, notebooks) != _member_of(before[slug], notebooks) for slug, note in changed):
+        return None
+    nodes = dict(last.nodes)
+    for slug, note in changed:
+        nodes[f"note:{slug}"] = _note_node(slug, note, notebooks, now.paths)
+    return NoteGraph(nodes, last.edges, last.around)
+
+
+def _member_of(note: Note, notebooks: Mapping[str, str]) -> list[str]:
+    """The notebooks of the graph ``note`` is a member of, once per membership, in order (its
+    home is the first; each is an edge weighing as many)."""
+    return [m.notebook for m in note.memberships if m.notebook in notebooks]
 
 
 def _seed(key: str) -> tuple[float, float]:

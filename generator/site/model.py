@@ -20,7 +20,7 @@ from generator.corpus.proposal import Proposal
 from generator.corpus.publication import Publication
 from generator.kinds import LinkKind, WikiKind
 from generator.selection.select import Selection
-from generator.site.graph_view import NoteGraph, note_graph
+from generator.site.graph_view import GraphInputs, NoteGraph, graph_patched
 from generator.synthesis.audit import ArticleAudit, CitationLink, DiscardedItem
 from generator.synthesis.coverage import Coverage
 from generator.text import category_slug
@@ -197,6 +197,9 @@ class SiteModel:
     # published note slug → its body rendered, links left as holes, by the worker process that
     # parsed it (generator.site.markdown_html.body_template): its page need not parse it again
     body_templates: Mapping[str, BodyTemplate] = field(default_factory=dict, repr=False)
+    # the note graph of a build before, with what it was made of: this one's is patched from it
+    # where it can be (generator.site.graph_view.graph_patched)
+    graph_before: tuple[GraphInputs, NoteGraph] | None = field(default=None, repr=False)
 
     # Derived indices below: each made once, when first asked for (a build that recalls every
     # page asks for few of them), and never changed after; the model itself is frozen.
@@ -206,6 +209,13 @@ class SiteModel:
         """The note graph of the graph pages and local graphs: the published notes and
         notebooks, with the citations (article → note), body links (note → note, or to a
         note's extractions and comments) and memberships between them."""
+        inputs = self.graph_inputs
+        made = graph_patched(self.graph_before[1], self.graph_before[0], inputs) if self.graph_before else None
+        return made if made is not None else inputs.graph()
+
+    @functools.cached_property
+    def graph_inputs(self) -> GraphInputs:
+        """What :attr:`note_graph` is made of."""
         publication = self.publication
         notebooks = {slug: nb.title for slug, nb in publication.notebooks.items()}
         paths = {f"note:{slug}": note_path(slug) for slug in publication.notes}
@@ -220,7 +230,7 @@ class SiteModel:
                 elif target.kind in (LinkKind.EXTRACTION, LinkKind.COMMENT) and target.note \
                         and slug not in self.articles:
                     links.append((slug, target.note))  # an article's markers are its citations, counted above
-        return note_graph(publication.notes, notebooks, paths, cites, links)
+        return GraphInputs(publication.notes, notebooks, paths, cites, links)
 
     @functools.cached_property
     def listings(self) -> dict[str, tuple[Note, ...]]:

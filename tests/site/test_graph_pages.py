@@ -216,3 +216,56 @@ def test_labels_tell_five_hundred_meetings_apart_and_keep_their_dates() -> None:
     assert len(set(alike.values())) == 2 and all(len(v) <= LABEL_CHARS for v in alike.values()), alike
     assert short_labels({"s": ("n", "Séance budgétaire du 14 novembre 2024")})["s"].endswith("14 novembre 2024")
     assert short_labels(dict(reversed(list(titles.items())))) == labels, "the same titles, the same labels"
+
+
+def test_a_graph_patched_from_the_last_one_is_the_one_made_whole() -> None:
+    """A graph patched from the last build's (:func:`graph_patched`): the notes changed whose
+    edges are as they were (a title, a body, an extraction's comments, a category in the
+    same notebook) get new nodes, the rest is taken as it was, and it equals the graph made
+    whole; any change of an edge, a notebook or the notes themselves is made whole."""
+    import datetime as dt
+    from dataclasses import replace
+
+    from generator.corpus.model import Comment, Extraction, Stance
+    from generator.site.graph_view import GraphInputs, graph_patched
+
+    notes = {f"n{i}": _note(f"n{i}", "ab"[i % 2]) for i in range(8)}
+    paths = {f"note:{s}": f"notes/{s}.html" for s in notes} | {"notebook:a": "notebooks/a.html",
+                                                               "notebook:b": "notebooks/b.html"}
+    was = GraphInputs(notes, {"a": "A", "b": "B"}, paths, [("n0", "n3")], [("n1", "n2"), ("n2", "n5")])
+    last = was.graph()
+    source = SourceRef("notes/n4.extractions.yaml", 1)
+    comment = Comment("c-1", "x-1", "A", dt.date(2024, 1, 2), next(iter(Stance)), "un avis", "", None, source)
+    extraction = Extraction("x-1", "n4", "q", "", "", None, "", "A", None, False, (comment,), source)
+
+    def changed(**fields: object) -> GraphInputs:
+        return replace(was, **fields)  # type: ignore[arg-type]
+
+    patched = {
+        "a title": changed(notes={**notes, "n4": replace(notes["n4"], title="Autre titre")}),
+        "a body": changed(notes={**notes, "n4": replace(notes["n4"], body="Un autre texte.")}),
+        "an extraction commented": changed(notes={**notes, "n4": replace(notes["n4"], extractions=(extraction,))}),
+        "a category": changed(notes={**notes, "n4": replace(notes["n4"], memberships=(
+            Membership("a", {"theme": ["Budget"]}, 1),))}),
+    }
+    for what, now in patched.items():
+        got = graph_patched(last, was, now)
+        assert got is not None, what
+        assert got == now.graph(), what
+        assert got.edges is last.edges, f"{what}: the edges taken as they were"
+    assert graph_patched(last, was, patched["a title"]).nodes["note:n4"].title == "Autre titre"  # type: ignore[union-attr]
+    assert graph_patched(last, was, patched["an extraction commented"]).nodes[  # type: ignore[union-attr]
+        "note:n4"].comments == 1
+    whole = {
+        "a link": changed(links=[("n1", "n2")]),
+        "a citation": changed(cites=[("n0", "n4")]),
+        "a notebook retitled": changed(notebooks={"a": "A!", "b": "B"}),
+        "another notebook": changed(notes={**notes, "n4": replace(notes["n4"], memberships=(
+            Membership("b", {}, 1),))}),
+        "a second membership": changed(notes={**notes, "n4": replace(notes["n4"], memberships=(
+            Membership("a", {}, 1), Membership("b", {}, 1)))}),
+        "a note added": changed(notes={**notes, "n9": _note("n9", "a")},
+                                paths={**paths, "note:n9": "notes/n9.html"}),
+    }
+    for what, now in whole.items():
+        assert graph_patched(last, was, now) is None, what
