@@ -80,7 +80,8 @@ def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = E
         """Recalled notes' files, each the last build's in the live tree: all kept as they
         are, or none (then made again: one taken already clashes there, as :func:`add` then says)."""
         filed = list(filed)
-        if not files.keep_all([(path, digest) for one in filed for _name, path, digest in one.files]):
+        if not files.keep_each({path: digest for one in filed for _name, path, digest in one.files},
+                               sum(len(one.files) for one in filed)):
             return False
         kept.extend(filed)
         return True
