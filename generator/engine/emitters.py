@@ -590,8 +590,8 @@ def _read_from_pages(site: SiteModel, files: SiteFiles, memo: Memo, theme: Theme
     order = recalled(memo, Kind.FULL_ORDER, partial(full_order_reads, site, listed),
                      partial(full_order, site, everything, listed), "full_order_reads")
     texts = {note_path(slug): o for slug, o in made.items() if o.chunk_digest}
-    for filed in texts.values():  # kept for the next build, read or not (only those under the cap are)
-        memo.keep(Kind.NOTE_CHUNK, partial(same, filed.chunk_digest))
+    # kept for the next build, read or not (only those under the cap are)
+    memo.keep_all(Kind.NOTE_CHUNK, [filed.chunk_digest for filed in texts.values()])
 
     def mirrored(page: str) -> str:
         """A page's chunk of llms-full.txt: its mirror, made above or with its note, then a blank line."""
