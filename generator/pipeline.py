@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, TypeVar
 
-from generator.anchoring import AnchorFacts
+from generator.anchoring import AnchorFacts, AnchorStatus
 from generator.corpus.links import CorpusIndex, LinkTarget, LinkUse, image_hosts, resolve_link
 from generator.corpus.load import KnownFiles, load_corpus
 from generator.corpus.model import Corpus
@@ -34,6 +34,7 @@ from generator.engine.emitters import (
     EMITTERS,
     Emitter,
 )
+from generator.engine.evidence import NoteEvidence, note_evidence
 from generator.engine.memo import NO_MEMO, Kind, Memo
 from generator.engine.notes import notes_parser
 from generator.engine.output import (
@@ -62,7 +63,6 @@ from generator.site.markdown_html import BodyTemplate
 from generator.site.model import SiteModel
 from generator.site.theme import Theme, check_theme
 from generator.synthesis.audit import ArticleAudit, audit_articles
-from generator.synthesis.coverage import coverage_of
 from generator.verification.assess import Assessment, assess, min_balanced_accuracy, pairs_key, verification_strict
 from generator.verification.tally import tally
 
@@ -188,10 +188,12 @@ def blocking(problems: list[Problem], strict: bool) -> list[Problem]:
 
 def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None = None,
                memo: Memo = NO_MEMO, jobs: int = 1,
-               graph_before: tuple[GraphInputs, NoteGraph] | None = None) -> SiteModel:
+               graph_before: tuple[GraphInputs, NoteGraph] | None = None,
+               evidence: NoteEvidence | None = None) -> SiteModel:
     """The public site as emitters see it; ``jobs``: worker processes for the wikis'
     selections (grouping and map, one perimeter per worker at a time); ``graph_before``: a
-    note graph of a build before and its inputs, to patch this one's from."""
+    note graph of a build before and its inputs, to patch this one's from; ``evidence``:
+    the notes' evidence, made already (:func:`note_evidence`)."""
     publication = analysis.publication
     published = set(publication.notes)
     backlinks: dict[str, set[str]] = {}
@@ -227,6 +229,10 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
                     and slug not in reuse.setdefault(link.extraction, []):
                 reuse[link.extraction].append(slug)
     public = publication.extraction_ids  # a pair touching anything unpublished reaches no emitter
+    evidence = evidence or note_evidence(publication, analysis.facts)
+    statuses: dict[str, AnchorStatus] = {}
+    for of_note in evidence.statuses.values():  # an id given twice keeps its first place, its last note's status
+        statuses.update(of_note)
     return SiteModel(
         publication=publication,
         anchored=analysis.anchored.only(sorted(published)),
@@ -244,10 +250,8 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
         content_dir=content_dir,
         published_assets={a: analysis.corpus.asset_paths.get(a, a) for a in sorted(assets) if a in analysis.corpus.assets},
         # the evidence facts the pages show, decided once here (site/ computes none)
-        coverage={slug: coverage_of(analysis.facts[slug], [e.id for e in note.extractions])
-                  for slug, note in sorted(publication.notes.items()) if slug in analysis.facts},
-        statuses={e.id: analysis.facts[slug].landed[e.id][0] for slug, note in sorted(publication.notes.items())
-                  if slug in analysis.facts for e in note.extractions},
+        coverage=evidence.coverage,
+        statuses=statuses,
         tallies={slug: tally(analysis.assessments.get(slug, []), audit.claims) for slug, audit in articles.items()},
         evidence_keys=evidence_keys,
         body_templates={slug: t for slug, t in analysis.body_templates.items() if slug in published},
@@ -342,7 +346,11 @@ def _build(content_dir: Path, out_dir: Path, *, strict: bool, base_url: str | No
         if stopping:
             raise ContentError(analysis.problems, strict=strict)
         step("grouping the evidence of wikis")
-        site = site_model(analysis, content_dir, base_url, memo, jobs, cache.graph_kept if cache is not None else None)
+        evidence = note_evidence(analysis.publication, analysis.facts, cache.evidence_kept if cache is not None else None)
+        site = site_model(analysis, content_dir, base_url, memo, jobs, cache.graph_kept if cache is not None else None,
+                          evidence)
+        if cache is not None:
+            cache.evidence_kept = evidence if cache.resident else None
         theme = Theme.load(theme_dir, analysis.publication.settings.language,
                            cache.templates_path if cache is not None else None)
         hosts = image_hosts(analysis.publication.settings)

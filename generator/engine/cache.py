@@ -47,6 +47,7 @@ from generator.files import UNLISTED, listing_digest, listing_line, write_atomic
 from generator.result import BuildResult
 
 if TYPE_CHECKING:
+    from generator.engine.evidence import NoteEvidence
     from generator.engine.manifest import KeptManifest
     from generator.engine.tracking import KeyBook
     from generator.site.graph_view import GraphInputs, NoteGraph
@@ -145,6 +146,8 @@ class BuildCache:
     # resident only, never pickled: the last build's note graph and what it was made of, for the
     # next one's to be patched from (:func:`generator.site.graph_view.graph_patched`)
     graph_kept: tuple[GraphInputs, NoteGraph] | None = field(default=None, repr=False)
+    # resident only, never pickled: the notes' evidence the last build made (generator.pipeline.note_evidence)
+    evidence_kept: NoteEvidence | None = field(default=None, repr=False)
 
     # -- life cycle --------------------------------------------------------------------------
 
@@ -295,7 +298,7 @@ class BuildCache:
         state["lines"], state["walked"] = {}, ()  # a patch starts from a digest made in this process
         state["content"] = ContentKept()  # and from content read in this process
         state["manifest_kept"] = state["manifest_made"] = state["listing_kept"] = None  # outputs made in this process
-        state["graph_kept"] = None
+        state["graph_kept"] = state["evidence_kept"] = None
         return state
 
     # -- memos -------------------------------------------------------------------------------

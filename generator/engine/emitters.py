@@ -520,8 +520,8 @@ def note_outputs(site: SiteModel, theme: Theme, memo: Memo, emitters: Iterable[P
 
 def derived_outputs(site: SiteModel, files: SiteFiles, graph: Pending, memo: Memo = NO_MEMO,
                     theme: Theme | None = None, made: Mapping[str, FiledOutputs] | None = None,
-                    meanwhile: Callable[[], None] | None = None) -> dict[str, bytes]:
-    """Outputs read from the pages themselves, in order: siblings of every page, llms.txt,
+                    meanwhile: Callable[[], None] | None = None) -> tuple[dict[str, bytes], dict[str, str]]:
+    """Outputs read from the pages themselves, in order, with the sha256 of each: siblings of every page, llms.txt,
     llms-full.txt, the sitemap — then the graph (as :func:`graph_started` began it) is
     added to ``files``, and the manifest of everything made. ``theme`` words llms.txt and
     llms-full.txt (the default theme's, without one); ``made``: note → what was made of it
@@ -544,12 +544,13 @@ def derived_outputs(site: SiteModel, files: SiteFiles, graph: Pending, memo: Mem
     if resident is not None:
         resident.manifest_made = this
     derived["manifest.json"] = manifest_text(this.lines)
+    made_digests["manifest.json"] = hashlib.sha256(derived["manifest.json"]).hexdigest()
     if patched and reads.checking() and derived["manifest.json"] != manifest(
             {**files.sizes, **{path: len(data) for path, data in derived.items() if path != "manifest.json"}},
             {**files.digests, **made_digests}):
         raise reads.StaleOutputs("manifest.json was patched from the last build's but differs from the one made in "
                                  "full: generator/engine/manifest.py:manifest_patched missed a change")
-    return derived
+    return derived, made_digests
 
 
 def _read_from_pages(site: SiteModel, files: SiteFiles, memo: Memo, theme: Theme | None,

@@ -181,9 +181,10 @@ class SiteFiles(Mapping[str, bytes]):
         self._pending: set[str] = set()  # paths a child process is making (:meth:`start_streams`)
         self._temporaries = itertools.count()
 
-    def add(self, path: str, data: bytes | Iterable[bytes]) -> None:
+    def add(self, path: str, data: bytes | Iterable[bytes], digest: str | None = None) -> None:
         """Add the file at ``path`` (a site-relative POSIX path, not there yet): its bytes, or
-        its chunks (written as they come, never joined: a large site's graph)."""
+        its chunks (written as they come, never joined: a large site's graph). ``digest``: the
+        sha256 of the bytes, when the caller made it already (llms-full.txt weighs megabytes)."""
         self._check_new(path)
         self._order = None
         if not isinstance(data, bytes):
@@ -191,7 +192,8 @@ class SiteFiles(Mapping[str, bytes]):
                 self._add_chunks(path, data)
                 return
             data = b"".join(data)
-        digest = hashlib.sha256(data).hexdigest()
+        if digest is None:
+            digest = hashlib.sha256(data).hexdigest()
         self.digests[path], self.sizes[path] = digest, len(data)
         if self.tree is None:
             self._held[path] = data

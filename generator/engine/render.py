@@ -53,7 +53,7 @@ def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = E
     owner: dict[str, str] = {}
     kept: list[FiledOutputs] = []  # whose files are theirs is looked up only for a clash: 25,000 at 5,000 notes
 
-    def add(path: str, data: bytes | Staged, name: str) -> None:
+    def add(path: str, data: bytes | Staged, name: str, digest: str | None = None) -> None:
         if path in files:
             if isinstance(data, Staged):
                 files.discard(data)  # as settle does with a file it refuses
@@ -61,7 +61,7 @@ def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = E
         if isinstance(data, Staged):
             files.settle(path, data)
         else:
-            files.add(path, data)
+            files.add(path, data, digest)
         owner[path] = name
 
     def take(outputs: NoteOutputs) -> FiledOutputs:
@@ -98,12 +98,12 @@ def render_site(site: SiteModel, theme: Theme, emitters: tuple[Emitter, ...] = E
                                                   jobs, files if files.tree is not None else None):
             for path, data in emitted:
                 add(path, data, emitter.name)
-        derived = derived_outputs(site, files, graph, memo, theme, made, meanwhile)
+        derived, digests = derived_outputs(site, files, graph, memo, theme, made, meanwhile)
     except BaseException:
         graph.stop()
         raise
     for path, data in derived.items():
-        add(path, data, "a derived output")
+        add(path, data, "a derived output", digests[path])
     if tracking is not None and tracking.book is not None:
         tracking.book.entries = reads.entries_made(site)
     return files

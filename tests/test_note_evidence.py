@@ -1,0 +1,55 @@
+"""The notes' evidence facts (coverage, anchor statuses) of a rebuild in the process of the
+last build: taken from that build for the notes whose published note and anchoring are the
+same objects, made again for the others, and always what a build made whole gives."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from generator.engine.cache import BuildCache, default_cache_path
+from generator.engine.evidence import note_evidence
+from generator.pipeline import build, check_content
+from support.corpus import replace, site_files
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "content"
+
+
+def test_the_evidence_of_the_notes_not_changed_is_taken_as_it_was(tmp_path: Path) -> None:
+    root = tmp_path / "content"
+    shutil.copytree(EXAMPLE, root)
+    before = check_content(root)
+    last = note_evidence(before.publication, before.facts)
+    note = "cvl-2024-09-19"
+    replace(root, f"notes/{note}.extractions.yaml", "quote: ", "quote: pas dans le texte ")  # one passage detached
+    after = check_content(root)
+    facts = {slug: before.facts[slug] if slug != note else fact for slug, fact in after.facts.items()}
+    notes = {slug: before.publication.notes[slug] if slug != note else published
+             for slug, published in after.publication.notes.items()}
+    publication = after.publication
+    object.__setattr__(publication, "notes", notes)  # the notes not changed are the last build's objects
+    got = note_evidence(publication, facts, last)
+    full = note_evidence(publication, facts)
+    assert (got.coverage, got.statuses) == (full.coverage, full.statuses)
+    assert got.statuses[note] != last.statuses[note], "the note changed is made again"
+    assert all(got.coverage[slug] is last.coverage[slug] for slug in got.coverage if slug != note)
+
+
+def test_serve_rebuilds_take_the_evidence_of_the_last_one_and_equal_a_full_build(tmp_path: Path) -> None:
+    root = tmp_path / "content"
+    shutil.copytree(EXAMPLE, root)
+    out = tmp_path / "site"
+    cache = BuildCache.open(default_cache_path(out))
+    cache.resident = True
+    build(root, out, search=False, cache=cache)
+    first = cache.evidence_kept
+    assert first is not None
+    sidecar = root / "notes" / "cvl-2024-09-19.extractions.yaml"
+    replace(root, "notes/cvl-2024-09-19.extractions.yaml", "quote: ", "quote: pas dans le texte ")
+    build(root, out, search=False, cache=cache, edited={sidecar})
+    kept = cache.evidence_kept
+    assert kept is not None and kept is not first
+    assert sum(kept.coverage[slug] is first.coverage[slug] for slug in kept.coverage) >= len(kept.coverage) - 1
+    full = tmp_path / "full"
+    build(root, full, search=False)
+    assert site_files(out, search=False) == site_files(full, search=False)
