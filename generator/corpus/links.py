@@ -73,14 +73,11 @@ class CorpusIndex:
 
     @classmethod
     def of(cls, corpus: Corpus) -> CorpusIndex:
-        extraction_note: dict[str, str] = {}
-        comment_note: dict[str, str] = {}
-        for note in corpus.notes.values():
-            for extraction in note.extractions:
-                extraction_note.setdefault(extraction.id, note.slug)
-                for comment in extraction.comments:
-                    comment_note.setdefault(comment.id, note.slug)
-        return cls({n.source.file: n.slug for n in corpus.notes.values()}, extraction_note, comment_note)
+        # the holder of each id, as the corpus indexes them once (carried by an edit that keeps the ids)
+        holders = corpus.holders
+        return cls({n.source.file: n.slug for n in corpus.notes.values()},
+                   {key: note.slug for key, (note, _item) in holders.extraction.items()},
+                   {key: note.slug for key, (note, _item) in holders.comment.items()})
 
 
 def image_hosts(settings: SiteSettings) -> tuple[str, ...]:
