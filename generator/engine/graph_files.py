@@ -204,6 +204,16 @@ def _article_part_key(base_url: str, article_key: Callable[[str], str], slug: st
     return digest_of(("graph-article", base_url, slug, article_key(slug)))
 
 
+def _named(part: PackedPart) -> list[str]:
+    """The nodes a part defines but its elements (most of the graph), found once per part: a
+    rebuild in the process of the last build takes most notes' parts from it, the same objects
+    (kept beside the fields, never pickled: :meth:`PackedPart.__reduce__` names what is)."""
+    named: list[str] | None = part.__dict__.get("_named")
+    if named is None:
+        named = part.__dict__["_named"] = [key for key in part.node_keys if not key.startswith("element:")]
+    return named
+
+
 def _made(taken: list[tuple[PackedPart, str]], make: Callable[[], PackedPart]) -> tuple[PackedPart, str]:
     """A part made (not recalled), with its digest, noted in ``taken``."""
     part = make()
@@ -737,7 +747,7 @@ def graph_outputs(site: SiteModel, memo: Memo = NO_MEMO, made: Mapping[str, Note
         part = made[slug] if slug in made else memo.memo(Kind.GRAPH, key, make)
         parts.append(part)
         keys.append(digests[slug] if slug in digests else part_digest(part))
-        known.update(k for k in part.node_keys if not k.startswith("element:"))  # elements: most of the graph
+        known.update(_named(part))
     # the shared and the articles' parts encoded with their records too (a wiki's groups: most nodes of
     # a site with wikis), each node they point to taking the address the last part defining it gives it,
     # as the assembly will
