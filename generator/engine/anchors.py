@@ -87,6 +87,9 @@ def anchors_patched(last: AnchoredNotes, before: Corpus, corpus: Corpus, memo: M
     memo.keep_all(Kind.ANCHORS, keys.values())
     memo.keep_all(Kind.NOTE_FACTS, keys.values())
     anchored, facts, uses = last.anchored.copy(), dict(last.facts), dict(last.uses)
+    for slug in anchored.at_hand():  # read by the last build: read again if asked, not held from build to build
+        note, key = corpus.notes[slug], partial(same, keys[slug])
+        anchored.later(slug, partial(_parsed, memo, key, note, partial(anchor_note, note)))
     for slug in changed:
         facts[slug], uses[slug] = _anchored_one(memo, keys[slug], slug, corpus.notes[slug], anchored, None)
     problems = [problem for note_facts in facts.values() for problem in note_facts.problems]

@@ -43,6 +43,10 @@ class Recalled(Mapping[str, AnchoredNote]):
         """The same notes, each read from the same place, apart from here on (see :meth:`now`)."""
         return Recalled(dict(self._loaded), dict(self._later), list(self._slugs))
 
+    def at_hand(self) -> list[str]:
+        """The notes whose parse was read (or made) already."""
+        return list(self._loaded)
+
     def only(self, slugs: list[str]) -> Recalled:
         """These notes (known ones), read from the same place: each is read once for both."""
         return Recalled(self._loaded, self._later, [slug for slug in slugs if slug in self._known])
