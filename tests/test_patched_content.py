@@ -549,7 +549,7 @@ def test_an_anchoring_patched_with_the_notes_changed_is_the_one_made_in_full(tmp
     parsed = Parsed(root)
     memo = CountingMemo()
     memo.keep_all = lambda kind, digests: None  # type: ignore[attr-defined]
-    anchored = anchor_notes(parsed.loaded.corpus, NO_MEMO)
+    anchored = anchor_notes(parsed.loaded.corpus, memo)  # as a build: each parse remembered, read again when asked
 
     def changed(rel: str, patched: bool = True, anchored_again: int | None = 1) -> None:
         nonlocal anchored
