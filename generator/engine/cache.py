@@ -146,7 +146,7 @@ class BuildCache:
     # resident only, never pickled: the last build's note graph and what it was made of, for the
     # next one's to be patched from (:func:`generator.site.graph_view.graph_patched`)
     graph_kept: tuple[GraphInputs, NoteGraph] | None = field(default=None, repr=False)
-    # resident only, never pickled: the notes' evidence the last build made (generator.pipeline.note_evidence)
+    # resident only, never pickled: the notes' evidence the last build made (generator.engine.evidence.note_evidence)
     evidence_kept: NoteEvidence | None = field(default=None, repr=False)
 
     # -- life cycle --------------------------------------------------------------------------

@@ -10,7 +10,6 @@ made in full under the engine's read check."""
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -58,13 +57,12 @@ class ContentKept:
         compared with what is made in full."""
         from generator.corpus.load import parse_loaded, parse_patched
         from generator.engine import reads
-        from generator.engine.memo import Kind, same
+        from generator.engine.memo import Kind
 
         files = self.read(root, known)
         loaded = parse_patched(self.loaded, files, parser) if self.loaded is not None else None
-        if loaded is not None and memo is not None:
-            for digest in loaded.corpus.sources.values():  # a note's parse is remembered by its files' digest
-                memo.keep(Kind.NOTES, partial(same, digest))
+        if loaded is not None and memo is not None:  # a note's parse is remembered by its files' digest
+            memo.keep_all(Kind.NOTES, loaded.corpus.sources.values())
         if loaded is not None and reads.checking():
             full = parse_loaded(files, parser)
             carried = loaded.corpus.__dict__.get("holders")  # an index carried from the last corpus

@@ -608,7 +608,7 @@ class Spare:
     """The tree a lingering build swapped out, kept beside the output directory
     (``.<name>.old-<pid>``, named by the record) as the next staging tree's start: hard
     links to the files of the tree before, which the next build's child brings in line
-    with the live tree (:func:`_synced_tree`), a few dozen links where making the tree
+    with the live tree (:func:`_link_tree`), a few dozen links where making the tree
     anew takes 25,000 (~0.2 s at 5,000 notes, on the path of every rebuild in ``serve``).
 
     Attributes:
@@ -659,18 +659,18 @@ def staging_tree(out_dir: Path, content_dir: Path, link: bool = False, linger: b
     staging tree goes whatever happens: a failed or interrupted build leaves the previous
     site as it was. With ``linger`` (``carnet serve``), the old tree swapped out is not
     removed but kept for the next staging tree of ``out_dir`` in this process to start from
-    (:class:`Spare`): the child then only links what differs (:func:`_synced_tree`); the
+    (:class:`Spare`): the child then only links what differs (:func:`_link_tree`); the
     process's exit removes it (:func:`drop_spare`)."""
     check_output_dir(out_dir, content_dir)
     if link and not is_carnet_tree(out_dir):
         raise OutputDirectoryError(f"{out_dir} is not a tree carnet built: refusing an incremental write into it")
     spare = _SPARES.pop(out_dir.absolute(), None)  # a fresh tree (not linked) clears it as a leftover
-    with _staging(out_dir, spare if link and spare is not None and _kept_as(spare) else None) as (path, synced):
+    with _staging(out_dir, spare if link and spare is not None and _kept_as(spare) else None) as path:
         staging = Staging(path, linger)
         try:
             if link:
                 # an older version's marker is not carried over: the staging tree has its own, dropped before it goes live
-                staging.linking = Background(partial(_synced_tree if synced else _link_tree, out_dir, path,
+                staging.linking = Background(partial(_link_tree, out_dir, path,
                                                      {".pagefind-next", MARKER}))
             yield staging
         except BaseException:
@@ -735,10 +735,10 @@ def _write_file(path: str, data: bytes) -> None:
 
 
 @contextlib.contextmanager
-def _staging(out_dir: Path, spare: Spare | None = None) -> Iterator[tuple[Path, bool]]:
-    """A fresh staging directory beside ``out_dir``, marked as Carnet's, removed afterwards
-    whatever happens, and whether it is the ``spare`` tree (moved there) rather than an
-    empty one. Leftovers of killed builds are cleared first.
+def _staging(out_dir: Path, spare: Spare | None = None) -> Iterator[Path]:
+    """A staging directory beside ``out_dir``, marked as Carnet's, removed afterwards whatever
+    happens: the ``spare`` tree moved there, else an empty one. Leftovers of killed builds are
+    cleared first.
     A failure to write (read-only or full disk) becomes a clear error; the live site is
     untouched since nothing is swapped in until the new tree is complete."""
     parent = out_dir.absolute().parent
@@ -748,15 +748,13 @@ def _staging(out_dir: Path, spare: Spare | None = None) -> Iterator[tuple[Path, 
         _clear_leftovers(out_dir.absolute(), spare.path if spare is not None else None)
         if staging.exists():
             shutil.rmtree(staging)
-        synced = False
         if spare is not None:
             with contextlib.suppress(FileNotFoundError):  # gone meanwhile: a tree made anew
                 os.rename(spare.path, staging)
-                synced = True
-        if not synced:
+        if not staging.exists():
             staging.mkdir()
         (staging / MARKER).write_bytes(MARKER_TEXT)
-        yield staging, synced
+        yield staging
     except OSError as exc:
         reason = exc.strerror or str(exc)
         where = f" ({exc.filename})" if exc.filename else ""
@@ -796,46 +794,16 @@ def _alive(pid: int) -> bool:
 
 
 def _link_tree(source: Path, target: Path, skip: set[str]) -> str:
-    """Recreate ``source`` under ``target`` with hard links (directories made anew),
-    leaving out the relative paths in ``skip`` (files, or whole directories). Returns the
-    listing digest of ``source`` as :meth:`generator.engine.cache.BuildCache.output_intact` makes
-    it, from the same walk: the build asks whether the live tree is the one it left while
-    it is being linked, not before (25,000 stats at 5,000 notes)."""
-    lines: list[str] = []
-
-    def walk(directory: str, prefix: str, listed: bool, linked: bool) -> None:
-        with os.scandir(directory) as scan:
-            for entry in scan:
-                name = prefix + entry.name
-                if entry.is_dir(follow_symlinks=False):
-                    lists = listed and (prefix != "" or entry.name not in UNLISTED)
-                    links = linked and name not in skip
-                    if links:
-                        os.mkdir(os.path.join(target, name))
-                    if lists or links:
-                        walk(entry.path, name + "/", lists, links)
-                    continue
-                if listed:  # an older version's marker too, and a link: as output_intact lists them
-                    info = entry.stat(follow_symlinks=False)
-                    lines.append(listing_line(name, info.st_size, info.st_mtime_ns))
-                if linked and name not in skip and entry.is_file(follow_symlinks=False):
-                    try:
-                        os.link(entry.path, os.path.join(target, name))
-                    except OSError:  # a file system without hard links: a copy, modification time kept
-                        shutil.copy2(entry.path, os.path.join(target, name))
-
-    walk(str(source), "", True, True)
-    return listing_digest(lines)
-
-
-def _synced_tree(source: Path, target: Path, skip: set[str]) -> str:
-    """:func:`_link_tree` over a ``target`` that already holds a tree: the one the last build
-    swapped out (:class:`Spare`), whose files are mostly hard links to the live ones. Each
-    folder of both is listed (the inode of each entry comes with its name, without a
-    ``stat``): an entry of ``target`` that is the very file of ``source`` stays, any other is
-    removed, and what is missing is linked. Whatever happened to ``target`` meanwhile, it
-    ends as :func:`_link_tree` would make it (its own marker, at the top, left alone);
-    returns the listing digest of ``source``, from the same walk."""
+    """Make ``target`` hold ``source`` as hard links (directories made anew), leaving out the
+    relative paths in ``skip`` (files, or whole directories); returns the listing digest of
+    ``source`` as :meth:`generator.engine.cache.BuildCache.output_intact` makes it, from the
+    same walk: the build asks whether the live tree is the one it left while it is being
+    linked, not before (25,000 stats at 5,000 notes). ``target`` is empty (a tree linked anew)
+    or the tree the last build swapped out (:class:`Spare`), mostly hard links to the live
+    files: each folder of both is listed (an entry's inode comes with its name, without a
+    ``stat``), an entry of ``target`` that is the very file of ``source`` stays, any other is
+    removed, what is missing is linked. Whatever happened to ``target`` meanwhile, it ends the
+    same (its own marker, at the top, left alone)."""
     lines: list[str] = []
 
     def remove(entry: os.DirEntry[str]) -> None:

@@ -591,8 +591,8 @@ def test_a_spare_tree_touched_meanwhile_is_brought_in_line_or_left_aside(small: 
 
 
 def test_the_synced_tree_is_the_linked_tree(tmp_path: Path) -> None:
-    """The staging tree brought in line with the live one (:func:`_synced_tree`) holds what a
-    tree linked anew holds (:func:`_link_tree`): the same paths, each the live file itself
+    """The staging tree brought in line with the live one (:func:`_link_tree` over the tree swapped out) holds what a
+    tree linked anew holds: the same paths, each the live file itself
     (same inode), the left-out paths absent, its own marker kept; and both give the same
     listing of the live tree."""
     from generator.engine import output
@@ -626,7 +626,7 @@ def test_the_synced_tree_is_the_linked_tree(tmp_path: Path) -> None:
     fresh_again = tmp_path / "fresh-again"
     fresh_again.mkdir()
     linked = output._link_tree(live, fresh_again, skip)
-    assert output._synced_tree(live, synced, skip) == linked
+    assert output._link_tree(live, synced, skip) == linked
 
     def tree(root: Path) -> dict[str, int | None]:
         return {path.relative_to(root).as_posix(): None if path.is_dir() else path.stat().st_ino
