@@ -11,12 +11,14 @@ Our own templates' output is the input, read with the standard library's parser.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from html import unescape
 from html.parser import HTMLParser
+from typing import Protocol
 
 _SKIPPED = frozenset({"script", "style", "svg", "button", "template", "nav", "form", "input", "select",
                       "textarea", "noscript", "dialog"})
@@ -28,6 +30,68 @@ _BLOCKS = frozenset({"p", "div", "section", "article", "header", "footer", "asid
                      "details", "summary", "dl", "dt", "dd", "main", "address", "fieldset", "legend"})
 _BREAK = "\x00"  # a hard line break inside a block; never in content (the loader refuses NUL bytes)
 _URL_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:", re.I)
+_SPACES = re.compile(r"[ \t\r\n\f]+")
+
+_SPACE = r"[ \t\n\r\f]"
+_NAME = r"[a-zA-Z_:][-a-zA-Z0-9_:.]*"
+_VALUE = r"""(?:="[^"<]*"|='[^'<]*')?"""
+# one token: a run of text, or a tag as our templates and markdown-it write it
+_TOKEN = re.compile(rf"([^<]+)|<(/?)([a-zA-Z][a-zA-Z0-9-]*)((?:{_SPACE}+{_NAME}{_VALUE})*){_SPACE}*(/?)>")
+_ATTRIBUTE = re.compile(rf"""({_NAME})(?:="([^"<]*)"|='([^'<]*)'|())""")
+# what the standard library's parser reads as raw text (its end found another way)
+_RAW_TEXT = frozenset({"script", "style"})
+
+
+class _Unread(Exception):
+    """The fragment holds HTML the one-expression reader leaves to the standard library's."""
+
+
+def _attributes(text: str) -> list[tuple[str, str | None]]:
+    """A tag's attributes as ``HTMLParser`` gives them: names lowered, values unquoted and
+    unescaped, a bare one ``None``."""
+    if not text:
+        return []
+    return [(m[1].lower(), None if m[4] is not None else unescape(m[2] if m[2] is not None else m[3]))
+            for m in _ATTRIBUTE.finditer(text)]
+
+
+class _Events(Protocol):
+    """What reads a fragment's events (``HTMLParser``'s handler methods)."""
+
+    def handle_data(self, data: str) -> None: ...
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None: ...
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None: ...
+    def handle_endtag(self, tag: str) -> None: ...
+
+
+def read_events(fragment: str, events: _Events) -> None:
+    """Give ``events`` what ``HTMLParser(convert_charrefs=True)`` would for ``fragment``
+    (a text run whole, where the parser may give it in pieces), or raise :class:`_Unread`
+    where the fragment is not HTML our templates write — having given some of them."""
+    position = 0
+    data, start, startend, end = (events.handle_data, events.handle_starttag, events.handle_startendtag,
+                                  events.handle_endtag)
+    for match in _TOKEN.finditer(fragment):
+        if match.start() != position:
+            raise _Unread
+        position = match.end()
+        text, closing, name, attributes, slash = match.groups()
+        if text is not None:
+            data(unescape(text))
+            continue
+        tag = name.lower()
+        if closing:
+            if attributes or slash:
+                raise _Unread
+            end(tag)
+        elif tag in _RAW_TEXT:
+            raise _Unread
+        elif slash:
+            startend(tag, _attributes(attributes))
+        else:
+            start(tag, _attributes(attributes))
+    if position != len(fragment):
+        raise _Unread
 
 
 @dataclass(frozen=True)
@@ -94,7 +158,7 @@ class _Walker(HTMLParser):
     def _flush(self, blank: bool = True) -> None:
         if self._tables:
             return  # a cell's blocks are inline in it
-        text = re.sub(r"[ \t\r\n\f]+", " ", "".join(self._buffer)).strip()
+        text = _SPACES.sub(" ", "".join(self._buffer)).strip() if self._buffer else ""
         self._buffer = []
         if text:
             for i, line in enumerate(part.strip() for part in text.split(_BREAK)):
@@ -224,7 +288,11 @@ class _Walker(HTMLParser):
         if tag in _VOID:
             return
         # close up to the matching open tag (our templates nest properly; a stray end tag is ignored)
-        if not any(open_tag == tag for open_tag, _ in self._stack):
+        stack = self._stack
+        if stack and stack[-1][0] == tag:  # the usual case, without a walk of the stack
+            self._end(stack.pop()[1])
+            return
+        if not any(open_tag == tag for open_tag, _ in stack):
             return
         while self._stack:
             open_tag, action = self._stack.pop()
@@ -343,12 +411,18 @@ def html_markdown(fragment: str, absolute: Callable[[str], str]) -> tuple[list[s
     """``fragment`` (HTML) as Markdown lines, and the citation links of its text in page
     order; ``absolute(href)``: the link's absolute address."""
     walker = _Walker(absolute)
-    walker.feed(fragment)
+    try:
+        read_events(fragment, walker)
+    except _Unread:
+        walker = _Walker(absolute)
+        walker.feed(fragment)
     return walker.finish(), walker.citations
 
 
+@functools.lru_cache(maxsize=65536)
 def absolute_href(base_url: str, page: str, href: str) -> str:
-    """``href`` on page ``page`` as an absolute address (an external one as it is)."""
+    """``href`` on page ``page`` as an absolute address (an external one as it is).
+    Remembered: a listing's links are the same from one rebuild to the next."""
     if _URL_SCHEME.match(href) or href.startswith("//"):
         return href
     if href.startswith("#"):
