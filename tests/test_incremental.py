@@ -560,6 +560,48 @@ def test_an_edit_splices_the_graph_files_from_the_last_builds(small: Path, tmp_p
     assert all(made == count for made, count in rebuilt().values())
 
 
+def test_serve_patches_the_graphs_assembly_from_the_last_builds(small: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """``carnet serve`` keeps the graph files' assembly from build to build: a paragraph
+    rewritten, one added, a note retitled patch it (never made whole again), and the files
+    are a full build's; with the engine's read check on, a patch that misses a change stops
+    the build."""
+    monkeypatch.setattr(reads, "_checking", False)  # counted: no assembly made again to check the patched one
+    out = tmp_path / "site"
+    cache = BuildCache.open(default_cache_path(out))
+    cache.resident = True
+    build(small, out, search=False, cache=cache)
+    cache.save()
+    cache.path = None
+    assert cache.assembly_kept is not None
+    whole: list[bool] = []
+    init = graph._Assembly.__init__
+    monkeypatch.setattr(graph._Assembly, "__init__", lambda self, *args: whole.append(True) or init(self, *args))
+    note = small / "notes" / "conseil-c.md"
+    edits = [lambda: replace(small, "notes/conseil-c.md", "Le budget est reconduit.", "Le budget est prolongé."),
+             lambda: note.write_text(note.read_text(encoding="utf-8") + "\nUn paragraphe de plus.\n", encoding="utf-8"),
+             lambda: _replace_line(note, r"^title: (.*)$", r"title: \1 (retitled)")]
+    for n, edit in enumerate(edits):
+        edit()
+        whole.clear()
+        build(small, out, search=False, cache=cache)
+        assert whole == [], f"edit {n}: the assembly was made whole"
+        assert site_files(out, search=False) == _full(small, tmp_path / f"full-{n}")
+    monkeypatch.setattr(reads, "_checking", True)
+    patched = graph._Assembly.patched.__func__
+
+    def forgetful(cls: type[graph._Assembly], last: graph._Assembly | None, base_url: str,
+                  parts: list[graph.PackedPart]) -> graph._Assembly:
+        made = patched(cls, last, base_url, parts)
+        made.winner = made.winner[1:] + made.winner[:1]  # the nodes taken from the wrong places
+        return made
+
+    monkeypatch.setattr(graph._Assembly, "patched", classmethod(forgetful))
+    note.write_text(note.read_text(encoding="utf-8") + "\nEncore un paragraphe.\n", encoding="utf-8")
+    with pytest.raises(graph.StaleSplice, match="patched"):
+        build(small, out, search=False, cache=cache)
+
+
 def test_a_note_retitled_outside_every_feeds_latest_entries_leaves_the_feeds_as_they_were(
         small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A feed lists its latest notes only (``outputs.feed_entries``): a note retitled that

@@ -48,6 +48,7 @@ from generator.result import BuildResult
 
 if TYPE_CHECKING:
     from generator.engine.evidence import NoteEvidence
+    from generator.engine.graph_files import _Assembly
     from generator.engine.manifest import KeptManifest
     from generator.engine.tracking import KeyBook
     from generator.site.graph_view import GraphInputs, NoteGraph
@@ -148,6 +149,9 @@ class BuildCache:
     graph_kept: tuple[GraphInputs, NoteGraph] | None = field(default=None, repr=False)
     # resident only, never pickled: the notes' evidence the last build made (generator.engine.evidence.note_evidence)
     evidence_kept: NoteEvidence | None = field(default=None, repr=False)
+    # resident only, never pickled: the graph files' assembly the last build made, for the next
+    # one's to be patched from (generator.engine.graph_files._Assembly.patched)
+    assembly_kept: _Assembly | None = field(default=None, repr=False)
 
     # -- life cycle --------------------------------------------------------------------------
 
@@ -298,7 +302,7 @@ class BuildCache:
         state["lines"], state["walked"] = {}, ()  # a patch starts from a digest made in this process
         state["content"] = ContentKept()  # and from content read in this process
         state["manifest_kept"] = state["manifest_made"] = state["listing_kept"] = None  # outputs made in this process
-        state["graph_kept"] = state["evidence_kept"] = None
+        state["graph_kept"] = state["evidence_kept"] = state["assembly_kept"] = None
         return state
 
     # -- memos -------------------------------------------------------------------------------

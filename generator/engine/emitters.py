@@ -23,7 +23,15 @@ from urllib.parse import urlsplit
 
 from generator.digest import digest_of
 from generator.engine import reads
-from generator.engine.graph_files import NotePart, Splicing, encoded_note_part, graph_outputs, part_digest, read_layout
+from generator.engine.graph_files import (
+    AssemblyKeeper,
+    NotePart,
+    Splicing,
+    encoded_note_part,
+    graph_outputs,
+    part_digest,
+    read_layout,
+)
 from generator.engine.manifest import ManifestKeeper, manifest_of_build
 from generator.engine.memo import NO_MEMO, Kind, Memo, same
 from generator.engine.output import SiteFiles, Staged
@@ -650,7 +658,8 @@ def graph_started(site: SiteModel, files: SiteFiles, memo: Memo = NO_MEMO,
     graph = graph_outputs(site, memo, {slug: o.graph for slug, o in made.items()},
                           {slug: o.graph_digest for slug, o in made.items() if o.graph_digest},
                           None if memo is NO_MEMO else partial(_article_key, site, keys or {}),
-                          reads.check_graph_part if reads.checking() else None, jobs, splicing)
+                          reads.check_graph_part if reads.checking() else None, jobs, splicing,
+                          memo if isinstance(memo, AssemblyKeeper) and memo.resident else None)
     # 330 MB at 50,000 notes: streamed
     return _kept_or_started(files, memo, Kind.GRAPH_FILES, graph.key, graph.streams, graph.prepare, splicing)
 

@@ -358,3 +358,75 @@ def test_every_node_type_has_a_schema_org_type() -> None:
     from generator.site.graph import JSONLD_TYPES, NODE_TYPES
 
     assert set(JSONLD_TYPES) == NODE_TYPES
+
+
+def _assembly_parts(change: str) -> list[Any]:
+    """Three notes' parts and an article's, as ``change`` leaves them (see the test below)."""
+    from generator.site.graph import TypedGraph
+
+    base = "https://example.org/"
+    a, b, c, w = TypedGraph(), TypedGraph(), TypedGraph(), TypedGraph()
+    a.node("note:a", "note", title="A", url=base + "notes/a.html")
+    elements = {"renamed": ["e1", "e3"], "removed": ["e2"], "added": ["e1", "e2", "e0", "e9"]}.get(change, ["e1", "e2"])
+    for element in elements:
+        a.node(f"element:a/{element}", "element", text=f"Paragraphe {element}.")
+    if change == "defines-bare":
+        a.node("note:z", "note", title="Z", url=base + "notes/z.html")
+    if change == "defines-another":
+        a.node("note:b", "note", title="B encore", url=base + "notes/b.html")
+    if change == "moved":  # a paragraph moved from a to b: the node defined by another part
+        a.nodes.pop("element:a/e2")
+        b.node("element:a/e2", "element", text="Paragraphe e2.")
+    b.node("note:b", "note", title="B", url=base + "notes/b.html")
+    b.edge("note:b", "element:a/e1", "cites")  # a bare end of b's, defined by a
+    if change == "ends-elsewhere":
+        b.edge("note:b", "note:y", "cites")
+    c.node("note:c", "note", title="C" if change != "retitled" else "C retitled", url=base + "notes/c.html")
+    c.edge("note:c", "note:z", "cites")  # bare: no part defines it
+    w.node("note:w", "wiki", title="W", url=base + "notes/w.html")
+    w.edge("note:c", "note:w", "cites", state="verified" if change != "verdict" else "contested")
+    return [a, b, c, w]
+
+
+@pytest.mark.parametrize(("change", "patched"), [
+    ("same", True), ("retitled", True), ("renamed", True), ("removed", True), ("added", True),
+    ("defines-bare", True), ("moved", True),
+    ("defines-another", False), ("ends-elsewhere", False), ("verdict", False)])
+def test_the_assembly_patched_from_the_last_builds_is_the_one_made_whole(change: str, patched: bool,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """``carnet serve`` patches the graph's assembly from the last build's: parts defining
+    other nodes (a paragraph renamed, removed, added; a node an edge ended at defined now,
+    or no longer) are patched in; a part ending at other bare nodes or adding other edges to
+    another part's nodes, or a node defined twice, make it whole. Either way its order and
+    both files are those of the assembly made whole."""
+    from types import SimpleNamespace
+
+    from generator.engine.graph_files import _Assembly, pack
+    from generator.site.graph import encode_part
+
+    base = "https://example.org/"
+    site: Any = SimpleNamespace(base_url=base)
+
+    def packed(change: str) -> list[Any]:
+        return [pack(encode_part(site, part, records=True, pages=lambda key: None)) for part in _assembly_parts(change)]
+
+    last_parts = packed("")
+    last = _Assembly(base, last_parts)
+    assert last.laid and last.bare == ["note:z"]
+    parts = packed(change)
+    if change == "same":
+        parts[1] = last_parts[1]  # a part carried as it was: the same object
+    made_whole: list[bool] = []
+    init = _Assembly.__init__
+    monkeypatch.setattr(_Assembly, "__init__", lambda self, *args: made_whole.append(True) or init(self, *args))
+    made = _Assembly.patched(last, base, parts)
+    assert made_whole == ([] if patched else [True])
+    monkeypatch.setattr(_Assembly, "__init__", init)
+    whole = _Assembly(base, parts)
+    assert made.order() == whole.order()
+    assert b"".join(made.node_link()) == b"".join(whole.node_link())
+    assert b"".join(made.jsonld()) == b"".join(whole.jsonld())
+    if change == "removed":
+        assert "element:a/e1" not in made.keys and made.bare == ["element:a/e1", "note:z"], "b's link ends bare now"
+    if change == "defines-bare":
+        assert made.bare == []
