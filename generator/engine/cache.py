@@ -324,11 +324,7 @@ class BuildCache:
         if not hit:
             value = compute()
             self.memo_dirty = True
-            if self._resident(kind) and self.path is None:
-                # serve's rebuilds: held here, and no index will name it on disk (pickling it into the
-                # store cost each evidence edit 0.1 s for the graph's layout, and grew the pack for nothing)
-                entries[digest] = value
-            elif self.store is None or not self.store.put(kind, digest, value) or self._resident(kind):
+            if self.store is None or not self.store.put(kind, digest, value) or self._resident(kind):
                 entries[digest] = value  # in memory (serve), or in a worker, or after the disk refused
         result: T = value
         return result
