@@ -424,6 +424,29 @@ def test_a_resident_cache_rebuilds_without_reading_its_store_back(tmp_path: Path
     assert not pickle.loads(pickle.dumps(cache)).resident, "a cache read from disk is not resident"
 
 
+def test_serve_finds_what_an_edit_undone_had_made(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In ``carnet serve`` (a resident cache saved no more) an edit undone is a state the
+    session has built: its note's outputs are recalled from the store, not made again."""
+    monkeypatch.setattr(reads, "_checking", False)  # counted: no second making to check
+    content = copy_fixture("small", tmp_path)
+    out = tmp_path / "site"
+    cache = BuildCache.open(default_cache_path(out))
+    cache.resident = True
+    build(content, out, search=False, cache=cache)
+    cache.save()
+    cache.path = None
+    note = sorted((content / "notes").glob("*.md"))[0]
+    _append(note, "\nUne phrase de plus.\n")  # a state this session makes
+    build(content, out, search=False, cache=cache)
+    text = note.read_text(encoding="utf-8")
+    _append(note, "\nEt une autre.\n")
+    build(content, out, search=False, cache=cache)
+    assert cache.counts.redone.get("note-outputs", 0) == 1
+    note.write_text(text, encoding="utf-8")  # undone
+    build(content, out, search=False, cache=cache)
+    assert cache.counts.redone.get("note-outputs", 0) == 0 and cache.counts.reused.get("note-outputs", 0) > 0
+
+
 def _age(content: Path) -> None:
     for path in content.rglob("*"):
         os.utime(path, (path.stat().st_atime - 3600, path.stat().st_mtime - 3600))

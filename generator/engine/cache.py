@@ -324,6 +324,8 @@ class BuildCache:
         if not hit:
             value = compute()
             self.memo_dirty = True
+            # written to the store in serve too: a value this build stops using is dropped from memory
+            # at its end, and the store is where an edit undone finds it again
             if self.store is None or not self.store.put(kind, digest, value) or self._resident(kind):
                 entries[digest] = value  # in memory (serve), or in a worker, or after the disk refused
         result: T = value
