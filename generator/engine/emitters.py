@@ -661,7 +661,8 @@ def graph_started(site: SiteModel, files: SiteFiles, memo: Memo = NO_MEMO,
                           reads.check_graph_part if reads.checking() else None, jobs, splicing,
                           memo if isinstance(memo, AssemblyKeeper) and memo.resident else None)
     # 330 MB at 50,000 notes: streamed
-    return _kept_or_started(files, memo, Kind.GRAPH_FILES, graph.key, graph.streams, graph.prepare, splicing)
+    return _kept_or_started(files, memo, Kind.GRAPH_FILES, graph.key, graph.streams, graph.prepare, splicing,
+                            graph.ahead)
 
 
 def _article_key(site: SiteModel, keys: Mapping[str, str], slug: str) -> str:
@@ -699,11 +700,12 @@ def _no_layout() -> None:
 
 def _kept_or_started(files: SiteFiles, memo: Memo, kind: Kind, key: str,
                      streams: Mapping[str, Iterable[bytes]], prepare: Callable[[], object] | None = None,
-                     splicing: Splicing | None = None) -> Pending:
+                     splicing: Splicing | None = None, ahead: Callable[[], object] | None = None) -> Pending:
     """Files made from what ``key`` digests: the last build's kept when it made them from
     the same (and left them in the live tree), else their chunks written as they are made
     (``prepare``: what they share, see :meth:`SiteFiles.start_streams`; ``splicing``: their
-    layout noted, for the next build, see :func:`graph_started`)."""
+    layout noted, for the next build, see :func:`graph_started`; ``ahead``: made here first,
+    see :class:`GraphFiles`)."""
     last: dict[str, str] = memo.memo(kind, lambda: key, dict) if memo.holds(kind, lambda: key) else {}
     if last.keys() == streams.keys() and all(files.can_keep(path, digest) for path, digest in last.items()):
         if splicing is not None and (kept := _layout_key(last)) is not None:
@@ -713,6 +715,8 @@ def _kept_or_started(files: SiteFiles, memo: Memo, kind: Kind, key: str,
     if splicing is not None:
         folder = tempfile.mkdtemp(prefix="carnet-graph-layout-")
         splicing.laid_out.update({path: f"{folder}/{n}" for n, path in enumerate(sorted(streams))})
+    if ahead is not None:
+        ahead()
     streaming = files.start_streams(streams, prepare)
 
     def finish() -> None:

@@ -775,11 +775,14 @@ class GraphFiles:
         streams: path → its chunks, assembled only when read (a rebuild that keeps the
             last build's files never sorts the graph).
         prepare: makes what both streams read (the assembly), once.
+        ahead: what to make in this process before the streams' child is forked (the
+            assembly, that a keeper keeps), when they are to be written; ``None``: nothing.
     """
 
     key: str
     streams: dict[str, Iterator[bytes]]
     prepare: Callable[[], object]
+    ahead: Callable[[], object] | None = None
 
 
 def graph_outputs(site: SiteModel, memo: Memo = NO_MEMO, made: Mapping[str, NotePart] | None = None,
@@ -860,8 +863,6 @@ def graph_outputs(site: SiteModel, memo: Memo = NO_MEMO, made: Mapping[str, Note
         keeper.assembly_kept = made
         return made
 
-    if keeper is not None:
-        assembly().laid  # noqa: B018  made here (or carried): the child process forked next has it, and the next build
 
     @functools.cache
     def signed() -> tuple[array[int] | None, str, list[tuple[object, ...]], dict[str, bool]]:
@@ -911,7 +912,11 @@ def graph_outputs(site: SiteModel, memo: Memo = NO_MEMO, made: Mapping[str, Note
     def jsonld() -> Iterator[bytes]:
         yield from checked("graph.jsonld", assembly().jsonld(splice("graph.jsonld", False)), assembly().jsonld)
 
-    return GraphFiles(digest_of((site.base_url, keys)), {"graph.json": node_link(), "graph.jsonld": jsonld()}, prepare)
+    def assembled() -> object:  # made here (or carried): the child forked next has it, and the next build
+        return assembly().laid
+
+    return GraphFiles(digest_of((site.base_url, keys)), {"graph.json": node_link(), "graph.jsonld": jsonld()}, prepare,
+                      assembled if keeper is not None else None)
 
 
 class StaleSplice(AssertionError):
