@@ -321,7 +321,7 @@ class GraphPages:
 
     def emit(self, site: SiteModel, theme: Theme, memo: Memo) -> Output:
         from generator.site.graph_pages import SITE_GRAPH, notebook_graph_path
-        from generator.site.graph_view import drawing_digest, layout_reads, page_drawing
+        from generator.site.graph_view import drawing_digest, layout_digest, page_drawing
 
         graph = site.note_graph
         drawings: dict[str, Drawing] = {}
@@ -337,7 +337,7 @@ class GraphPages:
 
         @functools.cache
         def layout() -> str:  # what a drawing reads (the page's key adds the shell)
-            return digest_of(layout_reads(graph))
+            return layout_digest(graph)
 
         def drawn(notebook: str) -> tuple[list[str], str]:
             laid = drawing(notebook)

@@ -227,13 +227,14 @@ def test_a_graph_patched_from_the_last_one_is_the_one_made_whole() -> None:
     from dataclasses import replace
 
     from generator.corpus.model import Comment, Extraction, Stance
-    from generator.site.graph_view import GraphInputs, graph_patched
+    from generator.site.graph_view import GraphInputs, graph_patched, layout_digest
 
     notes = {f"n{i}": _note(f"n{i}", "ab"[i % 2]) for i in range(8)}
     paths = {f"note:{s}": f"notes/{s}.html" for s in notes} | {"notebook:a": "notebooks/a.html",
                                                                "notebook:b": "notebooks/b.html"}
     was = GraphInputs(notes, {"a": "A", "b": "B"}, paths, [("n0", "n3")], [("n1", "n2"), ("n2", "n5")])
     last = was.graph()
+    layout_digest(last)
     source = SourceRef("notes/n4.extractions.yaml", 1)
     comment = Comment("c-1", "x-1", "A", dt.date(2024, 1, 2), next(iter(Stance)), "un avis", "", None, source)
     extraction = Extraction("x-1", "n4", "q", "", "", None, "", "A", None, False, (comment,), source)
@@ -253,6 +254,9 @@ def test_a_graph_patched_from_the_last_one_is_the_one_made_whole() -> None:
         assert got is not None, what
         assert got == now.graph(), what
         assert got.edges is last.edges, f"{what}: the edges taken as they were"
+        # the drawings' reads carried where each node is laid out as it was (a title, a body, a category)
+        assert (got.layout is not None) == (what != "an extraction commented"), what
+        assert layout_digest(got) == layout_digest(now.graph()), what
     assert graph_patched(last, was, patched["a title"]).nodes["note:n4"].title == "Autre titre"  # type: ignore[union-attr]
     assert graph_patched(last, was, patched["an extraction commented"]).nodes[  # type: ignore[union-attr]
         "note:n4"].comments == 1
