@@ -60,7 +60,7 @@ from generator.site.addresses import address_problems
 from generator.site.graph_view import GraphInputs, NoteGraph
 from generator.site.headers import meta_content_security_policy
 from generator.site.markdown_html import BodyTemplate
-from generator.site.model import SiteModel
+from generator.site.model import ListedBefore, SiteModel
 from generator.site.theme import Theme, check_theme
 from generator.synthesis.audit import ArticleAudit, audit_articles
 from generator.verification.assess import Assessment, assess, min_balanced_accuracy, pairs_key, verification_strict
@@ -189,11 +189,12 @@ def blocking(problems: list[Problem], strict: bool) -> list[Problem]:
 def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None = None,
                memo: Memo = NO_MEMO, jobs: int = 1,
                graph_before: tuple[GraphInputs, NoteGraph] | None = None,
-               evidence: NoteEvidence | None = None) -> SiteModel:
+               evidence: NoteEvidence | None = None, listed_before: ListedBefore | None = None) -> SiteModel:
     """The public site as emitters see it; ``jobs``: worker processes for the wikis'
     selections (grouping and map, one perimeter per worker at a time); ``graph_before``: a
     note graph of a build before and its inputs, to patch this one's from; ``evidence``:
-    the notes' evidence, made already (:func:`note_evidence`)."""
+    the notes' evidence, made already (:func:`note_evidence`); ``listed_before``: the indices
+    that list notes of a build before, to patch this one's from."""
     publication = analysis.publication
     published = set(publication.notes)
     backlinks: dict[str, set[str]] = {}
@@ -256,6 +257,7 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
         evidence_keys=evidence_keys,
         body_templates={slug: t for slug, t in analysis.body_templates.items() if slug in published},
         graph_before=graph_before,
+        listed_before=listed_before,
     )
 
 
@@ -348,7 +350,7 @@ def _build(content_dir: Path, out_dir: Path, *, strict: bool, base_url: str | No
         step("grouping the evidence of wikis")
         evidence = note_evidence(analysis.publication, analysis.facts, cache.evidence_kept if cache is not None else None)
         site = site_model(analysis, content_dir, base_url, memo, jobs, cache.graph_kept if cache is not None else None,
-                          evidence)
+                          evidence, cache.listed_kept if cache is not None else None)
         if cache is not None:
             cache.evidence_kept = evidence if cache.resident else None
         theme = Theme.load(theme_dir, analysis.publication.settings.language,
@@ -374,6 +376,7 @@ def _build(content_dir: Path, out_dir: Path, *, strict: bool, base_url: str | No
         render_site(site, theme, emitters, memo, jobs, files, tracking, summarised)  # workers only for many notes
         if cache is not None:
             cache.keep_graph(site)
+            cache.keep_listed(site)
         step("writing the site" + (" and its search index" if search else ""))
         # a child process removes the old tree while the cache is saved
         rewritten = go_live(files, out_dir, (lambda tree: index_site(tree, language)) if search else None, staging)

@@ -9,6 +9,7 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 import pytest
@@ -600,6 +601,44 @@ def test_serve_patches_the_graphs_assembly_from_the_last_builds(small: Path, tmp
     note.write_text(note.read_text(encoding="utf-8") + "\nEncore un paragraphe.\n", encoding="utf-8")
     with pytest.raises(graph.StaleSplice, match="patched"):
         build(small, out, search=False, cache=cache)
+
+
+def test_serve_patches_the_models_listings_from_the_last_builds(small: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """``carnet serve`` keeps the indices of its model that list notes (each notebook's notes,
+    listings, categories' members, dates): a body or a title edited patches them (the
+    changed note put in its places), a date or a category edited makes them whole; with the
+    engine's read check on, each patched index is compared with the one made whole, and the
+    site is a full build's."""
+    import generator.pipeline as pipeline
+
+    out = tmp_path / "site"
+    cache = BuildCache.open(default_cache_path(out))
+    cache.resident = True
+    build(small, out, search=False, cache=cache)
+    cache.save()
+    cache.path = None
+    assert cache.listed_kept is not None and {"listings", "category_members"} <= set(cache.listed_kept.indices)
+    models: list[object] = []
+    made = pipeline.site_model
+    monkeypatch.setattr(pipeline, "site_model", lambda *args, **kw: models.append(made(*args, **kw)) or models[-1])
+    note = small / "notes" / "conseil-c.md"
+    edits = {"a body": (lambda: replace(small, "notes/conseil-c.md", "Le budget est reconduit.", "Le budget change."), True),
+             "a title": (lambda: _replace_line(note, r"^title: (.*)$", r"title: \1 (retitled)"), True),
+             "a date": (lambda: _replace_line(note, r"^date: .*$", "date: 2025-03-02"), False),
+             "a category": (lambda: replace(small, "notes/conseil-c.md", "theme: [Budget]", "theme: [Vie scolaire]"), False)}
+    for n, (what, (edit, patched)) in enumerate(edits.items()):
+        edit()
+        build(small, out, search=False, cache=cache)
+        site: Any = models[-1]
+        assert (site.__dict__.get("listed_changes") is not None) == patched, what
+        assert site_files(out, search=False) == _full(small, tmp_path / f"full-{n}"), what
+    swapped = type(site)._swapped
+    monkeypatch.setattr(type(site), "_swapped", lambda self, notes: tuple(notes))  # the changed note left out
+    replace(small, "notes/conseil-c.md", "Le budget change.", "Le budget change encore.")
+    with pytest.raises(reads.StaleOutputs, match="listed_changes"):
+        build(small, out, search=False, cache=cache)
+    monkeypatch.setattr(type(site), "_swapped", swapped)
 
 
 def test_a_note_retitled_outside_every_feeds_latest_entries_leaves_the_feeds_as_they_were(

@@ -36,7 +36,7 @@ import time
 import weakref
 from bisect import bisect_left
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Final, TypeVar
 
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from generator.engine.manifest import KeptManifest
     from generator.engine.tracking import KeyBook
     from generator.site.graph_view import GraphInputs, NoteGraph
-    from generator.site.model import SiteModel
+    from generator.site.model import ListedBefore, SiteModel
 
 T = TypeVar("T")
 BuildOptions = tuple[bool, str | None, bool, str, list[str] | None]
@@ -149,6 +149,9 @@ class BuildCache:
     graph_kept: tuple[GraphInputs, NoteGraph] | None = field(default=None, repr=False)
     # resident only, never pickled: the notes' evidence the last build made (generator.engine.evidence.note_evidence)
     evidence_kept: NoteEvidence | None = field(default=None, repr=False)
+    # resident only, never pickled: the indices of the last build's model that list notes, with its
+    # notes and notebooks, for the next one's to be patched from (generator.site.model.ListedBefore)
+    listed_kept: ListedBefore | None = field(default=None, repr=False)
     # resident only, never pickled: the graph files' assembly the last build made, for the next
     # one's to be patched from (generator.engine.graph_files._Assembly.patched)
     assembly_kept: _Assembly | None = field(default=None, repr=False)
@@ -269,6 +272,22 @@ class BuildCache:
                                "generator/site/graph_view.py:graph_patched")
         self.graph_kept = (site.graph_inputs, graph) if self.resident and graph is not None else None
 
+    def keep_listed(self, site: SiteModel) -> None:
+        """Keep the indices that list notes ``site`` made (resident: for the next build to
+        patch). Patched ones are compared, under the read check, with those made whole."""
+        from generator.site.model import LISTED, ListedBefore  # not loaded by a build with nothing to do
+
+        made = {name: site.__dict__[name] for name in LISTED if name in site.__dict__}
+        if site.listed_before is not None and site.__dict__.get("listed_changes") is not None and _checking_reads():
+            whole = replace(site, listed_before=None)
+            for name, value in made.items():
+                if value != getattr(whole, name) or not _same_notes(value, getattr(whole, name)):
+                    from generator.engine.reads import StaleOutputs
+                    raise StaleOutputs(f"the model's {name} patched from the last build's differs from the one made "
+                                       "whole: generator/site/model.py:SiteModel.listed_changes")
+        publication = site.publication
+        self.listed_kept = ListedBefore(publication.notes, publication.notebooks, made) if self.resident else None
+
     def take_manifest(self, previous: Mapping[str, tuple[str, int, int]]) -> KeptManifest | None:
         """The manifest the last build recorded wrote, when this build's files are staged
         over that build's tree (``previous`` is :attr:`written`): for this build to patch
@@ -304,7 +323,7 @@ class BuildCache:
         state["lines"], state["walked"] = {}, ()  # a patch starts from a digest made in this process
         state["content"] = ContentKept()  # and from content read in this process
         state["manifest_kept"] = state["manifest_made"] = state["listing_kept"] = None  # outputs made in this process
-        state["graph_kept"] = state["evidence_kept"] = state["assembly_kept"] = None
+        state["graph_kept"] = state["evidence_kept"] = state["assembly_kept"] = state["listed_kept"] = None
         return state
 
     # -- memos -------------------------------------------------------------------------------
@@ -701,6 +720,19 @@ def _listing_patched(lines: list[str], written: Mapping[str, tuple[str, int, int
         elif there:
             del lines[at]
     return lines if len(lines) == len(written) else None
+
+
+def _same_notes(value: object, whole: object) -> bool:
+    """Whether an index lists the very notes (objects) the one made whole lists: this build's,
+    never an equal one of the last build's."""
+    def notes(index: object) -> list[int]:
+        if isinstance(index, dict):
+            return [n for item in index.values() for n in notes(item)]
+        if isinstance(index, list | tuple):
+            return [id(item) for item in index]
+        return []
+
+    return notes(value) == notes(whole)
 
 
 def _checking_reads() -> bool:

@@ -14,7 +14,7 @@ from urllib.parse import quote, urlencode
 
 from generator.anchoring import AnchoredNote, AnchorStatus
 from generator.corpus.links import LinkTarget, LinkUse
-from generator.corpus.model import Extraction, Note, members_by_notebook
+from generator.corpus.model import Extraction, Note, Notebook, members_by_notebook
 from generator.corpus.oppositions import OppositionRecord
 from generator.corpus.proposal import Proposal
 from generator.corpus.publication import Publication
@@ -152,6 +152,21 @@ def _relpath(path: str, directory: str) -> str:
     return posixpath.relpath(path, directory)
 
 
+@dataclass(frozen=True)
+class ListedBefore:
+    """A build before's published notes and notebooks, with the indices that list notes it
+    made of them (:data:`LISTED`, by name): this build's are patched from them where the
+    notes are listed as they were (:meth:`SiteModel.listed_changes`)."""
+
+    notes: Mapping[str, Note]
+    notebooks: Mapping[str, Notebook]
+    indices: Mapping[str, object]
+
+
+LISTED = ("members", "listings", "category_members", "dates")
+"""The derived indices of :class:`SiteModel` that list notes (patched from a build before's)."""
+
+
 @dataclass(frozen=True, eq=False)  # eq=False: compared and hashed by identity (a build has one)
 class SiteModel:
     """Attributes:
@@ -200,6 +215,8 @@ class SiteModel:
     # the note graph of a build before, with what it was made of: this one's is patched from it
     # where it can be (generator.site.graph_view.graph_patched)
     graph_before: tuple[GraphInputs, NoteGraph] | None = field(default=None, repr=False)
+    # the notes' listings of a build before: this one's are patched from them where they can be
+    listed_before: ListedBefore | None = field(default=None, repr=False)
 
     # Derived indices below: each made once, when first asked for (a build that recalls every
     # page asks for few of them), and never changed after; the model itself is frozen.
@@ -233,9 +250,42 @@ class SiteModel:
         return GraphInputs(publication.notes, notebooks, paths, cites, links)
 
     @functools.cached_property
+    def listed_changes(self) -> dict[str, Note] | None:
+        """The notes that are not the objects :attr:`listed_before` had, each listed as it was
+        there (the same notebooks and categories, the same date; a body or a title edited),
+        the notes and notebooks being the same otherwise: the indices that list notes are
+        then the last build's with these in their places (an index of 5,000 notes walks them
+        all). ``None`` when they cannot be patched."""
+        before = self.listed_before
+        notes = self.publication.notes
+        if before is None or list(before.notes) != list(notes) or before.notebooks != self.publication.notebooks:
+            return None
+        changed = {slug: note for slug, note in notes.items() if note is not before.notes[slug]}
+        for slug, note in changed.items():
+            was = before.notes[slug]
+            if note.memberships != was.memberships or note.date != was.date or \
+                    [c.date for e in note.extractions for c in e.comments] != \
+                    [c.date for e in was.extractions for c in e.comments]:
+                return None
+        return changed
+
+    def _listed(self, name: str) -> object | None:
+        """The index ``name`` of :attr:`listed_before`, when it can be patched."""
+        before, changed = self.listed_before, self.listed_changes
+        return before.indices.get(name) if before is not None and changed is not None else None
+
+    def _swapped(self, notes: tuple[Note, ...] | list[Note]) -> tuple[Note, ...]:
+        changed = self.listed_changes or {}
+        return tuple(changed.get(note.slug, note) for note in notes)
+
+    @functools.cached_property
     def listings(self) -> dict[str, tuple[Note, ...]]:
         """Published notebook → its notes in listing order: pinned first (in their order),
         then the manual order, then the rest newest first."""
+        last = self._listed("listings")
+        if isinstance(last, dict):
+            touched = {m.notebook for note in (self.listed_changes or {}).values() for m in note.memberships}
+            return {slug: self._swapped(notes) if slug in touched else notes for slug, notes in last.items()}
         listed = {}
         for slug, notebook in self.publication.notebooks.items():
             notes = {n.slug: n for n in self.members.get(slug, ())}
@@ -249,6 +299,12 @@ class SiteModel:
     def category_members(self) -> dict[tuple[str, str], dict[str, tuple[Note, ...]]]:
         """(notebook, axis key) → category → its notes, in the notebook's listing order
         (a note naming a category twice is listed once)."""
+        last = self._listed("category_members")
+        if isinstance(last, dict):
+            touched = {(m.notebook, axis, category) for note in (self.listed_changes or {}).values()
+                       for m in note.memberships for axis, categories in m.categories.items() for category in categories}
+            return {axis: {category: self._swapped(notes) if (*axis, category) in touched else notes
+                           for category, notes in by_name.items()} for axis, by_name in last.items()}
         found: dict[tuple[str, str], dict[str, list[Note]]] = {}
         for slug, notebook in self.publication.notebooks.items():
             for note in self.listings.get(slug, ()):
@@ -289,6 +345,9 @@ class SiteModel:
         """Published note slug → the date its page is given (ISO): its own, else its newest
         comment's, else ``""``; computed once per build (llms-full.txt's order, the sitemap
         and the feeds each ask for every note's)."""
+        last = self._listed("dates")
+        if isinstance(last, dict):
+            return last  # the notes changed have the dates they had
         dates = {}
         for slug, note in self.publication.notes.items():
             if note.date:
@@ -308,6 +367,10 @@ class SiteModel:
     def members(self) -> dict[str, list[Note]]:
         """Published notebook → its notes, in the publication's order; computed once per build
         (each listing asks for its notebook's notes)."""
+        last = self._listed("members")
+        if isinstance(last, dict):
+            touched = {m.notebook for note in (self.listed_changes or {}).values() for m in note.memberships}
+            return {slug: list(self._swapped(notes)) if slug in touched else notes for slug, notes in last.items()}
         return members_by_notebook(self.publication.notes.values())
 
     def notes_of(self, notebook: str) -> list[Note]:
