@@ -606,8 +606,9 @@ def test_serve_patches_the_graphs_assembly_from_the_last_builds(small: Path, tmp
 def test_serve_patches_the_models_listings_from_the_last_builds(small: Path, tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """``carnet serve`` keeps the indices of its model that list notes (each notebook's notes,
-    listings, categories' members, dates): a body or a title edited patches them (the
-    changed note put in its places), a date or a category edited makes them whole; with the
+    listings, categories' members, dates): a body, a title or a category edited patches them
+    (the changed note put in its places, its notebook's categories listed again), a date or a
+    notebook changed makes them whole; with the
     engine's read check on, each patched index is compared with the one made whole, and the
     site is a full build's."""
     import generator.pipeline as pipeline
@@ -626,7 +627,9 @@ def test_serve_patches_the_models_listings_from_the_last_builds(small: Path, tmp
     edits = {"a body": (lambda: replace(small, "notes/conseil-c.md", "Le budget est reconduit.", "Le budget change."), True),
              "a title": (lambda: _replace_line(note, r"^title: (.*)$", r"title: \1 (retitled)"), True),
              "a date": (lambda: _replace_line(note, r"^date: .*$", "date: 2025-03-02"), False),
-             "a category": (lambda: replace(small, "notes/conseil-c.md", "theme: [Budget]", "theme: [Vie scolaire]"), False)}
+             "a category": (lambda: replace(small, "notes/conseil-c.md", "theme: [Budget]", "theme: [Vie scolaire]"), True),
+             "a notebook left": (lambda: replace(small, "notes/conseil-c.md", "  conseil:\n    theme: [Vie scolaire]\n"
+                                                 "    annee: [\"2025\"]\n", "  veille: {}\n"), False)}
     for n, (what, (edit, patched)) in enumerate(edits.items()):
         edit()
         build(small, out, search=False, cache=cache)

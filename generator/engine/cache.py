@@ -725,14 +725,11 @@ def _listing_patched(lines: list[str], written: Mapping[str, tuple[str, int, int
 def _same_notes(value: object, whole: object) -> bool:
     """Whether an index lists the very notes (objects) the one made whole lists: this build's,
     never an equal one of the last build's."""
-    def notes(index: object) -> list[int]:
-        if isinstance(index, dict):
-            return [n for item in index.values() for n in notes(item)]
-        if isinstance(index, list | tuple):
-            return [id(item) for item in index]
-        return []
-
-    return notes(value) == notes(whole)
+    if isinstance(value, dict) and isinstance(whole, dict):
+        return value.keys() == whole.keys() and all(_same_notes(value[key], whole[key]) for key in value)
+    if isinstance(value, list | tuple) and isinstance(whole, list | tuple):
+        return [id(item) for item in value] == [id(item) for item in whole]
+    return True
 
 
 def _checking_reads() -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -252,7 +252,7 @@ class SiteModel:
     @functools.cached_property
     def listed_changes(self) -> dict[str, Note] | None:
         """The notes that are not the objects :attr:`listed_before` had, each listed as it was
-        there (the same notebooks and categories, the same date; a body or a title edited),
+        there (the same notebooks, the same date; a body, a title or a category edited),
         the notes and notebooks being the same otherwise: the indices that list notes are
         then the last build's with these in their places (an index of 5,000 notes walks them
         all). ``None`` when they cannot be patched."""
@@ -263,7 +263,7 @@ class SiteModel:
         changed = {slug: note for slug, note in notes.items() if note is not before.notes[slug]}
         for slug, note in changed.items():
             was = before.notes[slug]
-            if note.memberships != was.memberships or note.date != was.date or \
+            if [m.notebook for m in note.memberships] != [m.notebook for m in was.memberships] or note.date != was.date or \
                     [c.date for e in note.extractions for c in e.comments] != \
                     [c.date for e in was.extractions for c in e.comments]:
                 return None
@@ -299,14 +299,26 @@ class SiteModel:
     def category_members(self) -> dict[tuple[str, str], dict[str, tuple[Note, ...]]]:
         """(notebook, axis key) → category → its notes, in the notebook's listing order
         (a note naming a category twice is listed once)."""
-        last = self._listed("category_members")
-        if isinstance(last, dict):
-            touched = {(m.notebook, axis, category) for note in (self.listed_changes or {}).values()
+        last, before = self._listed("category_members"), self.listed_before
+        if isinstance(last, dict) and before is not None:
+            changed = self.listed_changes or {}
+            # a notebook where a note changed its categories: its axes listed again, from its listing
+            moved = {m.notebook for slug, note in changed.items()
+                     for m, was in zip(note.memberships, before.notes[slug].memberships, strict=True)
+                     if m.categories != was.categories}
+            touched = {(m.notebook, axis, category) for note in changed.values()
                        for m in note.memberships for axis, categories in m.categories.items() for category in categories}
-            return {axis: {category: self._swapped(notes) if (*axis, category) in touched else notes
-                           for category, notes in by_name.items()} for axis, by_name in last.items()}
+            return {**{axis: {category: self._swapped(notes) if (*axis, category) in touched else notes
+                              for category, notes in by_name.items()}
+                       for axis, by_name in last.items() if axis[0] not in moved},
+                    **self._categorised(moved)}
+        return self._categorised(self.publication.notebooks)
+
+    def _categorised(self, notebooks: Iterable[str]) -> dict[tuple[str, str], dict[str, tuple[Note, ...]]]:
+        """:attr:`category_members` of ``notebooks``, from their listings."""
         found: dict[tuple[str, str], dict[str, list[Note]]] = {}
-        for slug, notebook in self.publication.notebooks.items():
+        for slug in notebooks:
+            notebook = self.publication.notebooks[slug]
             for note in self.listings.get(slug, ()):
                 membership = note.membership(slug)
                 if membership is None:
