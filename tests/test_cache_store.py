@@ -17,7 +17,7 @@ from generator.engine.cache import MISSING, BuildCache, MemoStore, default_cache
 from generator.engine.emitters import EMITTERS
 from generator.engine.notes import notes_parser
 from generator.pipeline import build
-from support.corpus import copy_fixture, site_files
+from support.corpus import copy_fixture, served, site_files
 
 
 def _store_files(out: Path) -> dict[str, int]:
@@ -397,11 +397,7 @@ def test_a_resident_cache_rebuilds_without_reading_its_store_back(tmp_path: Path
     monkeypatch.setattr(reads, "_checking", False)  # it would read every recalled note's body
     content = copy_fixture("small", tmp_path)
     out = tmp_path / "site"
-    cache = BuildCache.open(default_cache_path(out))
-    cache.resident = True
-    build(content, out, search=False, cache=cache)
-    cache.save()
-    cache.path = None
+    cache = served(content, out)
     read: list[str] = []
     real = carnet_cache.MemoStore.get
 
@@ -430,11 +426,7 @@ def test_serve_finds_what_an_edit_undone_had_made(tmp_path: Path, monkeypatch: p
     monkeypatch.setattr(reads, "_checking", False)  # counted: no second making to check
     content = copy_fixture("small", tmp_path)
     out = tmp_path / "site"
-    cache = BuildCache.open(default_cache_path(out))
-    cache.resident = True
-    build(content, out, search=False, cache=cache)
-    cache.save()
-    cache.path = None
+    cache = served(content, out)
     note = sorted((content / "notes").glob("*.md"))[0]
     _append(note, "\nUne phrase de plus.\n")  # a state this session makes
     build(content, out, search=False, cache=cache)

@@ -29,7 +29,7 @@ from generator.markup import parse
 from generator.pipeline import build, check_content
 from generator.problems import ContentError
 from generator.verification.assess import Assessment
-from support.corpus import copy_fixture, replace, site_files
+from support.corpus import copy_fixture, replace, served, site_files
 
 pytestmark = pytest.mark.slow  # the incremental property: random edits, each followed by two builds
 
@@ -569,11 +569,7 @@ def test_serve_patches_the_graphs_assembly_from_the_last_builds(small: Path, tmp
     the build."""
     monkeypatch.setattr(reads, "_checking", False)  # counted: no assembly made again to check the patched one
     out = tmp_path / "site"
-    cache = BuildCache.open(default_cache_path(out))
-    cache.resident = True
-    build(small, out, search=False, cache=cache)
-    cache.save()
-    cache.path = None
+    cache = served(small, out)
     assert cache.assembly_kept is not None
     whole: list[bool] = []
     init = graph._Assembly.__init__
@@ -614,11 +610,7 @@ def test_serve_patches_the_models_listings_from_the_last_builds(small: Path, tmp
     import generator.pipeline as pipeline
 
     out = tmp_path / "site"
-    cache = BuildCache.open(default_cache_path(out))
-    cache.resident = True
-    build(small, out, search=False, cache=cache)
-    cache.save()
-    cache.path = None
+    cache = served(small, out)
     assert cache.listed_kept is not None and {"listings", "category_members"} <= set(cache.listed_kept.indices)
     models: list[object] = []
     made = pipeline.site_model

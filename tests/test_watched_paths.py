@@ -16,7 +16,7 @@ from generator.engine import notes, reads
 from generator.engine.cache import BuildCache, build_options, default_cache_path
 from generator.pipeline import build
 from generator.site.theme import check_theme
-from support.corpus import copy_fixture, site_files
+from support.corpus import copy_fixture, served, site_files
 
 OPTIONS = build_options(False, None, False, check_theme(None))
 
@@ -153,11 +153,8 @@ def test_the_parses_a_patch_carries_stay_remembered(tmp_path: Path, monkeypatch:
     everything (a note added) recalls them, and parses the new note alone."""
     content = copy_fixture("small", tmp_path)
     out = tmp_path / "site"
-    cache = BuildCache.open(default_cache_path(out))
-    cache.resident = True
-    build(content, out, search=False, cache=cache)
-    cache.save()
-    cache.path = cache.store = None  # in memory alone, as the benchmark keeps it: nothing read back from disk
+    cache = served(content, out)
+    cache.store = None  # in memory alone, as the benchmark keeps it: nothing read back from disk
     parsed: list[str] = []
     real = notes.parse_note_files
 

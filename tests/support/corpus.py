@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from generator.engine.cache import BuildCache
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -12,6 +16,20 @@ def copy_fixture(name: str, dest: Path) -> Path:
     target = dest / name
     shutil.copytree(FIXTURES / name, target)
     return target
+
+
+def served(content: Path, out: Path) -> BuildCache:
+    """A build cache as ``carnet serve`` holds it after its first build: that build made with
+    it on disk, then kept in memory alone (resident, saved no more)."""
+    from generator.engine.cache import BuildCache, default_cache_path
+    from generator.pipeline import build
+
+    cache = BuildCache.open(default_cache_path(out))
+    cache.resident = True
+    build(content, out, search=False, cache=cache)
+    cache.save()
+    cache.path = None
+    return cache
 
 
 def write(root: Path, rel: str, text: str | bytes) -> Path:
