@@ -321,6 +321,8 @@ class _Assembly:
         if ended or any(key in made.ends for key in came):
             made.bare = sorted((set(last.bare) - set(came)) | ended)
         made._iris = {}  # an address is its winning part's: made again
+        if "laid" in last.__dict__ and not moved:  # made of the order alone
+            made.__dict__["laid"] = last.__dict__["laid"]
         return made
 
     def order(self) -> tuple[object, ...]:
@@ -910,8 +912,8 @@ def graph_outputs(site: SiteModel, memo: Memo = NO_MEMO, made: Mapping[str, Note
     def jsonld() -> Iterator[bytes]:
         yield from checked("graph.jsonld", assembly().jsonld(splice("graph.jsonld", False)), assembly().jsonld)
 
-    def assembled() -> object:  # made here: the child forked next has it, and the next build (its runs are
-        return assembly()      # the child's to lay out, beside this process's work)
+    def assembled() -> object:  # made here (or carried): the child forked next has it, and the next build
+        return assembly().laid
 
     return GraphFiles(digest_of((site.base_url, keys)), {"graph.json": node_link(), "graph.jsonld": jsonld()}, prepare,
                       assembled if keeper is not None else None)
