@@ -335,17 +335,15 @@ class GraphPages:
         def shell() -> str:  # made only with a build cache, once for every page
             return reads.shell_digest(site, theme, ())
 
-        @functools.cache
-        def layout() -> str:  # what a drawing reads (the page's key adds the shell)
-            return layout_digest(graph)
-
         def drawn(notebook: str) -> tuple[list[str], str]:
             laid = drawing(notebook)
             return [node.key for node in laid.nodes], drawing_digest(laid)
 
         def key(notebook: str, path: str) -> str:
             # the drawing's digest was made with the titles of then: the key takes those of now
-            shown, digest = memo.memo(Kind.GRAPH_DRAWING, lambda: digest_of((layout(), notebook)), partial(drawn, notebook))
+            # what a drawing reads (the page's key adds the shell), digested once a graph
+            shown, digest = memo.memo(Kind.GRAPH_DRAWING, lambda: digest_of((layout_digest(graph), notebook)),
+                                      partial(drawn, notebook))
             return digest_of((shell(), path, digest,
                               [graph.nodes[k].title for k in shown if k in graph.nodes],
                               [(s, book.title) for s, book in site.publication.notebooks.items()]))

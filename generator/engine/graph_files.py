@@ -863,7 +863,6 @@ def graph_outputs(site: SiteModel, memo: Memo = NO_MEMO, made: Mapping[str, Note
         keeper.assembly_kept = made
         return made
 
-
     @functools.cache
     def signed() -> tuple[array[int] | None, str, list[tuple[object, ...]], dict[str, bool]]:
         # each segment's signature, and its number in the last build's files (-1: made anew)

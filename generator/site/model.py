@@ -279,12 +279,17 @@ class SiteModel:
         return tuple(changed.get(note.slug, note) for note in notes)
 
     @functools.cached_property
+    def _changed_notebooks(self) -> frozenset[str]:
+        """The notebooks the notes of :attr:`listed_changes` are members of."""
+        return frozenset(m.notebook for note in (self.listed_changes or {}).values() for m in note.memberships)
+
+    @functools.cached_property
     def listings(self) -> dict[str, tuple[Note, ...]]:
         """Published notebook → its notes in listing order: pinned first (in their order),
         then the manual order, then the rest newest first."""
         last = self._listed("listings")
         if isinstance(last, dict):
-            touched = {m.notebook for note in (self.listed_changes or {}).values() for m in note.memberships}
+            touched = self._changed_notebooks
             return {slug: self._swapped(notes) if slug in touched else notes for slug, notes in last.items()}
         listed = {}
         for slug, notebook in self.publication.notebooks.items():
@@ -381,7 +386,7 @@ class SiteModel:
         (each listing asks for its notebook's notes)."""
         last = self._listed("members")
         if isinstance(last, dict):
-            touched = {m.notebook for note in (self.listed_changes or {}).values() for m in note.memberships}
+            touched = self._changed_notebooks
             return {slug: list(self._swapped(notes)) if slug in touched else notes for slug, notes in last.items()}
         return members_by_notebook(self.publication.notes.values())
 
