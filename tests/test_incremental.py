@@ -622,11 +622,21 @@ def test_serve_patches_the_models_listings_from_the_last_builds(small: Path, tmp
              "a category": (lambda: replace(small, "notes/conseil-c.md", "theme: [Budget]", "theme: [Vie scolaire]"), True),
              "a notebook left": (lambda: replace(small, "notes/conseil-c.md", "  conseil:\n    theme: [Vie scolaire]\n"
                                                  "    annee: [\"2025\"]\n", "  veille: {}\n"), False)}
-    for n, (what, (edit, patched)) in enumerate(edits.items()):
+    sidecar = "notes/conseil-a.extractions.yaml"
+    # the indices by id (extractions, public ids, the selections' notes): patched while the ids stay
+    by_ids = {"an extraction's kind": (lambda: replace(small, sidecar, "kind: fait\n    author: Zoé Realname\n"
+                                                       "    date: 2024-10-02", "kind: question\n    author: Zoé "
+                                                       "Realname\n    date: 2024-10-02"), True),
+              "a comment's text": (lambda: replace(small, sidecar, "Exact, c'est voté.", "Exact, voté."), True),
+              "a comment's id": (lambda: replace(small, sidecar, "id: ca-1\n", "id: ca-1b\n"), False)}
+    for n, (what, (edit, patched)) in enumerate([*edits.items(), *by_ids.items()]):
         edit()
         build(small, out, search=False, cache=cache)
         site: Any = models[-1]
-        assert (site.__dict__.get("listed_changes") is not None) == patched, what
+        assert (site.__dict__.get("listed_changes") is not None) == patched or what in by_ids, what
+        if what in by_ids:
+            assert site.__dict__.get("_ids_kept") is patched and "public_ids" in site.__dict__, what
+            assert "selection_notes" in site.__dict__ and site.selections, what
         assert site_files(out, search=False) == _full(small, tmp_path / f"full-{n}"), what
     swapped = type(site)._swapped
     monkeypatch.setattr(type(site), "_swapped", lambda self, notes: tuple(notes))  # the changed note left out
@@ -634,6 +644,12 @@ def test_serve_patches_the_models_listings_from_the_last_builds(small: Path, tmp
     with pytest.raises(reads.StaleOutputs, match="listed_changes"):
         build(small, out, search=False, cache=cache)
     monkeypatch.setattr(type(site), "_swapped", swapped)
+    build(small, out, search=False, cache=cache)
+    import generator.site.model as model
+    monkeypatch.setattr(model, "_ids", lambda note: ([], []))  # the ids' condition dropped: an id changed is missed
+    replace(small, sidecar, "id: ca-2\n", "id: ca-2b\n")
+    with pytest.raises(reads.StaleOutputs, match="listed_changes"):
+        build(small, out, search=False, cache=cache)
 
 
 def test_a_note_retitled_outside_every_feeds_latest_entries_leaves_the_feeds_as_they_were(

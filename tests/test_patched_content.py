@@ -523,11 +523,14 @@ def test_a_publication_patched_with_the_notes_changed_is_the_one_published_in_fu
         else:
             assert got is not None, f"{rel}: could not be patched"
             assert got == full and got.reports == full.reports and got.extraction_ids == full.extraction_ids, rel
+            assert got.shown_ids == full.shown_ids, rel  # carried while the ids stay, else made again
         published = got or full
+        assert published.shown_ids  # made: the next patch carries it
 
     note, sidecar = "notes/cvl-2024-11-14.md", "notes/cvl-2024-11-14.extractions.yaml"
     changed(_edit(root, note, "title: Séance budgétaire", "title: La séance budgétaire"), patched=True)
     changed(_edit(root, sidecar, "quote: Réserve 800 €", "quote: Réserve"), patched=True)  # a masked one's quote
+    changed(_edit(root, sidecar, "id: c-1114-7\n", "id: c-1114-7b\n"), patched=True)  # a comment's id
     changed(_edit(root, note, "authors: [Inès Benali]", "authors: [Inès Benali, Tom Ferrand]"), patched=False)
     changed(_edit(root, note, "date: 2024-11-14", "date: 2024-11-13"), patched=False)  # people numbered by date
     changed(_edit(root, sidecar, "    masked: true\n", ""), patched=False)  # a passage unmasked

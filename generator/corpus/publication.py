@@ -81,6 +81,13 @@ class Publication:
         return frozenset(e.id for note in self.notes.values() for e in note.extractions)
 
     @functools.cached_property
+    def shown_ids(self) -> frozenset[str]:
+        """Ids of every extraction and comment that goes out (a comment withdrawn included: its
+        tombstone is shown), made once: asked of every link to a passage and by the site model."""
+        return self.extraction_ids | frozenset(
+            c.id for note in self.notes.values() for e in note.extractions for c in e.comments)
+
+    @functools.cached_property
     def _members(self) -> dict[str, list[Note]]:
         return members_by_notebook(self.notes.values())  # once: each notebook's report and names ask
 
@@ -152,7 +159,7 @@ def publication_patched(last: Publication, before: Corpus, corpus: Corpus, chang
             or not all(slug in before.notes and slug in corpus.notes for slug in changed):
         return None
     notes, sources = dict(last.notes), dict(last.sources)
-    ids = True  # the ids going out are the same: their set is carried
+    ids = True  # the ids going out are the same: their sets are carried
     for slug in changed:
         old, new = before.notes[slug], corpus.notes[slug]
         if old.memberships != new.memberships or old.date != new.date \
@@ -164,16 +171,22 @@ def publication_patched(last: Publication, before: Corpus, corpus: Corpus, chang
         assert published is not None  # its notebooks are those it was published by
         if NotePeople.of(published) != NotePeople.of(last.notes[slug]):
             return None
-        ids = ids and [e.id for e in published.extractions] == [e.id for e in last.notes[slug].extractions]
+        ids = ids and _ids(published) == _ids(last.notes[slug])
         notes[slug] = published
         if slug in corpus.sources:
             sources[slug] = corpus.sources[slug]
         else:
             sources.pop(slug, None)
     patched = replace(last, notes=notes, sources=sources)
-    if ids and "extraction_ids" in last.__dict__:  # a cached property, made by the last build
-        patched.__dict__["extraction_ids"] = last.extraction_ids
+    for name in ("extraction_ids", "shown_ids") if ids else ():
+        if name in last.__dict__:  # a cached property, made by the last build
+            patched.__dict__[name] = last.__dict__[name]
     return patched
+
+
+def _ids(note: Note) -> tuple[list[str], list[str]]:
+    """A note's extractions' ids and their comments', in order."""
+    return [e.id for e in note.extractions], [c.id for e in note.extractions for c in e.comments]
 
 
 def _report(publication: Publication, notebook: str, people: Mapping[str, NotePeople]) -> NotebookReport:
@@ -196,7 +209,10 @@ def private_link_problems(publication: Publication, corpus: Corpus,
     """A public page pointing at an unpublished note or a masked extraction is an error:
     either the link goes, or the target is published on purpose (INV-12)."""
     problems: list[Problem] = []
-    shown: dict[str, frozenset[str]] = {}  # a note's ids, made once for all the links to it (a wiki makes hundreds)
+    # the ids a note shows: with no id given twice, those of every published note (made once), else
+    # the target's own, made once for all the links to it (a wiki makes hundreds)
+    everywhere = publication.shown_ids if corpus.holders.unique else None
+    shown: dict[str, frozenset[str]] = {}
     for slug, note in publication.notes.items():
         for use, target in links.get(slug, []):
             if target.kind is LinkKind.NOTE and target.key in publication.unpublished:
@@ -204,7 +220,8 @@ def private_link_problems(publication: Publication, corpus: Corpus,
             elif target.kind in (LinkKind.EXTRACTION, LinkKind.COMMENT, LinkKind.QUOTE) and target.note in publication.unpublished:
                 what = f"{target.kind} {target.key!r} of note {target.note!r}, which is in no public notebook"
             elif target.kind in (LinkKind.EXTRACTION, LinkKind.COMMENT) and target.note in publication.notes and \
-                    target.key not in _shown_ids(shown, publication.notes[target.note]):
+                    target.key not in (everywhere if everywhere is not None
+                                       else _shown_ids(shown, publication.notes[target.note])):
                 what = f"{target.kind} {target.key!r}, which is masked"
             else:
                 continue

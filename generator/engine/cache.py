@@ -286,7 +286,8 @@ class BuildCache:
                     raise StaleOutputs(f"the model's {name} patched from the last build's differs from the one made "
                                        "whole: generator/site/model.py:SiteModel.listed_changes")
         publication = site.publication
-        self.listed_kept = ListedBefore(publication.notes, publication.notebooks, made) if self.resident else None
+        self.listed_kept = ListedBefore(publication.notes, publication.notebooks, made, site.selections) \
+            if self.resident else None
 
     def take_manifest(self, previous: Mapping[str, tuple[str, int, int]]) -> KeptManifest | None:
         """The manifest the last build recorded wrote, when this build's files are staged

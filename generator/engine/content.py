@@ -117,8 +117,9 @@ class ContentKept:
                 made = publication_patched(last, before, corpus, changed)
             if made is not None and reads.checking():
                 full = publish(corpus)
-                if made != full or made.reports != full.reports or ("extraction_ids" in made.__dict__
-                                                                    and made.extraction_ids != full.extraction_ids):
+                if made != full or made.reports != full.reports or any(
+                        name in made.__dict__ and made.__dict__[name] != getattr(full, name)
+                        for name in ("extraction_ids", "shown_ids")):
                     raise reads.StaleOutputs("the publication patched with the notes changed differs from the one "
                                              "made in full: generator/corpus/publication.py:publication_patched")
         if made is None:

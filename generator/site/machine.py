@@ -451,18 +451,30 @@ def llms_full(site: SiteModel, files: Mapping[str, bytes], make: Callable[[str],
     strings = strings_of(site, theme)
     made = made or {}
     paths = full_order(site, files) if order is None else order
-    others = {path: recall(path, partial(make, path)).encode("utf-8") if recall is not None
-              else make(path).encode("utf-8")
-              for path in paths if path not in made}
+    # the other pages' texts, made in order and only as far as the cap reaches: past it none
+    # is read (at 5,000 notes with evidence, thousands of pages' texts are left out)
+    others: dict[str, bytes] = {}
+
+    def length(path: str) -> int:
+        if path in made:
+            return made[path]
+        if path not in others:
+            others[path] = (recall(path, partial(make, path)) if recall is not None else make(path)).encode("utf-8")
+        return len(others[path])
 
     def chunk(path: str) -> bytes:
-        if path in others:
+        if path not in made:
+            length(path)
             return others[path]
         assert read is not None, "pages made already are read by read()"
         return read(path)
 
-    lengths = [len(others[path]) if path in others else made[path] for path in paths]
-    if sum(lengths) <= cap:
+    total = 0
+    for path in paths:
+        total += length(path)
+        if total > cap:
+            break
+    else:
         return b"".join(map(chunk, paths))
 
     def closing(left: int) -> bytes:
@@ -470,10 +482,10 @@ def llms_full(site: SiteModel, files: Mapping[str, bytes], make: Callable[[str],
                            sitemap=f"{site.base_url}sitemap.xml") + "\n").encode("utf-8")
 
     kept, size = 0, 0
-    for length in lengths:
-        if size + length + len(closing(len(paths) - kept - 1)) > cap:
+    for path in paths:
+        if size + length(path) + len(closing(len(paths) - kept - 1)) > cap:
             break
-        kept, size = kept + 1, size + length
+        kept, size = kept + 1, size + length(path)
     return b"".join(map(chunk, paths[:kept])) + closing(len(paths) - kept)
 
 

@@ -152,6 +152,11 @@ def _relpath(path: str, directory: str) -> str:
     return posixpath.relpath(path, directory)
 
 
+def _ids(note: Note) -> tuple[list[str], list[str]]:
+    """A note's extractions' ids and their comments', in order."""
+    return [e.id for e in note.extractions], [c.id for e in note.extractions for c in e.comments]
+
+
 @dataclass(frozen=True)
 class ListedBefore:
     """A build before's published notes and notebooks, with the indices that list notes it
@@ -161,10 +166,11 @@ class ListedBefore:
     notes: Mapping[str, Note]
     notebooks: Mapping[str, Notebook]
     indices: Mapping[str, object]
+    selections: Mapping[str, Selection] = field(default_factory=dict)
 
 
-LISTED = ("members", "listings", "category_members", "dates")
-"""The derived indices of :class:`SiteModel` that list notes (patched from a build before's)."""
+LISTED = ("members", "listings", "category_members", "dates", "extractions", "selection_notes")
+"""The derived indices of :class:`SiteModel` that list notes or their ids (patched from a build before's)."""
 
 
 @dataclass(frozen=True, eq=False)  # eq=False: compared and hashed by identity (a build has one)
@@ -279,6 +285,15 @@ class SiteModel:
         return tuple(changed.get(note.slug, note) for note in notes)
 
     @functools.cached_property
+    def _ids_kept(self) -> bool:
+        """Whether the notes of :attr:`listed_changes` give the ids they gave (their extractions'
+        and their comments', in order; an extraction's kind, a body or a comment's text
+        edited): the indices by id are then the last build's, these notes in their places."""
+        before, changed = self.listed_before, self.listed_changes
+        return before is not None and changed is not None and \
+            all(_ids(note) == _ids(before.notes[slug]) for slug, note in changed.items())
+
+    @functools.cached_property
     def _changed_notebooks(self) -> frozenset[str]:
         """The notebooks the notes of :attr:`listed_changes` are members of."""
         return frozenset(m.notebook for note in (self.listed_changes or {}).values() for m in note.memberships)
@@ -340,10 +355,16 @@ class SiteModel:
         extractions = self.extractions
         made: dict[int, frozenset[str]] = {}  # one selection for the wikis of a perimeter: by identity
         found = {}
+        # the last build's, for a selection it had (the same object): the ids being where they were
+        last = self._listed("selection_notes") if self._ids_kept else None
+        before = self.listed_before.selections if self.listed_before is not None else {}
         for slug, selection in self.selections.items():
             if id(selection) not in made:
-                made[id(selection)] = frozenset(extractions[i][0].slug for i in selection.order
-                                                if i in extractions)
+                if isinstance(last, dict) and slug in last and before.get(slug) is selection:
+                    made[id(selection)] = last[slug]
+                else:
+                    made[id(selection)] = frozenset(extractions[i][0].slug for i in selection.order
+                                                    if i in extractions)
             found[slug] = made[id(selection)]
         return found
 
@@ -351,7 +372,15 @@ class SiteModel:
     def extractions(self) -> dict[str, tuple[Note, Extraction]]:
         """Published extraction id → (its note, the extraction); computed once per build (an
         id given twice is the first note's, as :attr:`Corpus.extractions` has it)."""
-        found: dict[str, tuple[Note, Extraction]] = {}
+        last = self._listed("extractions") if self._ids_kept else None
+        if isinstance(last, dict):
+            found: dict[str, tuple[Note, Extraction]] = dict(last)
+            for slug, note in (self.listed_changes or {}).items():
+                for extraction in reversed(note.extractions):  # an id given twice in a note: its first
+                    if found[extraction.id][0].slug == slug:  # else an earlier note's
+                        found[extraction.id] = (note, extraction)
+            return found
+        found = {}
         for note in self.publication.notes.values():
             for extraction in note.extractions:
                 found.setdefault(extraction.id, (note, extraction))
@@ -377,8 +406,7 @@ class SiteModel:
     @functools.cached_property
     def public_ids(self) -> frozenset[str]:
         """Ids of every published extraction and comment."""
-        return frozenset(self.extractions) | frozenset(
-            c.id for _note, e in self.extractions.values() for c in e.comments)
+        return self.publication.shown_ids
 
     @functools.cached_property
     def members(self) -> dict[str, list[Note]]:

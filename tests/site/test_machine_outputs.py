@@ -7,6 +7,7 @@ import gzip
 import hashlib
 import json
 import posixpath
+import random
 import re
 import subprocess
 import sys
@@ -337,3 +338,44 @@ def test_a_note_pages_body_text_is_read_from_it_once(tmp_path: Path, example_sit
     expected = site_files(example_site, search=False)
     assert {path: data for path, data in files.items() if path.endswith((".json", ".md", ".txt"))} == \
         {path: data for path, data in expected.items() if path.endswith((".json", ".md", ".txt"))}
+
+
+
+def test_llms_full_keeps_the_longest_prefix_under_the_cap_and_makes_no_text_past_it() -> None:
+    from generator.pipeline import check_content, site_model
+    from generator.site.machine import llms_full, strings_of
+
+    content = Path(__file__).resolve().parents[2] / "content"
+    site = site_model(check_content(content), content)
+    rng = random.Random(58)
+    for _ in range(300):
+        sizes = [rng.randint(1, 400) for _ in range(rng.randint(1, 30))]
+        paths = [f"p{n}.html" for n in range(len(sizes))]
+        made = {path: size for path, size in zip(paths, sizes, strict=True) if rng.random() < 0.5}
+        texts = {path: "é" * (size // 2) + "x" * (size % 2) for path, size in zip(paths, sizes, strict=True)}
+        cap = rng.randint(1, sum(sizes) + 400)
+
+        def closing(left: int, cap: int = cap) -> bytes:
+            return (strings_of(site, None).tr("llms_full_left_out", n=left, cap=cap, llms=f"{site.base_url}llms.txt",
+                                              sitemap=f"{site.base_url}sitemap.xml") + "\n").encode("utf-8")
+
+        # by hand, as the docstring says: every page when all fit, else the most whole pages in
+        # order that leave room under the cap for the closing line counting those left out
+        kept = len(sizes)
+        if sum(sizes) > cap:
+            kept = 0
+            while kept < len(sizes) and sum(sizes[: kept + 1]) + len(closing(len(sizes) - kept - 1)) <= cap:
+                kept += 1
+        expected = "".join(texts[path] for path in paths[:kept]).encode("utf-8") + \
+            (closing(len(sizes) - kept) if kept < len(sizes) else b"")
+        asked: list[str] = []
+
+        def make(path: str, texts: dict[str, str] = texts, asked: list[str] = asked) -> str:
+            asked.append(path)
+            return texts[path]
+
+        text = llms_full(site, {}, make, cap, made=made, order=paths,
+                         read=lambda path, texts=texts: texts[path].encode("utf-8"))
+        assert text == expected, (sizes, cap)
+        reach = next((n for n in range(len(sizes)) if sum(sizes[: n + 1]) > cap), len(sizes))
+        assert set(asked) <= set(paths[: reach + 1]) - set(made), "no text made past the page that crosses the cap"
