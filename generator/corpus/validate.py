@@ -94,6 +94,8 @@ def _check_bases(corpus: Corpus, problems: list[Problem]) -> None:
 
 
 def _check_memberships(corpus: Corpus, problems: list[Problem]) -> None:
+    # each axis's categories as a set, made once: a notebook's thousands of notes each look theirs up
+    known_of: dict[tuple[str, str], frozenset[str]] = {}
     for note in corpus.notes.values():
         file = note.source.file
         if not note.memberships:
@@ -120,7 +122,9 @@ def _check_memberships(corpus: Corpus, problems: list[Problem]) -> None:
                         f"Use one of its axes ({_known(a.key for a in notebook.axes)}) "
                         f"or add the axis to {notebook.source.file}."))
                     continue
-                known = frozenset(axis.categories)  # a note may be in thousands: one lookup each
+                known = known_of.get((notebook.slug, axis_key))
+                if known is None:
+                    known = known_of[notebook.slug, axis_key] = frozenset(axis.categories)
                 for category in categories:
                     if category not in known:
                         problems.append(Problem(
@@ -133,6 +137,8 @@ def _check_memberships(corpus: Corpus, problems: list[Problem]) -> None:
 
 def _check_notebook_orders(corpus: Corpus, problems: list[Problem]) -> None:
     for notebook in corpus.notebooks.values():
+        if not notebook.pinned and not notebook.order:
+            continue  # nothing named: its members are not listed
         members = {note.slug for note in corpus.notes_of(notebook.slug)}
         for key, slugs in (("pinned", notebook.pinned), ("order", notebook.order)):
             seen: set[str] = set()

@@ -670,3 +670,30 @@ def test_the_linking_child_lists_the_live_tree_as_the_cache_checks_it(small: Pat
     assert not cache.output_intact(out)
     with staging_tree(out, small, link=True) as staging:
         assert not cache.listed_as_left(staging.live_listing())
+
+
+def test_the_summary_counts_the_extractions_and_statuses_the_notes_json_publish(tmp_path: Path) -> None:
+    """The build's summary (what ``carnet build`` prints) counts each published extraction once,
+    and its detached and relocated ones, as a reader recounts them from every note's JSON
+    sibling; an incremental rebuild after a quote edited counts the same as a full one."""
+    from collections import Counter
+
+    content = tmp_path / "content"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "content", content)
+    out = tmp_path / "site"
+
+    def recounted() -> tuple[int, int, int]:
+        anchors: Counter[str] = Counter()
+        for page in (out / "notes").rglob("*.json"):
+            record = json.loads(page.read_text(encoding="utf-8"))
+            if isinstance(record, dict) and "extractions" in record and "kind" in record:
+                anchors.update(extraction["anchor"] for extraction in record["extractions"])
+        return anchors.total(), anchors["detached"], anchors["relocated"]
+
+    summary = build(content, out, search=False).summary
+    assert (summary.extractions, summary.detached, summary.relocated) == recounted()
+    assert summary.detached and summary.relocated, "the example has both"
+    replace(content, "notes/cvl-2025-05-15.extractions.yaml", "livré le 6 mai", "livré le 5 mai")
+    again = build(content, out, search=False, cache=BuildCache.open(default_cache_path(out))).summary
+    assert (again.extractions, again.detached, again.relocated) == recounted() != (
+        summary.extractions, summary.detached, summary.relocated)
