@@ -138,6 +138,34 @@ def test_an_article_is_keyed_again_only_when_an_edit_reaches_what_it_reads(small
     assert "synthese-2025" in made, made
 
 
+def test_an_articles_notes_involved_are_taken_from_the_last_book_while_its_inputs_are_the_same(
+        small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What an article involves (:func:`reads.article_notes`: thousands of discarded passages
+    walked) is kept in the book: an edit that leaves its inputs as they were walks none; a
+    book whose notes involved are not those of now is refused by the read check."""
+    out = tmp_path / "site"
+    cache = BuildCache.open(default_cache_path(out))
+    build(small, out, search=False, cache=cache)
+    assert cache.keys is not None and cache.keys.involved == {slug: frozenset(notes)
+                                                              for slug, notes in _article_notes(small).items()
+                                                              if slug in cache.keys.involved}
+    assert "wiki-budget" in cache.keys.involved
+    walked: list[str] = []
+    real = reads.article_notes
+    monkeypatch.setattr(reads, "_checking", False)  # counted without the check's own walk
+    monkeypatch.setattr(reads, "article_notes", lambda site, slug: walked.append(slug) or real(site, slug))
+    _append_text(small / "notes" / "club-a.md", "\nUne phrase de plus.\n")
+    assert _rebuilt(small, out) == _full(small, tmp_path)
+    assert "wiki-budget" not in walked, walked
+    monkeypatch.setattr(reads, "_checking", True)
+    cache = BuildCache.open(default_cache_path(out))
+    assert cache.keys is not None
+    cache.keys.involved["wiki-budget"] = frozenset()  # a book that missed what it involves
+    _append_text(small / "notes" / "club-a.md", "\nEncore une.\n")
+    with pytest.raises(reads.StaleOutputs, match="tracked_keys"):
+        build(small, out, search=False, cache=cache)
+
+
 def _append_text(path: Path, text: str) -> None:
     path.write_text(path.read_text(encoding="utf-8") + text, encoding="utf-8")
 

@@ -59,6 +59,9 @@ class KeyBook:
         inputs: each keyed article → :func:`reads.article_inputs` (``None``: made each time).
         entries: (note, notebook) → the digest of the note's entry in the notebook's listings
             (:func:`reads.summary_reads`), as that build made them.
+        involved: each keyed article with ``inputs`` → :func:`reads.article_notes`, a function
+            of what its inputs digest (its audit and selection): taken again while they are the
+            same, not walked (an article's discarded passages are thousands).
         filed: each keyed note → its outputs as that build filed them (as the build cache
             keeps them: :meth:`FiledOutputs.stored`), the value its key recalls. Only for a
             build of this process (never pickled): the next one carries those of the notes
@@ -72,6 +75,7 @@ class KeyBook:
     consults: dict[str, frozenset[str]] = field(default_factory=dict)
     inputs: dict[str, str | None] = field(default_factory=dict)
     entries: dict[tuple[str, str], str] = field(default_factory=dict)
+    involved: dict[str, frozenset[str]] = field(default_factory=dict)
     filed: dict[str, FiledOutputs] = field(default_factory=dict, repr=False, compare=False)
 
     def __getstate__(self) -> dict[str, object]:
@@ -125,12 +129,12 @@ def consulted(site: SiteModel, slug: str) -> set[str]:
     return around
 
 
-def consults_of(site: SiteModel, slug: str) -> set[str]:
+def consults_of(site: SiteModel, slug: str, involved: Callable[[str], Iterable[str]] | None = None) -> set[str]:
     """The notes a keyed note's reads consult: :func:`consulted`, and for an article the
-    notes whose files it reads (:func:`reads.article_notes`)."""
+    notes whose files it reads (:func:`reads.article_notes`, or ``involved(slug)``: the same, known)."""
     around = consulted(site, slug)
     if slug in site.articles:
-        around.update(reads.article_notes(site, slug))
+        around.update(reads.article_notes(site, slug) if involved is None else involved(slug))
         around.discard(slug)
     return around
 
@@ -143,6 +147,17 @@ def tracked_keys(site: SiteModel, keyed: list[str], sources: dict[str, str], wor
     wanted = set(keyed)
     articles = [slug for slug in keyed if slug in site.articles]
     inputs = {slug: reads.article_inputs(site, slug) for slug in articles}
+    notes_of: dict[str, frozenset[str]] = {}
+
+    def involved(slug: str) -> frozenset[str]:
+        """:func:`reads.article_notes`, the last book's when the article's inputs are the same."""
+        if slug not in notes_of:
+            same = last is not None and inputs[slug] is not None and last.inputs.get(slug) == inputs[slug] \
+                and slug in last.involved
+            notes_of[slug] = last.involved[slug] if same and last is not None \
+                else frozenset(reads.article_notes(site, slug))
+        return notes_of[slug]
+
     if last is None or last.world != world:
         fresh = wanted
         keys: dict[str, str] = {}
@@ -160,7 +175,7 @@ def tracked_keys(site: SiteModel, keyed: list[str], sources: dict[str, str], wor
         fresh.update(wanted - last.keys.keys())
         for slug in articles:  # what it consults does not consult it back: asked of it
             if slug not in fresh and (inputs[slug] is None or last.inputs.get(slug) != inputs[slug]
-                                      or not changed.isdisjoint(reads.article_notes(site, slug))):
+                                      or not changed.isdisjoint(involved(slug))):
                 fresh.add(slug)
         fresh &= wanted
         keys, readers, consults = dict(last.keys), dict(last.readers), dict(last.consults)
@@ -175,10 +190,11 @@ def tracked_keys(site: SiteModel, keyed: list[str], sources: dict[str, str], wor
     for slug in keyed:
         if slug in fresh:
             keys[slug] = key(slug)
-            around = consults[slug] = frozenset(consults_of(site, slug))
+            around = consults[slug] = frozenset(consults_of(site, slug, involved))
             for note in around:
                 readers[note] = readers.get(note, frozenset()) | {slug}
-    book = KeyBook(world, sources, keys, readers, consults, inputs)
+    book = KeyBook(world, sources, keys, readers, consults, inputs,
+                   involved={slug: involved(slug) for slug in articles if inputs[slug] is not None})
     if reads.checking():
         check_tracked(keyed, keys, fresh, key)
         check_book(site, keyed, book)
@@ -204,14 +220,15 @@ def carried_entries(site: SiteModel, tracking: Tracking) -> dict[tuple[str, str]
 
 def check_book(site: SiteModel, keyed: list[str], book: KeyBook) -> None:
     """Refuse a book mended after an edit that is not the one made anew: every keyed note
-    with what it consults now, and their readers."""
+    with what it consults now, and their readers; each article's notes involved."""
     consults = {slug: frozenset(consults_of(site, slug)) for slug in keyed}
     readers: dict[str, set[str]] = {}
     for slug, around in consults.items():
         for note in around:
             readers.setdefault(note, set()).add(slug)
     if book.keys.keys() != consults.keys() or book.consults != consults or \
-            book.readers != {note: frozenset(slugs) for note, slugs in readers.items()}:
+            book.readers != {note: frozenset(slugs) for note, slugs in readers.items()} or \
+            any(notes != frozenset(reads.article_notes(site, slug)) for slug, notes in book.involved.items()):
         raise reads.StaleOutputs("the notes each note consults, as the last build's book was mended, differ from "
                                  "what they consult now: generator/engine/tracking.py:tracked_keys")
 
