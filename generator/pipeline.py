@@ -353,11 +353,12 @@ def _build(content_dir: Path, out_dir: Path, *, strict: bool, base_url: str | No
                           evidence, cache.listed_kept if cache is not None else None)
         if cache is not None:
             cache.evidence_kept = evidence if cache.resident else None
-        theme = Theme.load(theme_dir, analysis.publication.settings.language,
-                           cache.templates_path if cache is not None else None)
+        language = analysis.publication.settings.language
+        compiled = cache.templates_path if cache is not None else None
+        theme = cache.theme(theme_root, language, lambda: Theme.load(theme_root, language, compiled)) \
+            if cache is not None else Theme.load(theme_root, language, compiled)
         hosts = image_hosts(analysis.publication.settings)
         theme.env.globals["content_security_policy"] = meta_content_security_policy(hosts)  # csp: img_hosts
-        language = analysis.publication.settings.language
         incremental = early is not None and cache is not None and cache.listed_as_left(early.live_listing())
         if early is not None and not incremental:  # touched since: a full build, into a tree of its own
             linked.close()

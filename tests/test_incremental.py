@@ -652,6 +652,40 @@ def test_serve_patches_the_models_listings_from_the_last_builds(small: Path, tmp
         build(small, out, search=False, cache=cache)
 
 
+def test_serve_keeps_its_theme_while_no_file_of_it_changes(small: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """``carnet serve`` loads its theme once (every file read and digested, the strings parsed,
+    the templates compiled) and takes it again while none of its files changed; a template
+    edited is loaded again, and the site is a full build's with that theme each time."""
+    from generator.site import DEFAULT_THEME
+    from generator.site.theme import Theme
+
+    theme = tmp_path / "theme"
+    shutil.copytree(DEFAULT_THEME, theme)
+    out = tmp_path / "site"
+    cache = BuildCache.open(default_cache_path(out))
+    cache.resident = True
+    loaded: list[object] = []
+    real = Theme.load
+    monkeypatch.setattr(Theme, "load", classmethod(lambda cls, root=None, *rest, **kw: (
+        loaded.append(root) if root == theme else None) or real(root, *rest, **kw)))
+    build(small, out, search=False, cache=cache, theme_dir=theme)
+    assert loaded == [theme]
+    replace(small, "notes/conseil-c.md", "Le budget est reconduit.", "Le budget change.")
+    build(small, out, search=False, cache=cache, theme_dir=theme)
+    assert loaded == [theme], "the theme taken again"
+    assert site_files(out, search=False) == site_files(build(small, tmp_path / "full-0", search=False,
+                                                             theme_dir=theme).out_dir, search=False)
+    layout = theme / "templates" / "layout.html"
+    layout.write_text(layout.read_text(encoding="utf-8").replace("</footer>", "<p>Pied modifié</p></footer>"),
+                      encoding="utf-8")
+    build(small, out, search=False, cache=cache, theme_dir=theme)
+    assert len(loaded) == 2 + 1, "loaded again (and once by the full build above)"
+    assert "Pied modifié" in (out / "index.html").read_text(encoding="utf-8")
+    assert site_files(out, search=False) == site_files(build(small, tmp_path / "full-1", search=False,
+                                                             theme_dir=theme).out_dir, search=False)
+
+
 def test_a_note_retitled_outside_every_feeds_latest_entries_leaves_the_feeds_as_they_were(
         small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A feed lists its latest notes only (``outputs.feed_entries``): a note retitled that

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from generator.engine.tracking import KeyBook
     from generator.site.graph_view import GraphInputs, NoteGraph
     from generator.site.model import ListedBefore, SiteModel
+    from generator.site.theme import Theme
 
 T = TypeVar("T")
 BuildOptions = tuple[bool, str | None, bool, str, list[str] | None]
@@ -155,6 +156,9 @@ class BuildCache:
     # resident only, never pickled: the graph files' assembly the last build made, for the next
     # one's to be patched from (generator.engine.graph_files._Assembly.patched)
     assembly_kept: _Assembly | None = field(default=None, repr=False)
+    # resident only, never pickled: the theme the last build loaded, with what it was loaded from
+    # (:meth:`theme`: its files' names, sizes, times and inodes, the language, the compiled folder)
+    theme_kept: tuple[object, Theme] | None = field(default=None, repr=False)
 
     # -- life cycle --------------------------------------------------------------------------
 
@@ -272,6 +276,24 @@ class BuildCache:
                                "generator/site/graph_view.py:graph_patched")
         self.graph_kept = (site.graph_inputs, graph) if self.resident and graph is not None else None
 
+    def theme(self, root: Path, language: str, load: Callable[[], Theme]) -> Theme:
+        """The theme at ``root`` for ``language``, as ``load()`` loads it: the last build's in
+        this process (resident) while none of its files changed (each file's name, size,
+        modification time and inode: what the inputs' digest trusts as well), with its
+        templates compiled already; loaded otherwise (reading, digesting every file and the
+        strings, ~15 ms an edit)."""
+        if not self.resident:
+            return load()
+        files = sorted((path.relative_to(root).as_posix(), info.st_size, info.st_mtime_ns, info.st_ino)
+                       for path in root.rglob("*") if path.is_file() and not path.is_symlink()
+                       for info in (path.stat(),))
+        key = (str(root.resolve()), language, str(self.templates_path), files)
+        if self.theme_kept is not None and self.theme_kept[0] == key:
+            return self.theme_kept[1]
+        theme = load()
+        self.theme_kept = (key, theme)
+        return theme
+
     def keep_listed(self, site: SiteModel) -> None:
         """Keep the indices that list notes ``site`` made (resident: for the next build to
         patch). Patched ones are compared, under the read check, with those made whole."""
@@ -325,6 +347,7 @@ class BuildCache:
         state["content"] = ContentKept()  # and from content read in this process
         state["manifest_kept"] = state["manifest_made"] = state["listing_kept"] = None  # outputs made in this process
         state["graph_kept"] = state["evidence_kept"] = state["assembly_kept"] = state["listed_kept"] = None
+        state["theme_kept"] = None
         return state
 
     # -- memos -------------------------------------------------------------------------------
