@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, TypeVar
 
-from generator.anchoring import AnchorFacts, AnchorStatus
+from generator.anchoring import AnchorFacts
 from generator.corpus.links import CorpusIndex, LinkTarget, LinkUse, image_hosts, resolve_link
 from generator.corpus.load import KnownFiles, load_corpus
 from generator.corpus.model import Corpus
@@ -231,9 +231,6 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
                 reuse[link.extraction].append(slug)
     public = publication.extraction_ids  # a pair touching anything unpublished reaches no emitter
     evidence = evidence or note_evidence(publication, analysis.facts)
-    statuses: dict[str, AnchorStatus] = {}
-    for of_note in evidence.statuses.values():  # an id given twice keeps its first place, its last note's status
-        statuses.update(of_note)
     return SiteModel(
         publication=publication,
         anchored=analysis.anchored.only(sorted(published)),
@@ -252,7 +249,7 @@ def site_model(analysis: CheckedContent, content_dir: Path, base_url: str | None
         published_assets={a: analysis.corpus.asset_paths.get(a, a) for a in sorted(assets) if a in analysis.corpus.assets},
         # the evidence facts the pages show, decided once here (site/ computes none)
         coverage=evidence.coverage,
-        statuses=statuses,
+        statuses=evidence.merged,
         tallies={slug: tally(analysis.assessments.get(slug, []), audit.claims) for slug, audit in articles.items()},
         evidence_keys=evidence_keys,
         body_templates={slug: t for slug, t in analysis.body_templates.items() if slug in published},

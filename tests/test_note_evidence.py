@@ -30,9 +30,31 @@ def test_the_evidence_of_the_notes_not_changed_is_taken_as_it_was(tmp_path: Path
     object.__setattr__(publication, "notes", notes)  # the notes not changed are the last build's objects
     got = note_evidence(publication, facts, last)
     full = note_evidence(publication, facts)
-    assert (got.coverage, got.statuses) == (full.coverage, full.statuses)
+    assert (got.coverage, got.statuses, got.merged) == (full.coverage, full.statuses, full.merged)
     assert got.statuses[note] != last.statuses[note], "the note changed is made again"
+    assert got.merged is not last.merged, "its statuses changed: merged again"
     assert all(got.coverage[slug] is last.coverage[slug] for slug in got.coverage if slug != note)
+    # merged as a reader would: every published extraction's status, by its id
+    assert got.merged == {e.id: after.facts[slug].landed[e.id][0] for slug, published in notes.items()
+                          if slug in after.facts for e in published.extractions}
+    again = note_evidence(publication, {**facts}, got)  # the same statuses: merged ones carried
+    assert again.merged is got.merged and again.merged == full.merged
+
+
+def test_an_edit_that_keeps_every_status_carries_the_merged_statuses(tmp_path: Path) -> None:
+    root = tmp_path / "content"
+    shutil.copytree(EXAMPLE, root)
+    before = check_content(root)
+    last = note_evidence(before.publication, before.facts)
+    note = "cvl-2024-09-19"
+    replace(root, f"notes/{note}.extractions.yaml", "kind: objection", "kind: proposition")  # no anchor moves
+    after = check_content(root)
+    facts = {slug: before.facts[slug] if slug != note else fact for slug, fact in after.facts.items()}
+    notes = {slug: before.publication.notes[slug] if slug != note else published
+             for slug, published in after.publication.notes.items()}
+    object.__setattr__(after.publication, "notes", notes)
+    got = note_evidence(after.publication, facts, last)
+    assert got.merged is last.merged and got.merged == note_evidence(after.publication, facts).merged
 
 
 def test_serve_rebuilds_take_the_evidence_of_the_last_one_and_equal_a_full_build(tmp_path: Path) -> None:
