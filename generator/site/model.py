@@ -377,7 +377,8 @@ class SiteModel:
             found: dict[str, tuple[Note, Extraction]] = dict(last)
             for slug, note in (self.listed_changes or {}).items():
                 for extraction in reversed(note.extractions):  # an id given twice in a note: its first
-                    if found[extraction.id][0].slug == slug:  # else an earlier note's
+                    held = found.get(extraction.id)
+                    if held is not None and held[0].slug == slug:  # else an earlier note's
                         found[extraction.id] = (note, extraction)
             return found
         found = {}
