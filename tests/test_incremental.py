@@ -649,7 +649,7 @@ def test_serve_patches_the_models_listings_from_the_last_builds(small: Path, tmp
     monkeypatch.setattr(model, "_ids", lambda note: ([], []))  # the ids' condition dropped: an id changed is missed
     replace(small, sidecar, "id: a-two-paragraphs\n", "id: a-two-paragraphs-b\n")
     # the stale index stops the build: where a page looks the new id up, or at the read check
-    with pytest.raises((reads.StaleOutputs, KeyError), match="listed_changes|a-two-paragraphs-b"):
+    with pytest.raises((reads.StaleOutputs, KeyError), match=r"listed_changes|a-two-paragraphs-b"):
         build(small, out, search=False, cache=cache)
 
 
