@@ -14,7 +14,7 @@ import hashlib
 import itertools
 import os
 import tempfile
-from collections.abc import Callable, Container, Iterable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -85,13 +85,15 @@ if TYPE_CHECKING:
 
 def siblings(site: SiteModel, files: Mapping[str, bytes], memo: Memo = NO_MEMO,
              skip: Container[str] = (), digests: Mapping[str, str] | None = None,
-             lines_of: Callable[[str], tuple[str, ...]] | None = None) -> Iterator[tuple[str, bytes]]:
+             lines_of: Callable[[str], tuple[str, ...]] | None = None,
+             pages: Sequence[str] | None = None) -> Iterator[tuple[str, bytes]]:
     """``x.txt`` (unless a note's text projection is already there) and ``x.json`` for
     every ``x.html`` (but those whose ``x.json`` is in ``skip``: made already); with a
     build cache, a page whose bytes and citations are unchanged reuses its siblings
     (``digests``: the pages' sha256, when the caller has them; ``lines_of``: a page's
-    :func:`note_body_lines`, when the caller has them)."""
-    for path in sorted(files):
+    :func:`note_body_lines`, when the caller has them; ``pages``: :func:`site_pages` of
+    ``files``, when the caller has them: not every file sorted again)."""
+    for path in sorted(files) if pages is None else pages:
         if not path.endswith(".html") or path == "404.html" or path[: -len(".html")] + ".json" in skip:
             continue
         stem = path[: -len(".html")]
@@ -564,11 +566,11 @@ def _read_from_pages(site: SiteModel, files: SiteFiles, memo: Memo, theme: Theme
     redirects = {note_path(alias) for note in site.publication.notes.values() for alias in note.aliases}
     pages = _Filtered(files, redirects)  # redirects are not pages
     # siblings and mirrors a note's outputs made already are in ``files``
-    derived = dict(siblings(site, pages, memo, skip=files, digests=files.digests))
+    listed = site_pages(pages)  # no derived output is a page
+    derived = dict(siblings(site, pages, memo, skip=files, digests=files.digests, pages=listed))
     strings = strings_of(site, theme)
     with_mirror = {path[: -len(".md")] for path in files.digests if path.endswith(".md")}  # as mirror_path finds them
     derived.update(mirrors(site, _Filtered(pages, with_mirror), strings))
-    listed = site_pages(pages)  # no derived output is a page
 
     def page_mirror(page: str) -> bytes:
         return page_mirror_text(site, strings, page, pages[page]).encode("utf-8")

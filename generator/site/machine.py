@@ -481,11 +481,16 @@ def llms_full(site: SiteModel, files: Mapping[str, bytes], make: Callable[[str],
         return (strings.tr("llms_full_left_out", n=left, cap=cap, llms=f"{site.base_url}llms.txt",
                            sitemap=f"{site.base_url}sitemap.xml") + "\n").encode("utf-8")
 
+    # the closing line's length depends on the count left out through its form (one, other)
+    # and its digits alone: the longest it can be is one of these, and a page that fits under
+    # the cap with that room left is kept without wording the line for it
+    longest = max(len(closing(left)) for left in {0, 1, len(paths)})
     kept, size = 0, 0
     for path in paths:
-        if size + length(path) + len(closing(len(paths) - kept - 1)) > cap:
+        grown = size + length(path)
+        if grown + longest > cap and grown + len(closing(len(paths) - kept - 1)) > cap:
             break
-        kept, size = kept + 1, size + length(path)
+        kept, size = kept + 1, grown
     return b"".join(map(chunk, paths[:kept])) + closing(len(paths) - kept)
 
 
