@@ -715,9 +715,13 @@ def _kept_or_started(files: SiteFiles, memo: Memo, kind: Kind, key: str,
     if splicing is not None:
         folder = tempfile.mkdtemp(prefix="carnet-graph-layout-")
         splicing.laid_out.update({path: f"{folder}/{n}" for n, path in enumerate(sorted(streams))})
-    if ahead is not None:
-        ahead()
-    streaming = files.start_streams(streams, prepare)
+    try:
+        if ahead is not None:
+            ahead()
+        streaming = files.start_streams(streams, prepare)
+    except BaseException:  # no writer started: nobody will read the folder
+        _removed(folder, splicing)
+        raise
 
     def finish() -> None:
         try:

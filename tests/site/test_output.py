@@ -697,3 +697,27 @@ def test_the_summary_counts_the_extractions_and_statuses_the_notes_json_publish(
     again = build(content, out, search=False, cache=BuildCache.open(default_cache_path(out))).summary
     assert (again.extractions, again.detached, again.relocated) == recounted() != (
         summary.extractions, summary.detached, summary.relocated)
+
+
+def test_a_build_failing_as_the_graph_files_start_leaves_no_layout_folder(small: Path, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """An incremental build notes where the graph files' writers lay their layout out, in a
+    temporary folder: a failure as the writing starts (no process to spare, a full disk)
+    removes it with the staging tree, as a failure later does."""
+    import tempfile
+
+    import generator.engine.output as output
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    out = tmp_path / "site"
+    build(small, out, search=False, cache=BuildCache.open(default_cache_path(out)))
+    replace(small, "notes/conseil-c.md", "Le budget est reconduit.", "Le budget change.")
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(output.SiteFiles, "start_streams", refused)
+    with pytest.raises(OutputDirectoryError, match="No space left"):
+        build(small, out, search=False, cache=BuildCache.open(default_cache_path(out)))
+    assert list((tmp_path / "tmp").glob("carnet-graph-layout-*")) == []
