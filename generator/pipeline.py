@@ -11,6 +11,7 @@ import contextlib
 import gc
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Final, TypeVar
 
@@ -351,9 +352,8 @@ def _build(content_dir: Path, out_dir: Path, *, strict: bool, base_url: str | No
         if cache is not None:
             cache.evidence_kept = evidence if cache.resident else None
         language = analysis.publication.settings.language
-        compiled = cache.templates_path if cache is not None else None
-        theme = cache.theme(theme_root, language, lambda: Theme.load(theme_root, language, compiled)) \
-            if cache is not None else Theme.load(theme_root, language, compiled)
+        load = partial(Theme.load, theme_root, language, cache.templates_path if cache is not None else None)
+        theme = cache.theme(theme_root, language, load) if cache is not None else load()
         hosts = image_hosts(analysis.publication.settings)
         theme.env.globals["content_security_policy"] = meta_content_security_policy(hosts)  # csp: img_hosts
         incremental = early is not None and cache is not None and cache.listed_as_left(early.live_listing())

@@ -646,7 +646,7 @@ def test_serve_patches_the_models_listings_from_the_last_builds(small: Path, tmp
     monkeypatch.setattr(type(site), "_swapped", swapped)
     build(small, out, search=False, cache=cache)
     import generator.site.model as model
-    monkeypatch.setattr(model, "_ids", lambda note: ([], []))  # the ids' condition dropped: an id changed is missed
+    monkeypatch.setattr(model, "note_ids", lambda note: [])  # the ids' condition dropped: an id changed is missed
     replace(small, sidecar, "id: a-two-paragraphs\n", "id: a-two-paragraphs-b\n")
     # the stale index stops the build: where a page looks the new id up, or at the read check
     with pytest.raises((reads.StaleOutputs, KeyError), match=r"listed_changes|a-two-paragraphs-b"):

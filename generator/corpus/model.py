@@ -304,7 +304,7 @@ def corpus_patched(last: Corpus, notes: dict[str, Note], sources: dict[str, str]
         return corpus
     edited = [(last.notes.get(slug), notes.get(slug)) for slug in changed]
     for old, new in edited:
-        if old is None or new is None or _ids(old) != _ids(new):
+        if old is None or new is None or note_ids(old) != note_ids(new):
             return corpus
     extraction, comment = dict(made.extraction), dict(made.comment)  # in their order: each id where it was
     for _old, new in edited:
@@ -317,7 +317,9 @@ def corpus_patched(last: Corpus, notes: dict[str, Note], sources: dict[str, str]
     return corpus
 
 
-def _ids(note: Note) -> list[tuple[str, list[str]]]:
+def note_ids(note: Note) -> list[tuple[str, list[str]]]:
+    """The ids a note gives, in order: each extraction's with its comments'. An edit that keeps
+    them (a body, a quote, a kind, a comment's text) leaves every index by id in place."""
     return [(item.id, [said.id for said in item.comments]) for item in note.extractions]
 
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from generator.corpus.authors import NotePeople, display_names, governing_notebook, laxer_notebooks
-from generator.corpus.model import Base, Corpus, Note, Notebook, SiteSettings, members_by_notebook
+from generator.corpus.model import Base, Corpus, Note, Notebook, SiteSettings, members_by_notebook, note_ids
 from generator.kinds import LinkKind
 from generator.problems import Problem
 from generator.text import natural_key
@@ -148,6 +148,11 @@ def _published(note: Note, notebooks: Mapping[str, Notebook]) -> Note | None:
     return replace(note, memberships=memberships, extractions=extractions)
 
 
+CARRIED_IDS: Final = ("extraction_ids", "shown_ids")
+"""The sets of ids a :class:`Publication` makes once (cached properties), which
+:func:`publication_patched` carries while the notes changed give the same ids."""
+
+
 def publication_patched(last: Publication, before: Corpus, corpus: Corpus, changed: Iterable[str]) -> Publication | None:
     """:func:`publish` of ``corpus``, from ``last`` (``publish(before)``), when the notes ``changed``
     alone differ and each keeps its notebooks, its date, which of its passages are masked and
@@ -171,22 +176,17 @@ def publication_patched(last: Publication, before: Corpus, corpus: Corpus, chang
         assert published is not None  # its notebooks are those it was published by
         if NotePeople.of(published) != NotePeople.of(last.notes[slug]):
             return None
-        ids = ids and _ids(published) == _ids(last.notes[slug])
+        ids = ids and note_ids(published) == note_ids(last.notes[slug])
         notes[slug] = published
         if slug in corpus.sources:
             sources[slug] = corpus.sources[slug]
         else:
             sources.pop(slug, None)
     patched = replace(last, notes=notes, sources=sources)
-    for name in ("extraction_ids", "shown_ids") if ids else ():
+    for name in CARRIED_IDS if ids else ():
         if name in last.__dict__:  # a cached property, made by the last build
             patched.__dict__[name] = last.__dict__[name]
     return patched
-
-
-def _ids(note: Note) -> tuple[list[str], list[str]]:
-    """A note's extractions' ids and their comments', in order."""
-    return [e.id for e in note.extractions], [c.id for e in note.extractions for c in e.comments]
 
 
 def _report(publication: Publication, notebook: str, people: Mapping[str, NotePeople]) -> NotebookReport:

@@ -103,7 +103,7 @@ class ContentKept:
     def publish(self, corpus: Corpus) -> Publication:
         """The public part of ``corpus``: the last build's patched with the notes changed since
         (``publication_patched``), else published in full. Compared under the read check."""
-        from generator.corpus.publication import publication_patched, publish
+        from generator.corpus.publication import CARRIED_IDS, publication_patched, publish
         from generator.engine import reads
 
         last, before = self.publication, self.before
@@ -119,7 +119,7 @@ class ContentKept:
                 full = publish(corpus)
                 if made != full or made.reports != full.reports or any(
                         name in made.__dict__ and made.__dict__[name] != getattr(full, name)
-                        for name in ("extraction_ids", "shown_ids")):
+                        for name in CARRIED_IDS):
                     raise reads.StaleOutputs("the publication patched with the notes changed differs from the one "
                                              "made in full: generator/corpus/publication.py:publication_patched")
         if made is None:

@@ -46,10 +46,10 @@ def note_evidence(publication: Publication, facts: Mapping[str, AnchorFacts],
             coverage[slug] = coverage_of(landed, [e.id for e in note.extractions])
             statuses[slug] = {e.id: landed.landed[e.id][0] for e in note.extractions}
     # the last build's merged statuses while every note's are the same (50,000 ids not merged again an edit)
-    same = last is not None and statuses.keys() == last.statuses.keys() and all(
-        of_note is last.statuses[slug] or of_note == last.statuses[slug] for slug, of_note in statuses.items())
-    made = NoteEvidence(dict(notes), dict(facts), coverage, statuses,  # as they are now: a patch changes its own
-                        last.merged if same and last is not None else _merged(statuses))
+    merged = last.merged if last is not None and statuses.keys() == last.statuses.keys() and all(
+        of_note is last.statuses[slug] or of_note == last.statuses[slug] for slug, of_note in statuses.items()) \
+        else _merged(statuses)
+    made = NoteEvidence(dict(notes), dict(facts), coverage, statuses, merged)  # as they are now: a patch changes its own
     if last is not None and reads.checking() and (made.coverage, made.statuses, made.merged) != (
             (full := note_evidence(publication, facts)).coverage, full.statuses, full.merged):
         raise reads.StaleOutputs("the notes' evidence taken from the last build's differs from the one made "

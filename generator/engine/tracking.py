@@ -152,10 +152,9 @@ def tracked_keys(site: SiteModel, keyed: list[str], sources: dict[str, str], wor
     def involved(slug: str) -> frozenset[str]:
         """:func:`reads.article_notes`, the last book's when the article's inputs are the same."""
         if slug not in notes_of:
-            same = last is not None and inputs[slug] is not None and last.inputs.get(slug) == inputs[slug] \
-                and slug in last.involved
-            notes_of[slug] = last.involved[slug] if same and last is not None \
-                else frozenset(reads.article_notes(site, slug))
+            kept = last.involved.get(slug) if last is not None and inputs[slug] is not None \
+                and last.inputs.get(slug) == inputs[slug] else None
+            notes_of[slug] = kept if kept is not None else frozenset(reads.article_notes(site, slug))
         return notes_of[slug]
 
     if last is None or last.world != world:

@@ -455,19 +455,16 @@ def llms_full(site: SiteModel, files: Mapping[str, bytes], make: Callable[[str],
     # is read (at 5,000 notes with evidence, thousands of pages' texts are left out)
     others: dict[str, bytes] = {}
 
-    def length(path: str) -> int:
+    def chunk(path: str) -> bytes:
         if path in made:
-            return made[path]
+            assert read is not None, "pages made already are read by read()"
+            return read(path)
         if path not in others:
             others[path] = (recall(path, partial(make, path)) if recall is not None else make(path)).encode("utf-8")
-        return len(others[path])
+        return others[path]
 
-    def chunk(path: str) -> bytes:
-        if path not in made:
-            length(path)
-            return others[path]
-        assert read is not None, "pages made already are read by read()"
-        return read(path)
+    def length(path: str) -> int:  # a page made already is not read for it
+        return made[path] if path in made else len(chunk(path))
 
     total = 0
     for path in paths:

@@ -14,7 +14,7 @@ from urllib.parse import quote, urlencode
 
 from generator.anchoring import AnchoredNote, AnchorStatus
 from generator.corpus.links import LinkTarget, LinkUse
-from generator.corpus.model import Extraction, Note, Notebook, members_by_notebook
+from generator.corpus.model import Extraction, Note, Notebook, members_by_notebook, note_ids
 from generator.corpus.oppositions import OppositionRecord
 from generator.corpus.proposal import Proposal
 from generator.corpus.publication import Publication
@@ -152,11 +152,6 @@ def _relpath(path: str, directory: str) -> str:
     return posixpath.relpath(path, directory)
 
 
-def _ids(note: Note) -> tuple[list[str], list[str]]:
-    """A note's extractions' ids and their comments', in order."""
-    return [e.id for e in note.extractions], [c.id for e in note.extractions for c in e.comments]
-
-
 @dataclass(frozen=True)
 class ListedBefore:
     """A build before's published notes and notebooks, with the indices that list notes it
@@ -291,7 +286,7 @@ class SiteModel:
         edited): the indices by id are then the last build's, these notes in their places."""
         before, changed = self.listed_before, self.listed_changes
         return before is not None and changed is not None and \
-            all(_ids(note) == _ids(before.notes[slug]) for slug, note in changed.items())
+            all(note_ids(note) == note_ids(before.notes[slug]) for slug, note in changed.items())
 
     @functools.cached_property
     def _changed_notebooks(self) -> frozenset[str]:
